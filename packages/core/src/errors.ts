@@ -1,0 +1,105 @@
+/** Stable error codes; adapters map them to exit statuses and JSON. */
+export type ErrorCode =
+  | 'E_NO_BOARD'
+  | 'E_EXISTS'
+  | 'E_NOT_FOUND'
+  | 'E_CORRUPT'
+  | 'E_INVALID'
+  | 'E_CYCLE'
+  | 'E_BLOCKED'
+  | 'E_TRANSITION'
+  | 'E_LOCKED'
+  | 'E_COMPROMISED'
+  | 'E_CLAIMED'
+  | 'E_OWNER_BUSY'
+  | 'E_NOT_PENDING'
+  | 'E_NOT_OWNER'
+  | 'E_NOTHING_READY'
+  | 'E_CONFIRM'
+  | 'E_USAGE'
+  | 'E_TIMEOUT'
+  | 'E_IO';
+
+/** Why a claim was refused (PROTOCOL §6). */
+export type ClaimRefusal = 'already_claimed' | 'blocked' | 'not_pending' | 'owner_busy' | 'not_found' | 'nothing_ready';
+
+/** Base class of every error the core throws on purpose. */
+export class TasksError extends Error {
+  readonly code: ErrorCode;
+  /** Extra machine-readable facts (file, line, cycle, reason …). */
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TasksError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** A task file that does not parse or validate. */
+export class CorruptTaskError extends TasksError {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+
+  constructor(file: string, line: number, column: number, problem: string, options?: { cause?: unknown }) {
+    super(
+      'E_CORRUPT',
+      `${file}:${line}:${column}: ${problem} (fix the file by hand or run 'tasks doctor'; it was left as it is)`,
+      { file, line, column, problem },
+      options,
+    );
+    this.name = 'CorruptTaskError';
+    this.file = file;
+    this.line = line;
+    this.column = column;
+  }
+}
+
+/** Adding an edge would close a cycle; `cycle` lists the ids, first == last. */
+export class CycleError extends TasksError {
+  readonly cycle: number[];
+
+  constructor(cycle: number[]) {
+    super('E_CYCLE', `refused: that edge would close a cycle ${formatCycle(cycle)} (a task cannot wait for itself)`, {
+      cycle,
+    });
+    this.name = 'CycleError';
+    this.cycle = cycle;
+  }
+}
+
+/** A claim lost or refused; `reason` is one of PROTOCOL §6's reasons. */
+export class ClaimError extends TasksError {
+  readonly reason: ClaimRefusal;
+
+  constructor(reason: ClaimRefusal, message: string, details: Record<string, unknown> = {}) {
+    const code: ErrorCode =
+      reason === 'already_claimed'
+        ? 'E_CLAIMED'
+        : reason === 'blocked'
+          ? 'E_BLOCKED'
+          : reason === 'not_pending'
+            ? 'E_NOT_PENDING'
+            : reason === 'owner_busy'
+              ? 'E_OWNER_BUSY'
+              : reason === 'nothing_ready'
+                ? 'E_NOTHING_READY'
+                : 'E_NOT_FOUND';
+    super(code, message, { ...details, reason });
+    this.name = 'ClaimError';
+    this.reason = reason;
+  }
+}
+
+/** `#1 -> #3 -> #2 -> #1` */
+export function formatCycle(cycle: number[]): string {
+  return cycle.map((id) => `#${id}`).join(' -> ');
+}
+
+/** True for a Node.js system error with the given code (ENOENT, EEXIST …). */
+export function isErrnoException(error: unknown, code?: string): error is NodeJS.ErrnoException {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' &&
+    (code === undefined || (error as NodeJS.ErrnoException).code === code);
+}

@@ -1,0 +1,161 @@
+import { isClosed, type Task, type TaskStatus } from './format.js';
+import { isReady, openBlockers, type TaskLookup } from './graph.js';
+import type { BoardSnapshot, TaskProblem } from './store.js';
+
+const MARKS: Record<TaskStatus, string> = { pending: '[ ]', in_progress: '[>]', completed: '[x]', deleted: '[-]' };
+
+/**
+ * The documented JSON shape of one task (`--json`, the agent tool). Stable:
+ * fields are only ever added. `ready` and `openBlockers` are computed on read.
+ */
+export interface TaskView {
+  id: number;
+  subject: string;
+  description: string;
+  status: TaskStatus;
+  owner: string;
+  activeForm: string | null;
+  blockedBy: number[];
+  blocks: number[];
+  metadata: Record<string, unknown>;
+  ready: boolean;
+  /** Ids in blockedBy that are not completed or deleted (missing ones included). */
+  openBlockers: number[];
+}
+
+/** The documented JSON shape of a board listing. */
+export interface BoardView {
+  tasks: TaskView[];
+  problems: TaskProblem[];
+  counts: BoardCounts;
+}
+
+export interface BoardCounts {
+  total: number;
+  pending: number;
+  in_progress: number;
+  completed: number;
+  deleted: number;
+  ready: number;
+  blocked: number;
+}
+
+/** The JSON view of a task. */
+export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
+  return {
+    id: task.id,
+    subject: task.subject,
+    description: task.description,
+    status: task.status,
+    owner: task.owner,
+    activeForm: task.activeForm ?? null,
+    blockedBy: [...task.blockedBy],
+    blocks: [...task.blocks],
+    metadata: { ...(task.metadata ?? {}) },
+    ready: isReady(task, lookup),
+    openBlockers: isClosed(task.status) ? [] : openBlockers(task, lookup),
+  };
+}
+
+/** Which tasks a listing shows. */
+export interface ListFilter {
+  /** Include deleted tasks (hidden by default). */
+  all?: boolean;
+  status?: TaskStatus[];
+  owner?: string;
+  ready?: boolean;
+}
+
+/** Applies a listing filter to a snapshot's tasks. */
+export function filterTasks(snapshot: BoardSnapshot, filter: ListFilter = {}): Task[] {
+  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  return snapshot.tasks.filter((t) => {
+    if (filter.status?.length) {
+      if (!filter.status.includes(t.status)) return false;
+    } else if (!filter.all && t.status === 'deleted') return false;
+    if (filter.owner !== undefined && t.owner !== filter.owner) return false;
+    if (filter.ready && !isReady(t, lookup)) return false;
+    return true;
+  });
+}
+
+/** Counts of a board, for summaries. */
+export function countTasks(snapshot: BoardSnapshot): BoardCounts {
+  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const counts: BoardCounts = { total: 0, pending: 0, in_progress: 0, completed: 0, deleted: 0, ready: 0, blocked: 0 };
+  for (const t of snapshot.tasks) {
+    counts.total++;
+    counts[t.status]++;
+    if (t.status === 'pending') {
+      if (openBlockers(t, lookup).length) counts.blocked++;
+      else if (t.owner === '') counts.ready++;
+    }
+  }
+  return counts;
+}
+
+/** `[>] #2: Transform AST (agent-1: transforming)`, `[ ] #4: Run tests (blocked by: #2, #3)` (PROTOCOL §8). */
+export function renderTaskLine(task: Task, lookup: TaskLookup): string {
+  const notes: string[] = [];
+  if (task.status === 'in_progress') {
+    const who = task.owner || 'unowned';
+    notes.push(task.activeForm ? `${who}: ${task.activeForm}` : who);
+  } else if (task.status === 'pending') {
+    const open = openBlockers(task, lookup);
+    if (open.length) notes.push(`blocked by: ${open.map((id) => `#${id}`).join(', ')}`);
+    if (task.owner) notes.push(`owner: ${task.owner}`);
+  } else if (task.status === 'deleted') notes.push('deleted');
+  return `${MARKS[task.status]} #${task.id}: ${task.subject}${notes.length ? ` (${notes.join('; ')})` : ''}`;
+}
+
+/** One line per problem file: `! path:line:col: message`. */
+export function renderProblem(problem: TaskProblem): string {
+  const at = problem.line !== undefined ? `:${problem.line}:${problem.column}` : '';
+  return `! ${problem.file}${at}: ${problem.message}`;
+}
+
+/** The summary line under a board: counts, and which tasks are ready right now. */
+export function renderSummary(snapshot: BoardSnapshot): string {
+  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const c = countTasks(snapshot);
+  const live = c.total - c.deleted;
+  const ready = snapshot.tasks.filter((t) => isReady(t, lookup)).map((t) => `#${t.id}`);
+  const parts = [`${c.completed}/${live} done`];
+  if (c.in_progress) parts.push(`${c.in_progress} in progress`);
+  parts.push(ready.length ? `ready: ${ready.slice(0, 10).join(', ')}${ready.length > 10 ? ` (+${ready.length - 10})` : ''}` : 'nothing ready');
+  if (c.blocked) parts.push(`${c.blocked} blocked`);
+  if (snapshot.problems.length) parts.push(`${snapshot.problems.length} bad file${snapshot.problems.length > 1 ? 's' : ''}`);
+  return parts.join(' · ');
+}
+
+/** The board for people: one line per task, ascending id, then problems and a summary. */
+export function renderBoard(snapshot: BoardSnapshot, filter: ListFilter = {}, options: { summary?: boolean } = {}): string {
+  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const lines = filterTasks(snapshot, filter).map((t) => renderTaskLine(t, lookup));
+  if (lines.length === 0) lines.push(snapshot.tasks.length ? '(no tasks match)' : "(no tasks yet: add one with 'tasks create \"subject\"')");
+  for (const p of snapshot.problems) lines.push(renderProblem(p));
+  if (options.summary !== false && snapshot.tasks.length) lines.push(renderSummary(snapshot));
+  return lines.join('\n');
+}
+
+/** The board for agents, wrapped so a model finds it in any tool result (PROTOCOL §8). */
+export function renderAgentBoard(snapshot: BoardSnapshot): string {
+  return `<TASK_BOARD>\n${renderBoard(snapshot)}\n</TASK_BOARD>`;
+}
+
+/** A task in full, for `tasks show`. */
+export function renderTaskDetail(task: Task, lookup: TaskLookup): string {
+  const view = toTaskView(task, lookup);
+  const lines = [renderTaskLine(task, lookup), `  status:      ${task.status}${view.ready ? ' (ready)' : ''}`];
+  lines.push(`  owner:       ${task.owner || '(none)'}`);
+  if (task.activeForm) lines.push(`  activeForm:  ${task.activeForm}`);
+  lines.push(`  blockedBy:   ${task.blockedBy.length ? task.blockedBy.map((id) => `#${id}`).join(', ') : '(none)'}`);
+  lines.push(`  blocks:      ${task.blocks.length ? task.blocks.map((id) => `#${id}`).join(', ') : '(none)'}`);
+  if (task.metadata && Object.keys(task.metadata).length) {
+    for (const key of Object.keys(task.metadata)) lines.push(`  meta.${key}: ${JSON.stringify(task.metadata[key])}`);
+  }
+  if (task.description) {
+    lines.push('', ...task.description.split('\n').map((l) => `  ${l}`));
+  }
+  return lines.join('\n');
+}
