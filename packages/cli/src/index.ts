@@ -1,1 +1,1 @@
-export {};
+export type { CommandOutput, GlobalOptions } from './context.js';

@@ -1,4 +1,4 @@
-import lockfile from 'proper-lockfile';
+import type * as ProperLockfile from 'proper-lockfile';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TasksError, isErrnoException } from './errors.js';
 
@@ -8,6 +8,14 @@ export interface LockOptions {
   staleMs: number;
   /** Give up waiting for a lock after this long (ms). */
   timeoutMs: number;
+}
+
+// proper-lockfile (and graceful-fs under it) loads on the first lock, so
+// read-only commands such as `tasks list` never pay for it.
+let lockfileModule: typeof ProperLockfile | undefined;
+async function loadLockfile(): Promise<typeof ProperLockfile> {
+  lockfileModule ??= ((await import('proper-lockfile')) as unknown as { default: typeof ProperLockfile }).default;
+  return lockfileModule;
 }
 
 export const DEFAULT_LOCK_OPTIONS: LockOptions = { staleMs: 10_000, timeoutMs: 30_000 };
@@ -41,6 +49,7 @@ export async function acquireLock(lockPath: string, options: LockOptions): Promi
   };
   const stale = Math.max(2000, options.staleMs);
   let delay = 1;
+  const lockfile = await loadLockfile();
   for (;;) {
     try {
       const release = await lockfile.lock(lockPath, {

@@ -1,0 +1,12 @@
+import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+
+export interface ClearOptions extends GlobalOptions {
+  yes?: boolean;
+}
+
+/** Removes every task file and resets the high-water mark; needs --yes. */
+export async function clear(options: ClearOptions): Promise<CommandOutput> {
+  const store = openStore(options);
+  const { removed } = await store.clearBoard({ confirm: options.yes === true, actor: actingOwner(options) });
+  return { text: `removed ${removed.length} task file${removed.length === 1 ? '' : 's'}`, json: { removed } };
+}

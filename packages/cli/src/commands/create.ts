@@ -1,0 +1,34 @@
+import { TasksError, type TaskStatus } from '@dotasks/core';
+import { actingOwner, label, openStore, parseIdList, parseMeta, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+
+export interface CreateOptions extends GlobalOptions {
+  subject: string;
+  description?: string;
+  activeForm?: string;
+  assign?: string;
+  status?: string;
+  blockedBy?: unknown;
+  blocks?: unknown;
+  meta?: unknown;
+}
+
+/** Creates a task, with its edges written on both sides. */
+export async function create(options: CreateOptions): Promise<CommandOutput> {
+  if (typeof options.subject !== 'string' || options.subject.trim() === '')
+    throw new TasksError('E_USAGE', 'create needs a subject: tasks create "Parse the AST"');
+  const store = openStore(options);
+  const result = await store.createTask(
+    {
+      subject: options.subject,
+      description: options.description,
+      activeForm: options.activeForm,
+      owner: options.assign,
+      status: options.status as TaskStatus | undefined,
+      blockedBy: parseIdList(options.blockedBy),
+      blocks: parseIdList(options.blocks),
+      metadata: parseMeta(options.meta),
+    },
+    { actor: actingOwner(options) },
+  );
+  return { text: `created ${label(result.task)}`, json: { task: viewTask(store, result.task) } };
+}

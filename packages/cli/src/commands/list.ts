@@ -1,0 +1,34 @@
+import { filterTasks, renderBoard, toTaskView, countTasks, renderProblem, TASK_STATUSES, TasksError, type TaskStatus } from '@dotasks/core';
+import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+
+export interface ListOptions extends GlobalOptions {
+  all?: boolean;
+  status?: string[];
+  filterOwner?: string;
+  ready?: boolean;
+}
+
+/** The board, one task a line (PROTOCOL §8); bad files are listed, and make the exit status 1. */
+export async function list(options: ListOptions): Promise<CommandOutput> {
+  const statuses = (options.status ?? []).flatMap((s) => s.split(',')).filter(Boolean);
+  for (const s of statuses)
+    if (!(TASK_STATUSES as readonly string[]).includes(s))
+      throw new TasksError('E_USAGE', `unknown status '${s}'; use one of ${TASK_STATUSES.join(', ')}`);
+  const store = openStore(options);
+  const snapshot = store.loadBoard();
+  const filter = { all: options.all, status: statuses as TaskStatus[], owner: options.filterOwner, ready: options.ready };
+  const lookup = (id: number) => snapshot.byId.get(id);
+  const exitCode = snapshot.problems.length ? 1 : 0;
+  if (options.json) {
+    return {
+      json: {
+        tasks: filterTasks(snapshot, filter).map((t) => toTaskView(t, lookup)),
+        problems: snapshot.problems,
+        counts: countTasks(snapshot),
+      },
+      exitCode,
+    };
+  }
+  const text = renderBoard({ ...snapshot, problems: [] }, filter);
+  return { text, warnings: snapshot.problems.map(renderProblem), exitCode };
+}

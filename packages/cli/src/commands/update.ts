@@ -1,0 +1,37 @@
+import { parseTaskId, type TaskStatus, type UpdateTaskInput } from '@dotasks/core';
+import { actingOwner, describeUnblocked, label, openStore, parseIdList, parseMeta, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+
+export interface UpdateOptions extends GlobalOptions {
+  id: string;
+  subject?: string;
+  description?: string;
+  activeForm?: string;
+  assign?: string;
+  status?: string;
+  addBlockedBy?: unknown;
+  removeBlockedBy?: unknown;
+  addBlocks?: unknown;
+  removeBlocks?: unknown;
+  meta?: unknown;
+}
+
+/** Changes any field of a task; edges on both sides; completion propagates. */
+export async function update(options: UpdateOptions): Promise<CommandOutput> {
+  const id = parseTaskId(options.id);
+  const patch: UpdateTaskInput = {
+    subject: options.subject,
+    description: options.description,
+    activeForm: options.activeForm === '' ? null : options.activeForm,
+    owner: options.assign,
+    status: options.status as TaskStatus | undefined,
+    metadata: parseMeta(options.meta),
+    addBlockedBy: parseIdList(options.addBlockedBy),
+    removeBlockedBy: parseIdList(options.removeBlockedBy),
+    addBlocks: parseIdList(options.addBlocks),
+    removeBlocks: parseIdList(options.removeBlocks),
+  };
+  const store = openStore(options);
+  const result = await store.updateTask(id, patch, { actor: actingOwner(options) });
+  const lines = [`updated ${label(result.task)}`, ...describeUnblocked(store, result.unblocked)];
+  return { text: lines.join('\n'), json: { task: viewTask(store, result.task), unblocked: result.unblocked } };
+}

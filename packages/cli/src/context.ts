@@ -1,0 +1,87 @@
+import { TaskStore, findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task } from '@dotasks/core';
+
+/** Options every command takes. */
+export interface GlobalOptions {
+  dir?: string;
+  json?: boolean;
+  owner?: string;
+  cwd?: string;
+}
+
+/** What a command returns; only the entry prints and exits. */
+export interface CommandOutput {
+  /** For people (stdout). */
+  text?: string;
+  /** For --json (stdout). */
+  json?: unknown;
+  /** Warnings for people (stderr). */
+  warnings?: string[];
+  exitCode?: number;
+}
+
+/** Opens the board the options point at (PROTOCOL §1). */
+export function openStore(options: GlobalOptions): TaskStore {
+  return new TaskStore(findBoard({ dir: options.dir, cwd: options.cwd }));
+}
+
+/** The acting owner (PROTOCOL §6). */
+export function actingOwner(options: GlobalOptions): string {
+  return resolveOwner({ owner: options.owner, cwd: options.cwd }).owner;
+}
+
+/** Parses ids given as `3`, `#3`, `task_3`, `task_3.json`, also comma-separated or repeated. */
+export function parseIdList(values: unknown): number[] {
+  if (values === undefined) return [];
+  const list = Array.isArray(values) ? values : [values];
+  const out: number[] = [];
+  for (const value of list) {
+    for (const part of String(value).split(',')) {
+      if (part.trim() === '') continue;
+      out.push(parseTaskId(part.trim()));
+    }
+  }
+  return out;
+}
+
+/** Parses `--meta k=v` pairs: v is JSON when it parses, else a string; `k=` removes k. */
+export function parseMeta(values: unknown): Record<string, unknown> | undefined {
+  if (values === undefined) return undefined;
+  const list = Array.isArray(values) ? values : [values];
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const raw of list) {
+    const text = String(raw);
+    const eq = text.indexOf('=');
+    if (eq <= 0) throw new TasksError('E_USAGE', `--meta takes key=value, got '${text}'`);
+    const key = text.slice(0, eq);
+    const valueText = text.slice(eq + 1);
+    let value: unknown = valueText;
+    if (valueText === '') value = null;
+    else {
+      try {
+        value = JSON.parse(valueText);
+      } catch {
+        value = valueText;
+      }
+    }
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** `#3 Subject` for messages. */
+export function label(task: Task): string {
+  return `#${task.id}: ${task.subject}`;
+}
+
+/** The JSON view of a task, reading its neighbours from the board. */
+export function viewTask(store: TaskStore, task: Task) {
+  return toTaskView(task, (id) => (id === task.id ? task : store.peekTask(id)));
+}
+
+/** `unblocked: #2 Transform AST, #3 Emit output` lines for people. */
+export function describeUnblocked(store: TaskStore, ids: number[]): string[] {
+  return ids.map((id) => {
+    const task = store.peekTask(id);
+    return `unblocked #${id}${task ? `: ${task.subject}` : ''}`;
+  });
+}
