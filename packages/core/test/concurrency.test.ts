@@ -99,3 +99,17 @@ describe('concurrency with real processes (library)', () => {
     }
   });
 });
+
+describe('a compromised lock', () => {
+  it('is recorded, never crashes the process, and fails the write with E_COMPROMISED', async () => {
+    const { acquireLock } = await import('../src/index.js');
+    const dir = newBoard();
+    const lockPath = join(dir, 'task_1.json.lock');
+    const { lock, release } = await acquireLock(lockPath, { staleMs: 2000, timeoutMs: 5000 });
+    rmSync(lockPath, { recursive: true });
+    const { vi } = await import('vitest');
+    await vi.waitFor(() => expect(lock.compromised).toBeDefined(), { timeout: 20_000, interval: 50 });
+    expect(() => lock.assertHeld()).toThrow(expect.objectContaining({ code: 'E_COMPROMISED' }));
+    await release();
+  });
+});

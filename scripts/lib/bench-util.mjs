@@ -1,0 +1,69 @@
+// Shared helpers for the benchmarks in scripts/bench/.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serializeTask, BOARD_GITIGNORE } from '../../packages/core/dist/index.js';
+
+export const TASKS_BIN = fileURLToPath(new URL('../../packages/cli/bin/tasks.js', import.meta.url));
+
+/** Milliseconds one whole process takes. */
+export function timeProcess(args, options = {}) {
+  const start = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], ...options });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (r.status !== 0 && !options.allowFail) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+export function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+export function percentile(values, p) {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
+/** A temp directory holding a board of `count` tasks written directly in canonical form. */
+export function makeBoard(count, { edges = true, hubs = [] } = {}) {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-bench-')));
+  const dir = join(root, '.tasks');
+  mkdirSync(join(dir, '.runtime'), { recursive: true });
+  writeFileSync(join(dir, '.gitignore'), BOARD_GITIGNORE);
+  const tasks = [];
+  for (let id = 1; id <= count; id++) {
+    tasks.push({ id, subject: `Task number ${id} of the benchmark board`, description: 'A description of moderate length, as people write them.', status: id % 7 === 0 ? 'completed' : id % 11 === 0 ? 'in_progress' : 'pending', owner: id % 11 === 0 ? `agent-${id % 4}` : '', blockedBy: [], blocks: [], extra: {} });
+  }
+  if (edges) {
+    // A sparse DAG: each task may wait for one or two earlier ones.
+    for (const t of tasks) {
+      if (t.id > 10 && t.id % 3 === 0) link(tasks[t.id - 1 - 5], t);
+      if (t.id > 20 && t.id % 5 === 0) link(tasks[t.id - 1 - 17], t);
+    }
+  }
+  // Hubs: pending tasks with 10 pending dependents each, for `done` timing.
+  for (const hub of hubs) {
+    const h = tasks[hub - 1];
+    Object.assign(h, { status: 'pending', owner: '', blockedBy: [] });
+    for (let k = 1; k <= 10; k++) {
+      const d = tasks[hub - 1 + k];
+      if (!d || d.status === 'completed') continue;
+      link(h, d);
+    }
+  }
+  for (const t of tasks) writeFileSync(join(dir, `task_${t.id}.json`), serializeTask(t));
+  writeFileSync(join(dir, '.highwatermark'), `${count}\n`);
+  return { root, dir };
+}
+
+function link(blocker, waiter) {
+  if (!blocker.blocks.includes(waiter.id)) blocker.blocks.push(waiter.id);
+  if (blocker.status !== 'completed' && !waiter.blockedBy.includes(blocker.id)) waiter.blockedBy.push(blocker.id);
+}
+
+export function verdict(ok) {
+  return ok ? 'PASS' : 'MISS';
+}
