@@ -1042,6 +1042,23 @@ export class TaskStore {
     });
   }
 
+  /**
+   * Writes a claim record (without expiry) for every task that is in progress
+   * with an owner but has none, e.g. set by hand or pulled through git, so the
+   * single-in-progress rule sees it. Returns the adopted ids.
+   */
+  adoptUntrackedClaims(snapshot: BoardSnapshot = this.loadBoard()): number[] {
+    const adopted: number[] = [];
+    for (const task of snapshot.tasks) {
+      if (task.status !== 'in_progress' || task.owner === '') continue;
+      const lease = readLease(this.runtimeDir, task.id);
+      if (lease && lease.owner === task.owner) continue;
+      writeLease(this.runtimeDir, createLease(task.id, task.owner, null, this.config.leaseSeconds));
+      adopted.push(task.id);
+    }
+    return adopted;
+  }
+
   /** Appends an adapter's own event (`job.started`, `invalid` …) to the log. */
   async recordEvent(event: NewEvent): Promise<TaskEvent> {
     const [written] = await appendEvents(this.runtimeDir, [event], this.lockOptions);

@@ -113,3 +113,19 @@ describe('a compromised lock', () => {
     await release();
   });
 });
+
+describe('claims made by hand', () => {
+  it('are adopted so the single-in-progress rule sees them', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const dir = newBoard();
+    const store = new TaskStore(dir);
+    await store.createTask({ subject: 'one' });
+    await store.createTask({ subject: 'two' });
+    const text = readFileSync(join(dir, 'task_1.json'), 'utf8').replace('"pending"', '"in_progress"').replace('"owner": ""', '"owner": "ann"');
+    writeFileSync(join(dir, 'task_1.json'), text);
+    expect(store.adoptUntrackedClaims()).toEqual([1]);
+    expect(store.adoptUntrackedClaims()).toEqual([]);
+    await expect(store.claimTask(2, { owner: 'ann' })).rejects.toMatchObject({ reason: 'owner_busy' });
+    await expect(store.claimTask(2, { owner: 'bob' })).resolves.toMatchObject({ task: { owner: 'bob' } });
+  });
+});
