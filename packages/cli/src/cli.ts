@@ -1,12 +1,20 @@
+import { readFileSync } from 'node:fs';
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { GlobalOptions } from './context.js';
 import { run, type Args } from './run.js';
+import { ID_COMMANDS, completeTaskIds } from './completion.js';
 
 /**
  * The full `tasks` command line (yargs): maps argv to command functions,
  * each loaded lazily. The entry (main.ts) answers plain reads without it.
  */
+
+/** Our own version, from the CLI package's package.json (never the user's). */
+function readVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
 
 const ids = { type: 'string' as const, array: true as const };
 
@@ -14,6 +22,14 @@ export function buildCli(args: string[]): Argv {
   const cli = yargs(args)
     .scriptName('tasks')
     .usage('$0 <command> [options]\n\nA task board for coding agents and people, kept as files in .tasks/.')
+    .completion('completion', 'print a shell completion script (bash; zsh when SHELL is zsh)', (current: string, argv: Record<string, unknown> & { _: (string | number)[] }, defaultCompletion: () => void, done: (completions: string[]) => void) => {
+      const command = String(argv._[0] ?? '');
+      const positionals = argv._.length;
+      if (ID_COMMANDS.has(command) && !current.startsWith('-') && positionals <= (command === 'dep' ? 3 : 2)) {
+        const zsh = /zsh/.test(process.env.SHELL ?? '') || /zsh/.test(process.env.ZSH_NAME ?? '');
+        done(completeTaskIds(command, { dir: argv.dir as string | undefined, zsh }));
+      } else defaultCompletion();
+    })
     .option('dir', { type: 'string', describe: 'the board directory (default: TASKS_DIR, else .tasks/ of the main git worktree or the nearest one)', global: true })
     .option('json', { type: 'boolean', describe: 'print JSON (documented shapes)', global: true })
     .option('owner', { type: 'string', describe: 'act as this owner (default: TASKS_OWNER, the linked worktree, the user)', global: true })
@@ -164,7 +180,7 @@ export function buildCli(args: string[]): Argv {
     .recommendCommands()
     .help()
     .alias('h', 'help')
-    .version()
+    .version(readVersion())
     .wrap(Math.min(100, process.stdout.columns || 100))
     .fail((message, error, y) => {
       if (error) throw error;

@@ -5,6 +5,30 @@ import type { BoardSnapshot, TaskProblem } from './store.js';
 const MARKS: Record<TaskStatus, string> = { pending: '[ ]', in_progress: '[>]', completed: '[x]', deleted: '[-]' };
 
 /**
+ * How a line is decorated. The core knows nothing of terminals: the CLI
+ * passes colours when stdout is a terminal, and plain text is the default.
+ */
+export interface RenderStyle {
+  completed(text: string): string;
+  inProgress(text: string): string;
+  ready(text: string): string;
+  blocked(text: string): string;
+  muted(text: string): string;
+  problem(text: string): string;
+}
+
+const identity = (text: string) => text;
+/** No decoration: what agents, pipes and `--json` get. */
+export const PLAIN_STYLE: RenderStyle = {
+  completed: identity,
+  inProgress: identity,
+  ready: identity,
+  blocked: identity,
+  muted: identity,
+  problem: identity,
+};
+
+/**
  * The documented JSON shape of one task (`--json`, the agent tool). Stable:
  * fields are only ever added. `ready` and `openBlockers` are computed on read.
  */
@@ -95,23 +119,27 @@ export function countTasks(snapshot: BoardSnapshot): BoardCounts {
 }
 
 /** `[>] #2: Transform AST (agent-1: transforming)`, `[ ] #4: Run tests (blocked by: #2, #3)` (PROTOCOL §8). */
-export function renderTaskLine(task: Task, lookup: TaskLookup): string {
+export function renderTaskLine(task: Task, lookup: TaskLookup, style: RenderStyle = PLAIN_STYLE): string {
   const notes: string[] = [];
+  let paint = style.muted;
   if (task.status === 'in_progress') {
     const who = task.owner || 'unowned';
     notes.push(task.activeForm ? `${who}: ${task.activeForm}` : who);
+    paint = style.inProgress;
   } else if (task.status === 'pending') {
     const open = openBlockers(task, lookup);
     if (open.length) notes.push(`blocked by: ${open.map((id) => `#${id}`).join(', ')}`);
     if (task.owner) notes.push(`owner: ${task.owner}`);
+    paint = open.length || task.owner ? style.blocked : style.ready;
   } else if (task.status === 'deleted') notes.push('deleted');
-  return `${MARKS[task.status]} #${task.id}: ${task.subject}${notes.length ? ` (${notes.join('; ')})` : ''}`;
+  else paint = style.completed;
+  return paint(`${MARKS[task.status]} #${task.id}: ${task.subject}${notes.length ? ` (${notes.join('; ')})` : ''}`);
 }
 
 /** One line per problem file: `! path:line:col: message`. */
-export function renderProblem(problem: TaskProblem): string {
+export function renderProblem(problem: TaskProblem, style: RenderStyle = PLAIN_STYLE): string {
   const at = problem.line !== undefined ? `:${problem.line}:${problem.column}` : '';
-  return `! ${problem.file}${at}: ${problem.message}`;
+  return style.problem(`! ${problem.file}${at}: ${problem.message}`);
 }
 
 /** The summary line under a board: counts, and which tasks are ready right now. */
@@ -129,12 +157,17 @@ export function renderSummary(snapshot: BoardSnapshot): string {
 }
 
 /** The board for people: one line per task, ascending id, then problems and a summary. */
-export function renderBoard(snapshot: BoardSnapshot, filter: ListFilter = {}, options: { summary?: boolean } = {}): string {
+export function renderBoard(
+  snapshot: BoardSnapshot,
+  filter: ListFilter = {},
+  options: { summary?: boolean; style?: RenderStyle } = {},
+): string {
+  const style = options.style ?? PLAIN_STYLE;
   const lookup: TaskLookup = (id) => snapshot.byId.get(id);
-  const lines = filterTasks(snapshot, filter).map((t) => renderTaskLine(t, lookup));
+  const lines = filterTasks(snapshot, filter).map((t) => renderTaskLine(t, lookup, style));
   if (lines.length === 0) lines.push(snapshot.tasks.length ? '(no tasks match)' : "(no tasks yet: add one with 'tasks create \"subject\"')");
-  for (const p of snapshot.problems) lines.push(renderProblem(p));
-  if (options.summary !== false && snapshot.tasks.length) lines.push(renderSummary(snapshot));
+  for (const p of snapshot.problems) lines.push(renderProblem(p, style));
+  if (options.summary !== false && snapshot.tasks.length) lines.push(style.muted(renderSummary(snapshot)));
   return lines.join('\n');
 }
 

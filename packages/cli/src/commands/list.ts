@@ -1,5 +1,6 @@
 import { filterTasks, renderBoard, toTaskView, countTasks, renderProblem, TASK_STATUSES, TasksError, type TaskStatus } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import { styleFor } from '../style.js';
 
 export interface ListOptions extends GlobalOptions {
   all?: boolean;
@@ -29,6 +30,7 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
       exitCode,
     };
   }
-  const text = renderBoard({ ...snapshot, problems: [] }, filter);
-  return { text, warnings: snapshot.problems.map(renderProblem), exitCode };
+  const style = styleFor(false);
+  const text = renderBoard({ ...snapshot, problems: [] }, filter, { style });
+  return { text, warnings: snapshot.problems.map((p) => renderProblem(p, style)), exitCode };
 }

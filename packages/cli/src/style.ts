@@ -1,0 +1,29 @@
+import { PLAIN_STYLE, type RenderStyle } from '@dotasks/core';
+
+/**
+ * Colour only when stdout is a terminal and NO_COLOR is not set (no-color.org);
+ * FORCE_COLOR=1 forces it (for screenshots and tests). --json is never coloured.
+ */
+export function wantsColor(json: boolean | undefined, env: NodeJS.ProcessEnv = process.env, isTTY = process.stdout.isTTY): boolean {
+  if (json) return false;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== '') return true;
+  return isTTY === true && env.TERM !== 'dumb';
+}
+
+const sgr = (open: number, close: number) => (text: string) => `\u001b[${open}m${text}\u001b[${close}m`;
+
+/** ANSI colours for the board: done green, in progress yellow, ready bold cyan, blocked dim. */
+export const TERMINAL_STYLE: RenderStyle = {
+  completed: sgr(32, 39),
+  inProgress: sgr(33, 39),
+  ready: (text) => sgr(1, 22)(sgr(36, 39)(text)),
+  blocked: sgr(2, 22),
+  muted: sgr(2, 22),
+  problem: sgr(31, 39),
+};
+
+/** The style to render with for these options. */
+export function styleFor(json: boolean | undefined): RenderStyle {
+  return wantsColor(json) ? TERMINAL_STYLE : PLAIN_STYLE;
+}
