@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cleanEnv } from '../helpers.js';
+
+// Packs every workspace with `npm pack` and installs the tarballs into a
+// brand-new git repository, the way a user adds dotasks to their project.
+const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+let tmp = '';
+let project = '';
+
+function sh(cmd: string, args: string[], cwd: string): string {
+  return execFileSync(cmd, args, { cwd, encoding: 'utf8', env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+beforeAll(() => {
+  tmp = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-install-')));
+  const packs = join(tmp, 'packs');
+  mkdirSync(packs);
+  const packed = JSON.parse(sh('npm', ['pack', '--workspaces', '--pack-destination', packs, '--json'], repoRoot)) as { filename: string }[];
+  project = join(tmp, 'my-project');
+  mkdirSync(project);
+  sh('git', ['init', '-q', '-b', 'main'], project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'my-project', version: '1.0.0', private: true }, null, 2));
+  sh('npm', ['install', '--no-audit', '--no-fund', ...packed.map((p) => join(packs, p.filename))], project);
+}, 300_000);
+
+afterAll(() => {
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('installed from npm pack into a new repository', () => {
+  it('npx tasks works: init, create, list, done', () => {
+    expect(sh('npx', ['tasks', '--version'], project).trim()).toBe(
+      (JSON.parse(readFileSync(join(repoRoot, 'packages/cli/package.json'), 'utf8')) as { version: string }).version,
+    );
+    sh('npx', ['tasks', 'init'], project);
+    expect(existsSync(join(project, '.tasks', '.gitignore'))).toBe(true);
+    sh('npx', ['tasks', 'create', 'Write the README'], project);
+    sh('npx', ['tasks', 'create', 'Publish', '--blocked-by', '1'], project);
+    expect(sh('npx', ['tasks', 'list'], project)).toContain('[ ] #2: Publish (blocked by: #1)');
+    expect(sh('npx', ['tasks', 'done', '1'], project)).toContain('unblocked #2: Publish');
+  });
+
+  it('the library imports from a plain .mjs file', () => {
+    writeFileSync(
+      join(project, 'use.mjs'),
+      `import { TaskStore, findBoard, renderBoard } from 'dotasks';
+import { parseTaskId } from '@dotasks/core';
+const store = new TaskStore(findBoard());
+const { task } = await store.createTask({ subject: 'from a script' });
+console.log(parseTaskId('#' + task.id), renderBoard(store.loadBoard()).split('\\n').length > 1);
+`,
+    );
+    expect(sh('node', ['use.mjs'], project).trim()).toMatch(/^\d+ true$/);
+  });
+
+  it('nothing of our repository leaks into the installed result', () => {
+    const installed = ['dotasks', ...readdirSync(join(project, 'node_modules', '@dotasks')).map((n) => `@dotasks/${n}`)];
+    expect(installed).toContain('@dotasks/core');
+    for (const name of installed) {
+      const dir = join(project, 'node_modules', name);
+      const files = execFileSync('find', [dir, '-type', 'f'], { encoding: 'utf8' }).trim().split('\n');
+      expect(files.some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), `${name} ships sources`).toBe(false);
+      expect(files.some((f) => /\.test\.|tsbuildinfo|\.map$/.test(f)), `${name} ships build leftovers`).toBe(false);
+      for (const f of files) expect(readFileSync(f, 'utf8').includes(repoRoot), `${f} names our checkout`).toBe(false);
+    }
+    // Our dev dependencies were not installed with it.
+    for (const dev of ['typescript', 'vitest', 'vite']) expect(existsSync(join(project, 'node_modules', dev)), dev).toBe(false);
+  });
+});
