@@ -1,0 +1,17 @@
+import { parseJobId } from '@dotasks/core';
+import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+
+export interface KillOptions extends GlobalOptions {
+  job: string;
+}
+
+/** Ends a background job and its whole process tree; the task is released. */
+export async function kill(options: KillOptions): Promise<CommandOutput> {
+  const { killJob, viewJob } = await import('@dotasks/agent');
+  const store = openStore(options);
+  const { job, killed } = await killJob(store, parseJobId(options.job));
+  const text = killed
+    ? `killed ${job.id} and its processes; task #${job.task} is back to pending`
+    : `${job.id} had already finished (${job.status}); nothing to kill`;
+  return { text, json: { killed, job: viewJob(job) } };
+}
