@@ -633,6 +633,7 @@ export class TaskStore {
               id,
               blockedBy: open,
             });
+          edited.status = 'in_progress';
           edited.owner = nextOwner;
           tx.put(edited);
           const lease = createLease(id, nextOwner, null, this.config.leaseSeconds);
