@@ -53,11 +53,22 @@ export async function mcp(options: GlobalOptions): Promise<CommandOutput> {
     ],
   }));
 
+  // Calls still running when stdin ends are answered before the server closes.
+  const inflight = new Set<Promise<unknown>>();
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    inflight.add(work);
+    work.then(
+      () => inflight.delete(work),
+      () => inflight.delete(work),
+    );
+    return work;
+  };
+
   server.setRequestHandler(types.CallToolRequestSchema, async (request) => {
     if (request.params.name !== tool.name) {
       return { content: [{ type: 'text' as const, text: `unknown tool "${request.params.name}"; this server has "${tool.name}"` }], isError: true };
     }
-    const result = await tool.execute(request.params.arguments ?? {});
+    const result = await track(tool.execute(request.params.arguments ?? {}));
     return {
       content: [{ type: 'text' as const, text: agent.renderToolResult(result) }],
       structuredContent: result as unknown as Record<string, unknown>,
@@ -90,7 +101,13 @@ export async function mcp(options: GlobalOptions): Promise<CommandOutput> {
   server.onerror = (error) => process.stderr.write(`tasks mcp: ${error.message}\n`);
   const transport = new StdioServerTransport();
   // The stdio transport does not watch for the end of stdin: a client that closes it is done.
-  process.stdin.once('end', () => void server.close());
+  process.stdin.once('end', () => {
+    void (async () => {
+      while (inflight.size) await Promise.allSettled([...inflight]);
+      await new Promise((resolve) => setImmediate(resolve)); // let the last reply be written
+      await server.close();
+    })();
+  });
   await server.connect(transport);
   await closed;
   return {};
