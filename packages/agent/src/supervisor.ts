@@ -120,6 +120,8 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
   if (child?.pid !== undefined) await (stopping ?? killGroup(child.pid, 1000));
   clearInterval(heartbeat);
   await started; // job.started is in the log before job.finished
+  // `tasks kill` marks the record before signalling; the group may die before our handler runs.
+  killRequested ||= getJob(store, jobId).killRequested === true;
   const status: JobStatus = killRequested ? 'killed' : outcome.exitCode === 0 ? 'completed' : 'failed';
   await finish(status, outcome);
 }
