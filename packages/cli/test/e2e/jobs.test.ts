@@ -132,7 +132,8 @@ describe('background jobs', () => {
   it('a killed supervisor stops renewing: the lease expires and reap releases the task', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    writeFileSync(join(t.board, 'config.json'), JSON.stringify({ leaseSeconds: 2 }));
+    // Short enough to see renewals, long enough that a loaded machine never misses one (renewed every 2 s).
+    writeFileSync(join(t.board, 'config.json'), JSON.stringify({ leaseSeconds: 6 }));
     tasks(t.root, ['create', 'Long run']);
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sleep', '300']).code).toBe(0);
     await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('running'), WAIT);
