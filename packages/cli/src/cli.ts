@@ -175,6 +175,70 @@ export function buildCli(args: string[]): Argv {
       (y) => y.option('since', { type: 'number', describe: 'only events after this seq' }).example('$0 events --since 10 --json', 'new events as JSON lines'),
       (a) => run(a as Args, async () => (await import('./commands/events.js')).events(a as never)),
     )
+    // --- issue 5: agent integration ---
+    .command(
+      'tool-schema',
+      'print the todo tool for a model provider (OpenAI function, Anthropic tool or JSON Schema)',
+      (y) =>
+        y
+          .option('format', { type: 'string', choices: ['openai', 'anthropic', 'json-schema'], default: 'json-schema' })
+          .example('$0 tool-schema --format openai', 'the tools[] entry for OpenAI Chat Completions')
+          .example('$0 tool-schema --format anthropic', 'the tools[] entry for the Anthropic Messages API'),
+      (a) => run(a as Args, async () => (await import('./commands/tool-schema.js')).toolSchema(a as never)),
+    )
+    .command(
+      'mcp',
+      'serve the board over MCP on stdio: the todo tool and the board as a resource',
+      (y) => y.example('TASKS_OWNER=claude $0 mcp', 'what an MCP client (.mcp.json) starts'),
+      (a) => run(a as Args, async () => (await import('./commands/mcp.js')).mcp(a as never)),
+    )
+    .command(
+      'guard',
+      'remind an agent that is stopping with a task still in progress (exit 1 when it has one)',
+      (y) =>
+        y
+          .option('hook', { type: 'string', choices: ['claude'], describe: 'answer a Claude Code Stop hook (payload on stdin, JSON decision on stdout)' })
+          .example('$0 guard --owner agent-1', 'silent, exit 0, when agent-1 has nothing in progress')
+          .example('$0 guard --hook claude', 'the command of a Claude Code Stop hook'),
+      (a) => run(a as Args, async () => (await import('./commands/guard.js')).guard(a as never)),
+    )
+    .command(
+      'run <id> [command..]',
+      'run CMD in the background for a task: exit 0 completes it, failure releases it',
+      (y) =>
+        y
+          .positional('id', { type: 'string' })
+          .positional('command', { type: 'string', array: true, describe: "the command, after '--'" })
+          .example('$0 run 3 -- npm test', 'claim #3 and run the tests in the background')
+          .example("$0 run 4 --owner ci -- sh -c 'make && make check'", 'a shell pipeline as one job'),
+      (a) => {
+        const dashdash = args.indexOf('--');
+        const command = dashdash >= 0 ? args.slice(dashdash + 1) : ((a.command as string[] | undefined) ?? []).map(String);
+        return run(a as Args, async () => (await import('./commands/run.js')).runJob({ ...(a as Args), id: String(a.id), command }));
+      },
+    )
+    .command(
+      'jobs',
+      'list background jobs',
+      (y) => y.example('$0 jobs --json', 'every job with its state, exit code and pids'),
+      (a) => run(a as Args, async () => (await import('./commands/jobs.js')).jobs(a as never)),
+    )
+    .command(
+      'logs <job>',
+      'print the output of a background job',
+      (y) =>
+        y
+          .positional('job', { type: 'string' })
+          .option('follow', { alias: 'f', type: 'boolean', describe: 'keep printing until the job finishes' })
+          .example('$0 logs bg_000001 --follow', 'watch a job until it ends'),
+      (a) => run(a as Args, async () => (await import('./commands/logs.js')).logs(a as never)),
+    )
+    .command(
+      'kill <job>',
+      'end a background job and its whole process tree; the task is released',
+      (y) => y.positional('job', { type: 'string' }).example('$0 kill bg_000001', 'stop the job and its children'),
+      (a) => run(a as Args, async () => (await import('./commands/kill.js')).kill(a as never)),
+    )
     .demandCommand(1, 'name a command; try tasks list')
     .strict()
     .recommendCommands()

@@ -9,3 +9,5 @@ export * from './leases.js';
 export * from './graph.js';
 export * from './store.js';
 export * from './render.js';
+export * from './jobs.js';
+export * from './guard-state.js';

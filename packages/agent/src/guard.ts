@@ -1,0 +1,51 @@
+import { markNudged, type Task, type TaskStore } from '@dotasks/core';
+
+/**
+ * The stop guard (seed 000's TaskGuardHook): when an agent is about to stop
+ * with a task still in progress, remind it once to complete or release it.
+ */
+
+/** The owner's tasks that are still in progress, ascending id. */
+export function tasksInProgress(store: TaskStore, owner: string): Task[] {
+  return store.loadBoard().tasks.filter((t) => t.status === 'in_progress' && t.owner === owner);
+}
+
+/** The reminder for one task: what is still open and the exact commands that settle it. */
+export function nudgeFor(task: Task): string {
+  return (
+    `Task #${task.id} (${task.subject}) is still marked in_progress. ` +
+    `If you have completed it, mark it done before concluding: run \`tasks done ${task.id}\` ` +
+    `(or call todo with action "update", task_id ${task.id}, status "completed"). ` +
+    `If you are not going to finish it now, give it back: \`tasks release ${task.id}\`.`
+  );
+}
+
+/** A Claude Code Stop-hook payload (the fields the guard reads). */
+export interface StopHookPayload {
+  session_id?: string;
+  stop_hook_active?: boolean;
+  cwd?: string;
+  hook_event_name?: string;
+}
+
+/** The Stop hook's answer that keeps the agent working. */
+export interface StopHookDecision {
+  decision: 'block';
+  reason: string;
+}
+
+/**
+ * Decides a Claude Code Stop hook: blocks (with the nudge as the reason) for
+ * the first in-progress task of `owner` not yet nudged in this session;
+ * undefined lets the agent stop. Never blocks when `stop_hook_active` is set
+ * (the agent is already continuing because of a stop hook), so it can never
+ * trap an agent in a loop.
+ */
+export async function decideStopHook(store: TaskStore, owner: string, payload: StopHookPayload): Promise<StopHookDecision | undefined> {
+  if (payload.stop_hook_active === true) return undefined;
+  const session = typeof payload.session_id === 'string' && payload.session_id !== '' ? payload.session_id : 'no-session';
+  for (const task of tasksInProgress(store, owner)) {
+    if (await markNudged(store, session, task.id)) return { decision: 'block', reason: nudgeFor(task) };
+  }
+  return undefined;
+}

@@ -1,0 +1,5 @@
+export * from './schema.js';
+export * from './todo-tool.js';
+export * from './guard.js';
+export * from './jobs.js';
+export { groupMembers, isRunning, killGroup } from './processes.js';

@@ -1,0 +1,104 @@
+/**
+ * The `todo` tool's input schema: plain JSON Schema using only keywords that
+ * OpenAI function calling, Anthropic tools and MCP all accept (type, enum,
+ * anyOf, items, properties, required, additionalProperties, description,
+ * minimum, minLength, minItems). No if/then, no $ref, no top-level combinators.
+ */
+
+export const TODO_TOOL_NAME = 'todo';
+
+export const TODO_ACTIONS = ['create', 'update', 'list', 'get', 'clear', 'write', 'claim', 'release'] as const;
+export type TodoAction = (typeof TODO_ACTIONS)[number];
+
+export const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'deleted'] as const;
+
+/** A JSON Schema object (loosely typed: it is data handed to model providers). */
+export type JsonSchema = Record<string, unknown>;
+
+const taskId = (description: string): JsonSchema => ({
+  description,
+  anyOf: [
+    { type: 'integer', minimum: 1 },
+    { type: 'string', minLength: 1 },
+  ],
+});
+
+const idList = (description: string): JsonSchema => ({
+  type: 'array',
+  description,
+  items: taskId('a task id: 3, "3", "#3" or "task_3"'),
+});
+
+const todoItem: JsonSchema = {
+  type: 'object',
+  description: 'One entry: with task_id it changes that task; without, it creates one (subject required).',
+  properties: {
+    task_id: taskId('the task to change; leave out to create a new one'),
+    subject: { type: 'string', minLength: 1, description: 'one-line title' },
+    description: { type: 'string', description: 'details' },
+    status: { type: 'string', enum: [...TODO_STATUSES] },
+    active_form: { type: 'string', description: 'present-tense progress text, e.g. "writing schema"' },
+    owner: { type: 'string', description: 'who works on it' },
+    blocked_by: idList('ids of existing tasks this one waits for (replaces the list)'),
+  },
+  additionalProperties: false,
+};
+
+/** The input schema of the `todo` tool. */
+export const todoInputSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    action: {
+      type: 'string',
+      enum: [...TODO_ACTIONS],
+      description:
+        'create: new task (subject). update: change a task (task_id + fields/status/edges). list: summary of the board. ' +
+        'get: one task in full. write: many creates/updates at once (todos). claim: take a ready task (task_id, or none for the next ready one). ' +
+        'release: give a claimed task back. clear: remove every task.',
+    },
+    subject: { type: 'string', minLength: 1, description: 'one-line title (create, update)' },
+    task_id: taskId('the task: 3, "3", "#3" or "task_3" (update, get, claim, release)'),
+    status: {
+      type: 'string',
+      enum: [...TODO_STATUSES],
+      description: 'update: in_progress to start (one at a time), completed when done, pending to put it back, deleted to drop it',
+    },
+    description: { type: 'string', description: 'details of the task (create, update)' },
+    active_form: { type: 'string', description: 'present-tense progress text shown on the board, e.g. "writing schema"; "" removes it' },
+    owner: { type: 'string', description: 'assign the task to this owner (create, update); default: you' },
+    add_blocked_by: idList('ids this task must wait for (create, update); cycles are refused'),
+    remove_blocked_by: idList('ids this task no longer waits for (update)'),
+    todos: { type: 'array', description: 'write: the entries, in order', items: todoItem, minItems: 1 },
+    include_deleted: { type: 'boolean', description: 'list: also show deleted tasks' },
+  },
+  required: ['action'],
+  additionalProperties: false,
+};
+
+/** The formats `tasks tool-schema` prints. */
+export type ToolSchemaFormat = 'openai' | 'anthropic' | 'json-schema';
+export const TOOL_SCHEMA_FORMATS: readonly ToolSchemaFormat[] = ['openai', 'anthropic', 'json-schema'];
+
+/** The parts of a tool a definition is made from. */
+export interface ToolParts {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+}
+
+/**
+ * The tool as a provider expects it: an OpenAI Chat Completions function
+ * (`{type: "function", function: {name, description, parameters}}`), an
+ * Anthropic tool (`{name, description, input_schema}`), or the bare JSON
+ * Schema (draft 2020-12) with the description as its own.
+ */
+export function toolDefinition(tool: ToolParts, format: ToolSchemaFormat): JsonSchema {
+  switch (format) {
+    case 'openai':
+      return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } };
+    case 'anthropic':
+      return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
+    case 'json-schema':
+      return { $schema: 'https://json-schema.org/draft/2020-12/schema', title: tool.name, description: tool.description, ...tool.inputSchema };
+  }
+}

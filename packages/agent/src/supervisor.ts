@@ -1,0 +1,138 @@
+/**
+ * The supervisor of one background job: `node supervisor.js BOARD_DIR JOB_ID`.
+ * Started detached by startJob; it takes the task's lease with its own pid,
+ * starts the command in its own process group with output to the job's log,
+ * renews the lease while the command runs, and records the outcome: exit 0
+ * completes the task (dependents unblock), anything else releases it with
+ * `metadata.lastRun`. `job.started` / `job.finished` go to the event log.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, realpathSync, writeSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { TaskStore, getJob, jobLogPath, readJobLogTail, updateJob, type JobRecord, type JobStatus } from '@dotasks/core';
+import { killGroup } from './processes.js';
+
+/** How much output a failed run leaves in `metadata.lastRun.tail`. */
+const TAIL_LINES = 20;
+const TAIL_BYTES = 2000;
+
+interface Outcome {
+  exitCode: number | null;
+  signal: string | null;
+  error?: string;
+}
+
+export async function superviseJob(boardDir: string, jobId: string): Promise<void> {
+  const store = new TaskStore(boardDir);
+  let child: ChildProcess | undefined;
+  let killRequested = false;
+  let stopping: Promise<void> | undefined;
+
+  const stop = () => {
+    killRequested = true;
+    if (child?.pid !== undefined && !stopping) stopping = killGroup(child.pid);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGHUP', stop);
+
+  const record = getJob(store, jobId);
+  const { task, owner } = record;
+  await updateJob(store, jobId, () => ({ supervisorPid: process.pid }));
+
+  const finish = async (status: JobStatus, outcome: Outcome): Promise<void> => {
+    const at = new Date().toISOString();
+    let unblocked: number[] = [];
+    let error = outcome.error;
+    const current = store.peekTask(task);
+    if (!current || current.status !== 'in_progress' || current.owner !== owner) {
+      error ??= `task #${task} was no longer in progress for ${owner}; it was left as it is`;
+    } else {
+      try {
+        if (status === 'completed') {
+          await store.updateTask(task, { metadata: { lastRun: { job: jobId, exitCode: 0, at } } }, { actor: owner });
+          unblocked = (await store.completeTask(task, { actor: owner })).unblocked;
+        } else {
+          const tail = readJobLogTail(store, jobId, TAIL_LINES, TAIL_BYTES);
+          const lastRun: Record<string, unknown> = { job: jobId, exitCode: outcome.exitCode, at, tail };
+          if (outcome.signal) lastRun.signal = outcome.signal;
+          if (status === 'killed') lastRun.killed = true;
+          await store.releaseTask(task, { actor: owner, metadata: { lastRun } });
+        }
+      } catch (e) {
+        error = `could not record the outcome on task #${task}: ${(e as Error).message}`;
+      }
+    }
+    const patch: Partial<JobRecord> = { status, exitCode: outcome.exitCode, signal: outcome.signal, finishedAt: at, unblocked };
+    if (error) patch.error = error;
+    await updateJob(store, jobId, () => patch);
+    await store.recordEvent({ type: 'job.finished', task, owner, job: jobId, status, exitCode: outcome.exitCode, ...(outcome.signal ? { signal: outcome.signal } : {}), unblocked });
+  };
+
+  // Hold the lease with this process's pid, so a dead supervisor is reaped.
+  try {
+    await store.claimTask(task, { owner, lease: { pid: process.pid } });
+  } catch (e) {
+    await finish('failed', { exitCode: null, signal: null, error: `could not hold task #${task}: ${(e as Error).message}` });
+    return;
+  }
+  if (killRequested || getJob(store, jobId).killRequested) {
+    await finish('killed', { exitCode: null, signal: null, error: 'killed before it started' });
+    return;
+  }
+  // Renew the lease every third of its length while the command runs.
+  const every = Math.min(60_000, Math.max(200, (store.config.leaseSeconds * 1000) / 3));
+  const heartbeat = setInterval(() => {
+    store.heartbeat({ owner, id: task }).catch(() => {});
+  }, every);
+
+  const log = openSync(jobLogPath(store, jobId), 'a');
+  let started: Promise<unknown> = Promise.resolve();
+  const outcome = await new Promise<Outcome>((resolve) => {
+    try {
+      child = spawn(record.command[0], record.command.slice(1), {
+        cwd: record.cwd,
+        detached: true, // its own process group: `tasks kill` ends the whole tree
+        stdio: ['ignore', log, log],
+        env: { ...process.env, TASKS_JOB: jobId, TASKS_DIR: store.dir, TASKS_OWNER: owner },
+      });
+    } catch (e) {
+      resolve({ exitCode: 127, signal: null, error: `cannot start ${record.command[0]}: ${(e as Error).message}` });
+      return;
+    }
+    child.once('error', (e) => resolve({ exitCode: 127, signal: null, error: `cannot start ${record.command[0]}: ${e.message}` }));
+    child.once('exit', (code, signal) => resolve({ exitCode: code, signal }));
+    child.once('spawn', () => {
+      const pid = child!.pid!;
+      if (killRequested) stop();
+      started = updateJob(store, jobId, (r) => (r.status === 'starting' ? { status: 'running', pid } : { pid }))
+        .then(() => store.recordEvent({ type: 'job.started', task, owner, job: jobId, pid, command: record.command }))
+        .catch(() => {});
+    });
+  });
+  closeSync(log);
+  if (outcome.error) {
+    const fd = openSync(jobLogPath(store, jobId), 'a');
+    writeSync(fd, `tasks run: ${outcome.error}\n`);
+    closeSync(fd);
+  }
+  // Whatever the command left behind in its group goes with it: no orphans.
+  if (child?.pid !== undefined) await (stopping ?? killGroup(child.pid, 1000));
+  clearInterval(heartbeat);
+  await started; // job.started is in the log before job.finished
+  // `tasks kill` marks the record before signalling; the group may die before our handler runs.
+  killRequested ||= getJob(store, jobId).killRequested === true;
+  const status: JobStatus = killRequested ? 'killed' : outcome.exitCode === 0 ? 'completed' : 'failed';
+  await finish(status, outcome);
+}
+
+const entry = process.argv[1] ? pathToFileURL(realpathSync(process.argv[1])).href : '';
+if (import.meta.url === entry) {
+  const [boardDir, jobId] = process.argv.slice(2);
+  try {
+    await superviseJob(boardDir, jobId);
+  } catch (error) {
+    process.stderr.write(`tasks supervisor: ${(error as Error).stack ?? error}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,114 @@
+import { createRequire } from 'node:module';
+import { TaskStore, renderBoard, filterTasks, countTasks, toTaskView } from '@dotasks/core';
+import { actingOwner, type CommandOutput, type GlobalOptions } from '../context.js';
+
+const BOARD_URI = 'tasks://board';
+const BOARD_JSON_URI = 'tasks://board.json';
+
+/**
+ * `tasks mcp`: a stdio MCP server exposing the `todo` tool and the board as
+ * resources. The SDK is imported here, lazily, so no other command loads it.
+ * Resolves (exit 0) when the client closes stdin.
+ */
+export async function mcp(options: GlobalOptions): Promise<CommandOutput> {
+  // The low-level Server serves the tool's own JSON Schema as is (McpServer wants zod shapes).
+  const [{ Server }, { StdioServerTransport }, types, agent] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('@dotasks/agent'),
+  ]);
+  const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+  const owner = actingOwner(options);
+  const tool = agent.createTodoTool({ dir: options.dir, cwd: options.cwd, owner });
+  let store: TaskStore | undefined;
+  const openStore = () => (store ??= TaskStore.open({ dir: options.dir, cwd: options.cwd }));
+
+  const server = new Server(
+    { name: 'dotasks', version },
+    {
+      capabilities: { tools: {}, resources: {} },
+      instructions:
+        `A task board shared through .tasks/ files. Use the "todo" tool to plan (create, link with add_blocked_by), ` +
+        `work one task at a time (update status in_progress, then completed) and read the board in every result. You act as "${owner}".`,
+    },
+  );
+
+  server.setRequestHandler(types.ListToolsRequestSchema, async () => ({
+    tools: [
+      {
+        name: tool.name,
+        title: 'Task board',
+        description: tool.description,
+        inputSchema: tool.inputSchema as { type: 'object' },
+        annotations: {
+          title: 'Task board',
+          // One tool with many actions: it writes, and "clear"/"deleted" remove work.
+          readOnlyHint: false,
+          destructiveHint: true,
+          idempotentHint: false,
+          openWorldHint: false,
+        },
+      },
+    ],
+  }));
+
+  // Calls still running when stdin ends are answered before the server closes.
+  const inflight = new Set<Promise<unknown>>();
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    inflight.add(work);
+    work.then(
+      () => inflight.delete(work),
+      () => inflight.delete(work),
+    );
+    return work;
+  };
+
+  server.setRequestHandler(types.CallToolRequestSchema, async (request) => {
+    if (request.params.name !== tool.name) {
+      return { content: [{ type: 'text' as const, text: `unknown tool "${request.params.name}"; this server has "${tool.name}"` }], isError: true };
+    }
+    const result = await track(tool.execute(request.params.arguments ?? {}));
+    return {
+      content: [{ type: 'text' as const, text: agent.renderToolResult(result) }],
+      structuredContent: result as unknown as Record<string, unknown>,
+      isError: !result.ok,
+    };
+  });
+
+  server.setRequestHandler(types.ListResourcesRequestSchema, async () => ({
+    resources: [
+      { uri: BOARD_URI, name: 'board', title: 'Task board', description: 'The board, one task a line (as tasks list prints it)', mimeType: 'text/plain' },
+      { uri: BOARD_JSON_URI, name: 'board.json', title: 'Task board (JSON)', description: 'Every task in the documented JSON shape', mimeType: 'application/json' },
+    ],
+  }));
+
+  server.setRequestHandler(types.ReadResourceRequestSchema, async (request) => {
+    const uri = request.params.uri;
+    const snapshot = openStore().loadBoard();
+    if (uri === BOARD_URI) return { contents: [{ uri, mimeType: 'text/plain', text: renderBoard(snapshot) }] };
+    if (uri === BOARD_JSON_URI) {
+      const lookup = (id: number) => snapshot.byId.get(id);
+      const view = { tasks: filterTasks(snapshot).map((t) => toTaskView(t, lookup)), problems: snapshot.problems, counts: countTasks(snapshot) };
+      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(view, null, 2) }] };
+    }
+    throw new types.McpError(types.ErrorCode.InvalidParams, `unknown resource ${uri}; this server has ${BOARD_URI} and ${BOARD_JSON_URI}`);
+  });
+
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+  });
+  server.onerror = (error) => process.stderr.write(`tasks mcp: ${error.message}\n`);
+  const transport = new StdioServerTransport();
+  // The stdio transport does not watch for the end of stdin: a client that closes it is done.
+  process.stdin.once('end', () => {
+    void (async () => {
+      while (inflight.size) await Promise.allSettled([...inflight]);
+      await new Promise((resolve) => setImmediate(resolve)); // let the last reply be written
+      await server.close();
+    })();
+  });
+  await server.connect(transport);
+  await closed;
+  return {};
+}

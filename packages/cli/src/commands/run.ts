@@ -1,0 +1,20 @@
+import { parseTaskId } from '@dotasks/core';
+import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+
+export interface RunOptions extends GlobalOptions {
+  id: string;
+  command: string[];
+}
+
+/** Starts CMD for a task in the background under a supervisor; returns at once with the job id. */
+export async function runJob(options: RunOptions): Promise<CommandOutput> {
+  const { startJob, viewJob } = await import('@dotasks/agent');
+  const store = openStore(options);
+  const task = parseTaskId(options.id);
+  const owner = actingOwner(options);
+  const { job, claimed } = await startJob(store, { task, owner, command: options.command, cwd: options.cwd ?? process.cwd() });
+  return {
+    text: `${job.id} started for #${task} (${claimed ? 'claimed by' : 'held by'} ${owner}); follow it with 'tasks logs ${job.id} --follow', stop it with 'tasks kill ${job.id}'`,
+    json: { job: viewJob(job), claimed },
+  };
+}

@@ -1,0 +1,187 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
+
+interface JobJson {
+  id: string;
+  task: number;
+  state: string;
+  status: string;
+  exitCode?: number | null;
+  pid?: number;
+  supervisorPid?: number;
+  unblocked?: number[];
+}
+
+const WAIT = { timeout: 90_000, interval: 100 };
+
+/** True while `pid` runs; a zombie (killed, not yet reaped by its parent) counts as gone. */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return false;
+  }
+}
+
+describe('background jobs', () => {
+  let cleanup = () => {};
+  const leftovers: number[] = [];
+  afterEach(() => {
+    for (const pid of leftovers.splice(0)) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    cleanup();
+  });
+
+  const jobs = (root: string): JobJson[] => (JSON.parse(tasks(root, ['jobs', '--json']).stdout) as { jobs: JobJson[] }).jobs;
+  const job = (root: string, id: string): JobJson => jobs(root).find((j) => j.id === id)!;
+  const events = (root: string) =>
+    tasks(root, ['events', '--json'])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  it('exit 0 completes the task and unblocks its dependents', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    tasks(t.root, ['create', 'Build']);
+    tasks(t.root, ['create', 'Deploy', '--blocked-by', '1']);
+    const started = tasks(t.root, ['run', '1', '--owner', 'ci', '--json', '--', process.execPath, '-e', "console.log('built ok')"]);
+    expect(started.code).toBe(0);
+    const { job: record, claimed } = JSON.parse(started.stdout) as { job: JobJson; claimed: boolean };
+    expect(record.id).toBe('bg_000001');
+    expect(claimed).toBe(true);
+    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('completed'), WAIT);
+    expect(job(t.root, 'bg_000001')).toMatchObject({ exitCode: 0, unblocked: [2] });
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'completed', owner: 'ci', metadata: { lastRun: { job: 'bg_000001', exitCode: 0 } } });
+    expect(tasks(t.root, ['list']).stdout).toContain('ready: #2');
+    expect(tasks(t.root, ['logs', 'bg_000001']).stdout).toBe('built ok\n');
+    const types = events(t.root).map((e) => e.type);
+    expect(types.indexOf('job.started')).toBeGreaterThan(-1);
+    expect(types.indexOf('job.finished')).toBeGreaterThan(types.indexOf('job.started'));
+    expect(events(t.root).find((e) => e.type === 'job.finished')).toMatchObject({ task: 1, job: 'bg_000001', status: 'completed', exitCode: 0, unblocked: [2] });
+  });
+
+  it('a failure releases the task with metadata.lastRun (exit code and tail)', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    tasks(t.root, ['create', 'Test']);
+    expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', 'echo compiling; echo "3 tests failed" >&2; exit 3']).code).toBe(0);
+    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('failed'), WAIT);
+    const task = readTaskFile(t.board, 1) as { status: string; owner: string; metadata: { lastRun: Record<string, unknown> } };
+    expect(task).toMatchObject({ status: 'pending', owner: '' });
+    expect(task.metadata.lastRun).toMatchObject({ job: 'bg_000001', exitCode: 3, tail: 'compiling\n3 tests failed' });
+    expect(typeof task.metadata.lastRun.at).toBe('string');
+    expect(events(t.root).find((e) => e.type === 'job.finished')).toMatchObject({ status: 'failed', exitCode: 3 });
+    // A command that cannot start fails the same way.
+    expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'no-such-command-dotasks']).code).toBe(0);
+    await vi.waitFor(() => expect(job(t.root, 'bg_000002').state).toBe('failed'), WAIT);
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', metadata: { lastRun: { job: 'bg_000002', exitCode: 127 } } });
+    expect(tasks(t.root, ['logs', 'bg_000002']).stdout).toContain('cannot start no-such-command-dotasks');
+  });
+
+  it('refuses a task it cannot claim, and starts nothing', () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    tasks(t.root, ['create', 'Build']);
+    tasks(t.root, ['create', 'Deploy', '--blocked-by', '1']);
+    expect(tasks(t.root, ['run', '2', '--', 'true']).code).toBe(1);
+    tasks(t.root, ['claim', '1', '--owner', 'someone']);
+    const lost = tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'true']);
+    expect(lost.code).toBe(3);
+    expect(lost.stderr).toContain('already claimed by someone');
+    expect(tasks(t.root, ['run', '1', '--owner', 'someone']).code).toBe(2);
+    expect(jobs(t.root)).toEqual([]);
+  });
+
+  it('kill ends the whole process tree: children and grandchildren', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    tasks(t.root, ['create', 'Serve']);
+    const pids = join(t.root, 'pids');
+    const script = `sleep 300 & echo $! >> ${pids}; sh -c 'sleep 300 & echo $! >> ${pids}; wait' & echo $! >> ${pids}; echo $$ >> ${pids}; wait`;
+    expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', script]).code).toBe(0);
+    await vi.waitFor(() => expect(existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').length : 0).toBe(4), WAIT);
+    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('running'), WAIT);
+    const tree = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    const record = job(t.root, 'bg_000001');
+    leftovers.push(record.pid!);
+    for (const pid of tree) expect(running(pid)).toBe(true);
+
+    const killed = tasks(t.root, ['kill', 'bg_000001']);
+    expect(killed.code).toBe(0);
+    expect(killed.stdout).toContain('killed bg_000001');
+    for (const pid of [...tree, record.supervisorPid!]) await vi.waitFor(() => expect(running(pid)).toBe(false), WAIT);
+    expect(job(t.root, 'bg_000001').state).toBe('killed');
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '', metadata: { lastRun: { job: 'bg_000001', killed: true } } });
+    expect(tasks(t.root, ['kill', 'bg_000001']).stdout).toContain('already finished');
+  });
+
+  it('a killed supervisor stops renewing: the lease expires and reap releases the task', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    // Short enough to see renewals, long enough that a loaded machine never misses one (renewed every 2 s).
+    writeFileSync(join(t.board, 'config.json'), JSON.stringify({ leaseSeconds: 6 }));
+    tasks(t.root, ['create', 'Long run']);
+    expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sleep', '300']).code).toBe(0);
+    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('running'), WAIT);
+    const record = job(t.root, 'bg_000001');
+    leftovers.push(record.pid!);
+    const leaseFile = join(t.board, '.runtime', 'leases', 'task_1.json');
+    const lease = () => JSON.parse(readFileSync(leaseFile, 'utf8')) as { expiresAt: string; pid?: number };
+    expect(lease().pid).toBe(record.supervisorPid);
+    // While the supervisor lives it renews the lease, so nothing is reaped.
+    const first = lease().expiresAt;
+    await vi.waitFor(() => expect(lease().expiresAt).not.toBe(first), WAIT);
+    expect(JSON.parse(tasks(t.root, ['reap', '--json']).stdout).reaped).toEqual([]);
+
+    process.kill(record.supervisorPid!, 'SIGKILL');
+    await vi.waitFor(() => {
+      const reaped = JSON.parse(tasks(t.root, ['reap', '--json']).stdout).reaped as { task: number }[];
+      expect(reaped.map((r) => r.task)).toEqual([1]);
+    }, WAIT);
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '' });
+    expect(job(t.root, 'bg_000001').state).toBe('lost');
+  });
+
+  it('job ids are unique when several processes start jobs at once', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const n = 5;
+    for (let i = 1; i <= n; i++) tasks(t.root, ['create', `Job ${i}`]);
+    const results = await Promise.all(
+      Array.from({ length: n }, (_, i) => tasksAsync(t.root, ['run', String(i + 1), '--owner', `w${i}`, '--json', '--', 'true'])),
+    );
+    for (const r of results) expect(r.code, r.stderr).toBe(0);
+    const ids = results.map((r) => (JSON.parse(r.stdout) as { job: JobJson }).job.id).sort();
+    expect(ids).toEqual(['bg_000001', 'bg_000002', 'bg_000003', 'bg_000004', 'bg_000005']);
+    await vi.waitFor(() => expect(jobs(t.root).map((j) => j.state)).toEqual(Array(n).fill('completed')), WAIT);
+    expect(tasks(t.root, ['list']).stdout).toContain(`${n}/${n} done`);
+  });
+
+  it('logs --follow prints until the job ends', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    tasks(t.root, ['create', 'Count']);
+    const gate = join(t.root, 'gate');
+    const script = `echo one; while [ ! -e ${gate} ]; do sleep 0.05; done; echo two`;
+    tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', script]);
+    const follow = tasksAsync(t.root, ['logs', 'bg_000001', '--follow']);
+    await vi.waitFor(() => expect(tasks(t.root, ['logs', 'bg_000001']).stdout).toBe('one\n'), WAIT);
+    writeFileSync(gate, '');
+    const r = await follow;
+    expect(r).toMatchObject({ code: 0, stdout: 'one\ntwo\n' });
+  });
+});

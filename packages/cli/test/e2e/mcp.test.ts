@@ -1,0 +1,143 @@
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tempBoard } from '../helpers.js';
+
+interface ToolResult {
+  isError?: boolean;
+  content: { type: string; text: string }[];
+  structuredContent?: Record<string, unknown>;
+}
+
+describe('tasks mcp', () => {
+  let cleanup = () => {};
+  let client: Client | undefined;
+  afterEach(async () => {
+    await client?.close();
+    client = undefined;
+    cleanup();
+  });
+
+  async function connect(root: string, env: Record<string, string> = {}, args: string[] = []): Promise<Client> {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [TASKS_BIN, 'mcp', ...args],
+      cwd: root,
+      env: cleanEnv(env) as Record<string, string>,
+      stderr: 'pipe',
+    });
+    client = new Client({ name: 'dotasks-test', version: '0.0.0' });
+    await client.connect(transport);
+    return client;
+  }
+
+  const call = async (c: Client, args: Record<string, unknown>) => (await c.callTool({ name: 'todo', arguments: args })) as ToolResult;
+
+  it('serves the todo tool: create, link, complete and see unblocked, a cycle as an error result', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const c = await connect(t.root, { TASKS_OWNER: 'agent-1' });
+
+    const { tools } = await c.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['todo']);
+    expect(tools[0].annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: false });
+    expect((tools[0].inputSchema.properties as Record<string, unknown>).action).toBeDefined();
+
+    const created = await call(c, { action: 'create', subject: 'Parse AST' });
+    expect(created.isError).toBe(false);
+    expect(created.structuredContent).toMatchObject({ ok: true, task: { id: 1 } });
+    expect(created.content[0].text).toContain('<TASK_BOARD>\n[ ] #1: Parse AST');
+    await call(c, { action: 'create', subject: 'Transform AST' });
+    const linked = await call(c, { action: 'update', task_id: 2, add_blocked_by: [1] });
+    expect(linked.content[0].text).toContain('[ ] #2: Transform AST (blocked by: #1)');
+
+    const started = await call(c, { action: 'update', task_id: 1, status: 'in_progress' });
+    expect(started.structuredContent).toMatchObject({ task: { status: 'in_progress', owner: 'agent-1' } });
+    const done = await call(c, { action: 'update', task_id: '#1', status: 'completed' });
+    expect(done.isError).toBe(false);
+    expect(done.structuredContent?.unblocked).toEqual([2]);
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'completed', owner: 'agent-1' });
+
+    await call(c, { action: 'create', subject: 'Emit code', add_blocked_by: [2] });
+    const cycle = await call(c, { action: 'update', task_id: 2, add_blocked_by: [3] });
+    expect(cycle.isError).toBe(true);
+    expect(cycle.structuredContent).toMatchObject({ ok: false, error: { code: 'E_CYCLE' } });
+    const spelled = ((cycle.structuredContent?.error as { cycle: number[] }).cycle).map((n) => `#${n}`).join(' -> ');
+    expect(spelled).toMatch(/^#(2|3) -> #(2|3) -> #(2|3)$/);
+    expect(cycle.content[0].text).toContain(`would close a cycle ${spelled}`);
+    expect(readTaskFile(t.board, 2).blockedBy).toEqual([]);
+
+    const unknown = (await c.callTool({ name: 'nope', arguments: {} })) as ToolResult;
+    expect(unknown.isError).toBe(true);
+  });
+
+  it('serves the board as a resource', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    expect(tasks(t.root, ['create', 'Parse AST']).code).toBe(0);
+    const c = await connect(t.root, {}, ['--owner', 'agent-2']);
+    const { resources } = await c.listResources();
+    expect(resources.map((r) => r.uri)).toEqual(['tasks://board', 'tasks://board.json']);
+    const text = await c.readResource({ uri: 'tasks://board' });
+    expect((text.contents[0] as { text: string }).text).toBe('[ ] #1: Parse AST\n0/1 done · ready: #1');
+    const json = await c.readResource({ uri: 'tasks://board.json' });
+    expect(JSON.parse((json.contents[0] as { text: string }).text)).toMatchObject({ tasks: [{ id: 1, ready: true }], counts: { total: 1 } });
+    const claimed = await call(c, { action: 'claim' });
+    expect(claimed.structuredContent).toMatchObject({ task: { id: 1, owner: 'agent-2' } });
+  });
+
+  it('exits cleanly (status 0) when the client closes stdin', () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const messages = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'todo', arguments: { action: 'create', subject: 'Over stdio' } } },
+    ];
+    const r = spawnSync(process.execPath, [TASKS_BIN, 'mcp'], {
+      cwd: t.root,
+      env: cleanEnv({ TASKS_OWNER: 'raw' }),
+      input: messages.map((m) => JSON.stringify(m)).join('\n') + '\n',
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    const replies = r.stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: number; result?: Record<string, unknown> });
+    expect(replies.map((m) => m.id)).toEqual([1, 2]);
+    expect(replies[0].result?.serverInfo).toMatchObject({ name: 'dotasks' });
+    expect(replies[1].result?.isError).toBe(false);
+    expect(readTaskFile(t.board, 1).subject).toBe('Over stdio');
+  });
+
+  it('tasks list never loads the MCP SDK', () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const trace = join(t.root, 'resolved.txt');
+    writeFileSync(trace, '');
+    const hooks = join(t.root, 'hooks.mjs');
+    writeFileSync(
+      hooks,
+      `import { appendFileSync } from 'node:fs';\nexport async function resolve(specifier, context, next) {\n  appendFileSync(${JSON.stringify(trace)}, specifier + '\\n');\n  return next(specifier, context);\n}\n`,
+    );
+    const register = join(t.root, 'register.mjs');
+    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    const run = (args: string[]) => spawnSync(process.execPath, ['--import', pathToFileURL(register).href, TASKS_BIN, ...args], { cwd: t.root, env: cleanEnv(), encoding: 'utf8' });
+    for (const args of [['list'], ['list', '--all', '--json'], ['create', 'x'], ['events']]) {
+      writeFileSync(trace, '');
+      expect(run(args).status).toBe(0);
+      const resolved = readFileSync(trace, 'utf8');
+      expect(resolved).toContain('main.js');
+      expect(resolved).not.toContain('@modelcontextprotocol');
+    }
+    // The check can fail: the mcp command does load it.
+    writeFileSync(trace, '');
+    spawnSync(process.execPath, ['--import', pathToFileURL(register).href, TASKS_BIN, 'mcp'], { cwd: t.root, env: cleanEnv(), input: '', encoding: 'utf8' });
+    appendFileSync(trace, '');
+    expect(readFileSync(trace, 'utf8')).toContain('@modelcontextprotocol/sdk/server/stdio.js');
+  });
+});
