@@ -578,7 +578,8 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
       if (!m) return item;
       const id = Number(m[1]);
       file.stringIds = true;
-      push('string_id', findArrayElement(text, key, index), `"${key}" holds the id ${JSON.stringify(item)} as a string`, `write it as ${id} (tasks doctor --fix)`, true);
+      const fixable = fileId !== undefined;
+      push('string_id', findArrayElement(text, key, index), `"${key}" holds the id ${JSON.stringify(item)} as a string`, fixable ? `write it as ${id} (tasks doctor --fix)` : `write it as ${id}`, fixable);
       return id;
     });
   }
@@ -625,7 +626,8 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
       push('invalid_field', 0, details?.problem ?? String(error), 'edit the file by hand (see docs/format.md)');
       return file;
     }
-    if (!file.stringIds && serializeTask(file.task) !== text) {
+    // A file under a name that is not task_N.json is never rewritten: its name is the problem.
+    if (!file.stringIds && fileId !== undefined && serializeTask(file.task) !== text) {
       const canonical = serializeTask(file.task);
       let i = 0;
       while (i < text.length && text[i] === canonical[i]) i++;

@@ -186,13 +186,13 @@ export function renderMermaid(model: GraphModel): string {
 
 // ---- Graphviz dot -------------------------------------------------------------------
 
-const DOT_STYLES: Record<NodeState, string> = {
-  done: 'fillcolor="#e6f4ea", color="#34a853", fontcolor="#5f6368"',
-  active: 'fillcolor="#fef7e0", color="#f9ab00", penwidth=2',
-  ready: 'fillcolor="#e8f0fe", color="#1a73e8", penwidth=2',
-  blocked: 'fillcolor="#f1f3f4", color="#9aa0a6"',
-  waiting: 'fillcolor="#f1f3f4", color="#9aa0a6"',
-  deleted: 'fillcolor="#ffffff", color="#dadce0", fontcolor="#9aa0a6", style="rounded,filled,dashed"',
+const DOT_STYLES: Record<NodeState, Record<string, string>> = {
+  done: { fillcolor: '"#e6f4ea"', color: '"#34a853"', fontcolor: '"#5f6368"' },
+  active: { fillcolor: '"#fef7e0"', color: '"#f9ab00"', penwidth: '2' },
+  ready: { fillcolor: '"#e8f0fe"', color: '"#1a73e8"', penwidth: '2' },
+  blocked: { fillcolor: '"#f1f3f4"', color: '"#9aa0a6"' },
+  waiting: { fillcolor: '"#f1f3f4"', color: '"#9aa0a6"' },
+  deleted: { fillcolor: '"#ffffff"', color: '"#dadce0"', fontcolor: '"#9aa0a6"', style: '"rounded,filled,dashed"' },
 };
 
 /** Text inside a dot string: quotes and backslashes escaped, one line. */
@@ -210,8 +210,8 @@ export function renderDot(model: GraphModel): string {
   ];
   for (const n of model.nodes) {
     const label = `"${dotEscape(`#${n.id} ${n.subject}`)}\\n${dotEscape(stateText(n))}"`;
-    const critical = n.critical ? `, color="${CRITICAL_COLOR}", penwidth=3` : '';
-    lines.push(`  t${n.id} [label=${label}, ${DOT_STYLES[n.state]}${critical}];`);
+    const attrs: Record<string, string> = { label, ...DOT_STYLES[n.state], ...(n.critical ? { color: `"${CRITICAL_COLOR}"`, penwidth: '3' } : {}) };
+    lines.push(`  t${n.id} [${Object.entries(attrs).map(([k, v]) => `${k}=${v}`).join(', ')}];`);
   }
   const byId = new Map(model.nodes.map((n) => [n.id, n]));
   for (const e of model.edges) {
