@@ -1,6 +1,6 @@
 import { readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatCycle, isErrnoException } from './errors.js';
+import { TasksError, formatCycle, isErrnoException } from './errors.js';
 import { appendEvents, type NewEvent } from './events.js';
 import {
   MAX_TASK_FILE_BYTES,
@@ -141,6 +141,8 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
         );
       } catch (error) {
         if (error instanceof ChangedMeanwhile && attempt < 5) continue;
+        if (error instanceof ChangedMeanwhile)
+          throw new TasksError('E_LOCKED', "task files kept changing while 'tasks doctor --fix' ran; nothing more was repaired, run it again");
         throw error;
       }
       const events: NewEvent[] = [];

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readTaskFile, tasks, tempBoard } from '../helpers.js';
+import { readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
 
 interface Finding {
   code: string;
@@ -304,6 +304,24 @@ describe('tasks doctor', () => {
     const d = diagnose();
     expect(d.findings).toMatchObject([{ code: 'merge_driver', fix: 'register it: tasks init --git', fixable: false }]);
     expect(tasks(root, ['init', '--git']).code).toBe(0);
+    expect(diagnose().code).toBe(0);
+  });
+
+  it('never loses an edit made while --fix repairs the same files', async () => {
+    const files: Record<string, string> = {};
+    // #2..#12 each wait for the task before, but no blocker lists its dependent: 11 files to repair.
+    for (let id = 1; id <= 12; id++) files[`task_${id}.json`] = canonical(task(id, { blockedBy: id > 1 ? [id - 1] : [] }));
+    setup(files);
+    const runs = [tasksAsync(root, ['doctor', '--fix'])];
+    for (let id = 1; id <= 12; id++) runs.push(tasksAsync(root, ['update', String(id), '--description', `edited ${id}`]));
+    const results = await Promise.all(runs);
+    expect(results.slice(1).map((r) => r.code)).toEqual(Array(12).fill(0));
+    expect(results[0].code).toBe(0);
+    for (let id = 1; id <= 12; id++) {
+      const t = readTaskFile(board, id);
+      expect(t.description).toBe(`edited ${id}`);
+      expect(t.blocks).toEqual(id < 12 ? [id + 1] : []);
+    }
     expect(diagnose().code).toBe(0);
   });
 });
