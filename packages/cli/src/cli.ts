@@ -36,7 +36,12 @@ export function buildCli(args: string[]): Argv {
     .command(
       'init',
       'create an empty board (.tasks/ with its .gitignore)',
-      (y) => y.example('$0 init', 'make .tasks/ at the root of this repository'),
+      (y) =>
+        y
+          .option('git', { type: 'boolean', describe: 'also write .tasks/.gitattributes and register the merge driver in this clone (fine on an existing board)' })
+          .option('driver-program', { type: 'string', describe: 'the program git runs as the merge driver (default: this node and tasks bin, by absolute path)' })
+          .example('$0 init', 'make .tasks/ at the root of this repository')
+          .example('$0 init --git', 'and merge task files field by field in git'),
       (a) => run(a as Args, async () => (await import('./commands/init.js')).init(a as Args)),
     )
     .command(
@@ -239,6 +244,65 @@ export function buildCli(args: string[]): Argv {
       (y) => y.positional('job', { type: 'string' }).example('$0 kill bg_000001', 'stop the job and its children'),
       (a) => run(a as Args, async () => (await import('./commands/kill.js')).kill(a as never)),
     )
+    // --- issue 6: people and git (doctor, graph, merge driver, import, export) ---
+    .command(
+      'doctor',
+      'check the board for problems (bad files, one-sided edges, cycles, stale locks …); --fix repairs the safe ones',
+      (y) =>
+        y
+          .option('fix', { type: 'boolean', describe: 'repair what is safe to repair, printing each change' })
+          .example('$0 doctor', 'list every problem with file:line:column and a fix')
+          .example('$0 doctor --fix', 'repair; exits 1 while anything is left for a person'),
+      (a) => run(a as Args, async () => (await import('./commands/doctor.js')).doctor(a as never)),
+    )
+    .command(
+      'graph',
+      'draw the dependency graph (ready tasks and the critical path stand out)',
+      (y) =>
+        y
+          .option('format', { alias: 'f', type: 'string', choices: ['text', 'mermaid', 'dot'], default: 'text', describe: 'output format' })
+          .option('all', { alias: 'a', type: 'boolean', describe: 'include deleted tasks' })
+          .example('$0 graph', 'the graph as a tree in the terminal')
+          .example('$0 graph --format mermaid', 'paste into a ```mermaid block; renders on GitHub')
+          .example('$0 graph -f dot | dot -Tsvg > tasks.svg', 'an image with Graphviz'),
+      (a) => run(a as Args, async () => (await import('./commands/graph.js')).graph(a as never)),
+    )
+    .command(
+      'merge-driver <base> <ours> <theirs> [path]',
+      'git merge driver for task files: tasks merge-driver %O %A %B %P (see tasks init --git)',
+      (y) =>
+        y
+          .positional('base', { type: 'string', describe: '%O: the common ancestor' })
+          .positional('ours', { type: 'string', describe: '%A: our version; the result is written here' })
+          .positional('theirs', { type: 'string', describe: '%B: their version' })
+          .positional('path', { type: 'string', describe: '%P: the path in the repository' })
+          .example('git config merge.dotasks.driver "tasks merge-driver %O %A %B %P"', 'what tasks init --git registers'),
+      (a) => run(a as Args, async () => (await import('./commands/merge-driver.js')).mergeDriver(a as never)),
+    )
+    .command(
+      'import <kind> <source>',
+      'import a Claude Code task list (claude DIR) or seed 000 tasks.json (store FILE) onto the next free ids',
+      (y) =>
+        y
+          .positional('kind', { type: 'string', choices: ['claude', 'store'] })
+          .positional('source', { type: 'string', describe: 'the folder (claude) or file (store)' })
+          .option('dry-run', { type: 'boolean', describe: 'show the id mapping, write nothing' })
+          .example('$0 import claude ~/.claude/tasks/my-list --dry-run', 'see which ids the tasks would get')
+          .example('$0 import store .my_agent_core/tasks.json', 'bring seed 000 TaskStore tasks over'),
+      (a) => run(a as Args, async () => (await import('./commands/import.js')).importCommand(a as never)),
+    )
+    .command(
+      'export',
+      'print the board as json, jsonl or markdown',
+      (y) =>
+        y
+          .option('format', { alias: 'f', type: 'string', choices: ['json', 'jsonl', 'markdown'], default: 'json' })
+          .option('all', { alias: 'a', type: 'boolean', describe: 'include deleted tasks' })
+          .example('$0 export --format markdown > TASKS.md', 'a checklist for a pull request')
+          .example('$0 export -f jsonl | jq .subject', 'one task a line for other tools'),
+      (a) => run(a as Args, async () => (await import('./commands/export.js')).exportCommand(a as never)),
+    )
+    // --- end issue 6 ---
     .demandCommand(1, 'name a command; try tasks list')
     .strict()
     .recommendCommands()

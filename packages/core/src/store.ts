@@ -328,7 +328,8 @@ export class TaskStore {
     return join(this.dir, taskFileName(id));
   }
 
-  private taskLockPath(id: number): string {
+  /** The lock directory of task `id` (for core modules that write task files under its lock). */
+  taskLockPath(id: number): string {
     return join(this.dir, `${taskFileName(id)}.lock`);
   }
 

@@ -1,14 +1,45 @@
-import { TaskStore, resolveBoardDir } from '@dotasks/core';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { TaskStore, TasksError, resolveBoardDir, setupGitMerge, shellQuote } from '@dotasks/core';
 import type { CommandOutput, GlobalOptions } from '../context.js';
 
-export type InitOptions = GlobalOptions;
+export interface InitOptions extends GlobalOptions {
+  /** Also set the board up for git: .gitattributes and the merge driver in this clone's config. */
+  git?: boolean;
+  /** The program git runs as the merge driver (default: this node and this tasks bin, by absolute path). */
+  driverProgram?: string;
+}
 
-/** Creates `.tasks/` with its `.gitignore`; refuses to clobber an existing board. */
+/** `'/usr/bin/node' '/…/packages/cli/bin/tasks.js'`: exactly the tasks that is running, whatever PATH says. */
+function thisProgram(): string {
+  const bin = realpathSync(fileURLToPath(new URL('../../bin/tasks.js', import.meta.url)));
+  return `${shellQuote(process.execPath)} ${shellQuote(bin)}`;
+}
+
+/**
+ * Creates `.tasks/` with its `.gitignore`; refuses to clobber an existing
+ * board. With `--git` an existing board is fine: only the git setup is (re)done.
+ */
 export async function init(options: InitOptions): Promise<CommandOutput> {
   const { dir } = resolveBoardDir({ dir: options.dir, cwd: options.cwd });
-  TaskStore.init(dir);
+  let created = true;
+  try {
+    TaskStore.init(dir);
+  } catch (error) {
+    if (!(options.git && error instanceof TasksError && error.code === 'E_EXISTS')) throw error;
+    created = false;
+  }
+  const lines = [created ? `created an empty board in ${dir}` : `the board ${dir} exists; set it up for git`];
+  let git: ReturnType<typeof setupGitMerge> | undefined;
+  if (options.git) {
+    git = setupGitMerge(dir, options.driverProgram?.trim() || thisProgram());
+    lines.push(`${git.attributesChanged ? 'wrote' : 'kept'} ${git.attributesFile} (task files and .highwatermark merge with the dotasks driver)`);
+    lines.push(`registered merge.dotasks.driver in ${git.repository}: ${git.driver}`);
+    lines.push("commit .tasks/.gitattributes; every other clone runs 'tasks init --git' once (tasks doctor reminds it)");
+  }
+  if (created) lines.push('next: tasks create "First task"');
   return {
-    text: `created an empty board in ${dir}\nnext: tasks create "First task"`,
-    json: { dir },
+    text: lines.join('\n'),
+    json: { dir, created, ...(git ? { git: { attributesFile: git.attributesFile, driver: git.driver, repository: git.repository } } : {}) },
   };
 }

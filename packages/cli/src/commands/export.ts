@@ -1,0 +1,19 @@
+import { EXPORT_FORMATS, TasksError, exportBoard, renderProblem, type ExportFormat } from '@dotasks/core';
+import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+
+export interface ExportOptions extends GlobalOptions {
+  format?: string;
+  all?: boolean;
+}
+
+/** Prints the board as JSON, JSON lines or Markdown. */
+export async function exportCommand(options: ExportOptions): Promise<CommandOutput> {
+  const format = (options.format ?? 'json') as ExportFormat;
+  if (!EXPORT_FORMATS.includes(format)) throw new TasksError('E_USAGE', `unknown export format '${format}'; use one of ${EXPORT_FORMATS.join(', ')}`);
+  const snapshot = openStore(options).loadBoard();
+  return {
+    text: exportBoard(snapshot, format, { all: options.all }),
+    warnings: snapshot.problems.map(renderProblem),
+    exitCode: snapshot.problems.length ? 1 : 0,
+  };
+}

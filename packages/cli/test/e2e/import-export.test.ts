@@ -1,0 +1,157 @@
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readTaskFile, tasks, tempBoard } from '../helpers.js';
+
+function run(cwd: string, args: string[]): string {
+  const r = tasks(cwd, args);
+  if (r.code !== 0) throw new Error(`tasks ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+/** A Claude Code task list as it sits in ~/.claude/tasks/<list-id>/. */
+function writeClaudeList(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  const write = (id: number, fields: Record<string, unknown>) => writeFileSync(join(dir, `${id}.json`), JSON.stringify({ id: String(id), ...fields }, null, 2));
+  write(1, { subject: 'Set up schema', description: 'users and orders', activeForm: 'Setting up schema', status: 'completed', blocks: ['2', '3'], blockedBy: [] });
+  write(2, { subject: 'Write API', description: '', activeForm: 'Writing API', status: 'in_progress', owner: 'agent-1', blocks: ['4'], blockedBy: ['1'] });
+  // Only one side of 3 -> 4 is written here (Claude lists sometimes do that); the import writes both.
+  write(3, { subject: 'Write client', description: '', status: 'pending', blocks: [], blockedBy: ['1'], metadata: { area: 'web' } });
+  write(4, { subject: 'End-to-end tests', description: '', status: 'pending', blocks: [], blockedBy: ['2', '3', '99'] });
+  writeFileSync(join(dir, '.highwatermark'), '4');
+  writeFileSync(join(dir, '.lock'), '');
+}
+
+/** Seed 000's single tasks.json. */
+const STORE_FILE = {
+  next_id: 4,
+  tasks: [
+    { id: 'task_1', subject: 'Design the tables', description: 'PostgreSQL', status: 'completed', owner: 'agent', active_form: 'writing schema.sql', blocked_by: [], metadata: { priority: 'high' } },
+    { id: 'task_2', subject: 'Write the API', description: 'FastAPI', status: 'in_progress', owner: 'agent', active_form: 'implementing endpoints', blocked_by: [], metadata: {} },
+    { id: 'task_3', subject: 'Write unit tests', description: 'edge cases', status: 'pending', owner: null, active_form: null, blocked_by: ['task_2', 'task_1'], metadata: {} },
+  ],
+};
+
+describe('tasks import and export', () => {
+  let cleanup = () => {};
+  afterEach(() => cleanup());
+
+  function board(): { root: string; board: string } {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    // Something already on the board, so imported ids must move.
+    run(t.root, ['create', 'Existing task']);
+    run(t.root, ['create', 'Another one']);
+    return t;
+  }
+
+  it('imports a Claude Code task list onto the next free ids with edges on both sides', () => {
+    const t = board();
+    const list = join(t.root, 'claude-list');
+    writeClaudeList(list);
+
+    const dry = tasks(t.root, ['import', 'claude', list, '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout.replace(list, 'LIST')).toMatchInlineSnapshot(`
+      "would import 4 tasks from LIST:
+        1 -> #3: Set up schema
+        2 -> #4: Write API
+        3 -> #5: Write client
+        4 -> #6: End-to-end tests (blocked by #4, #5)
+      nothing was written (drop --dry-run to import)
+      "
+    `);
+    expect(dry.stderr).toContain('warning: 4 (End-to-end tests): dropped the edge to "99", which is not in the list');
+    expect(existsSync(join(t.board, 'task_3.json'))).toBe(false);
+
+    const r = tasks(t.root, ['import', 'claude', list]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('imported 4 tasks');
+    expect(readTaskFile(t.board, 3)).toEqual({
+      id: 3,
+      subject: 'Set up schema',
+      description: 'users and orders',
+      status: 'completed',
+      owner: '',
+      activeForm: 'Setting up schema',
+      blockedBy: [],
+      blocks: [4, 5],
+    });
+    expect(readTaskFile(t.board, 4)).toMatchObject({ status: 'in_progress', owner: 'agent-1', blockedBy: [], blocks: [6] });
+    expect(readTaskFile(t.board, 5)).toMatchObject({ blockedBy: [], blocks: [6], metadata: { area: 'web' } });
+    expect(readTaskFile(t.board, 6)).toMatchObject({ blockedBy: [4, 5], blocks: [] });
+    expect(readFileSync(join(t.board, '.highwatermark'), 'utf8')).toBe('6\n');
+    // Both sides of every edge are on disk: doctor finds nothing to say.
+    expect(tasks(t.root, ['doctor']).code).toBe(0);
+    expect(run(t.root, ['list'])).toContain('[ ] #5: Write client\n[ ] #6: End-to-end tests (blocked by: #4, #5)');
+    // New tasks after an import never reuse its ids.
+    expect(run(t.root, ['create', 'After the import'])).toContain('created #7');
+  });
+
+  it("imports seed 000's tasks.json, rewriting task_N ids and blocked_by", () => {
+    const t = board();
+    const file = join(t.root, 'tasks.json');
+    writeFileSync(file, JSON.stringify(STORE_FILE, null, 2));
+    const json = JSON.parse(run(t.root, ['import', 'store', file, '--json'])) as { mapping: unknown[] };
+    expect(json.mapping).toEqual([
+      { from: 'task_1', to: 3, subject: 'Design the tables' },
+      { from: 'task_2', to: 4, subject: 'Write the API' },
+      { from: 'task_3', to: 5, subject: 'Write unit tests' },
+    ]);
+    expect(readTaskFile(t.board, 3)).toEqual({
+      id: 3,
+      subject: 'Design the tables',
+      description: 'PostgreSQL',
+      status: 'completed',
+      owner: 'agent',
+      activeForm: 'writing schema.sql',
+      blockedBy: [],
+      blocks: [5],
+      metadata: { priority: 'high' },
+    });
+    // A completed blocker keeps the edge on its side only (PROTOCOL §4); the open one is on both.
+    expect(readTaskFile(t.board, 5)).toMatchObject({ owner: '', blockedBy: [4], blocks: [] });
+    expect(readTaskFile(t.board, 4)).toMatchObject({ activeForm: 'implementing endpoints', blocks: [5] });
+    expect(readTaskFile(t.board, 5).activeForm).toBeUndefined();
+    expect(tasks(t.root, ['doctor']).code).toBe(0);
+  });
+
+  it('refuses a list with a cycle and writes nothing', () => {
+    const t = board();
+    const file = join(t.root, 'tasks.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ next_id: 3, tasks: [{ id: 'task_1', subject: 'A', blocked_by: ['task_2'] }, { id: 'task_2', subject: 'B', blocked_by: ['task_1'] }] }),
+    );
+    const r = tasks(t.root, ['import', 'store', file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('has a cycle "task_1" -> "task_2" -> "task_1"');
+    expect(existsSync(join(t.board, 'task_3.json'))).toBe(false);
+  });
+
+  it('exports json, jsonl and markdown', () => {
+    const t = board();
+    run(t.root, ['create', 'Run tests', '--blocked-by', '1,2', '--description', 'unit and e2e\nwith coverage']);
+    run(t.root, ['start', '1', '--owner', 'agent-1', '--active-form', 'working']);
+    const json = JSON.parse(run(t.root, ['export'])) as { tasks: { id: number; openBlockers: number[] }[] };
+    expect(json.tasks.map((x) => [x.id, x.openBlockers])).toEqual([
+      [1, []],
+      [2, []],
+      [3, [1, 2]],
+    ]);
+    const lines = run(t.root, ['export', '--format', 'jsonl']).trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { subject: string }).subject)).toEqual(['Existing task', 'Another one', 'Run tests']);
+    expect(run(t.root, ['export', '-f', 'markdown'])).toMatchInlineSnapshot(`
+      "# Tasks
+
+      0/3 done · 1 in progress · ready: #2 · 1 blocked
+
+      - [ ] #1 Existing task — in progress by agent-1: working
+      - [ ] #2 Another one — ready
+      - [ ] #3 Run tests — blocked by #1, #2
+        unit and e2e
+        with coverage
+      "
+    `);
+  });
+});
