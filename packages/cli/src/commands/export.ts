@@ -13,7 +13,7 @@ export async function exportCommand(options: ExportOptions): Promise<CommandOutp
   const snapshot = openStore(options).loadBoard();
   return {
     text: exportBoard(snapshot, format, { all: options.all }),
-    warnings: snapshot.problems.map(renderProblem),
+    warnings: snapshot.problems.map((p) => renderProblem(p)),
     exitCode: snapshot.problems.length ? 1 : 0,
   };
 }

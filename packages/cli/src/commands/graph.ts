@@ -15,7 +15,7 @@ export async function graph(options: GraphCommandOptions): Promise<CommandOutput
   return {
     text: renderGraph(model, format),
     json: model,
-    warnings: snapshot.problems.map(renderProblem),
+    warnings: snapshot.problems.map((p) => renderProblem(p)),
     exitCode: snapshot.problems.length ? 1 : 0,
   };
 }
