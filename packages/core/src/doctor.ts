@@ -17,7 +17,7 @@ import {
 import { atomicWriteFile, isTempFileName, readFileIfExists } from './fsio.js';
 import { checkMergeDriver } from './git-setup.js';
 import { findJsonSyntaxError, findTopLevelKey, positionAt } from './json-locate.js';
-import { leaseExpiry, listLeases, removeLease } from './leases.js';
+import { leaseExpiry, listLeases, readLease, removeLease } from './leases.js';
 import { acquireLock, withLock, withLocks } from './locks.js';
 import { BOARD_LOCK, HIGHWATERMARK_FILE, RUNTIME_DIR, type TaskStore } from './store.js';
 
@@ -47,7 +47,8 @@ export type FindingCode =
   | 'stale_lock'
   | 'expired_lease'
   | 'temp_file'
-  | 'merge_driver';
+  | 'merge_driver'
+  | 'untracked_claim';
 
 /** One problem: where it is, what is wrong, and one line that says how to fix it. */
 export interface DoctorFinding {
@@ -158,6 +159,10 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
       for (const lease of scan.plan.leases) {
         removeLease(store.runtimeDir, lease.task);
         changes.push({ code: 'expired_lease', file: lease.file, task: lease.task, message: `removed the lease of #${lease.task}: ${lease.why}` });
+      }
+      for (const id of store.adoptUntrackedClaims()) {
+        const task = store.peekTask(id);
+        changes.push({ code: 'untracked_claim', file: store.taskPath(id), task: id, message: `recorded the claim of #${id} by ${task?.owner ?? '?'}` });
       }
       await appendEvents(store.runtimeDir, events, store.lockOptions);
       return;
@@ -492,6 +497,22 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
       });
       plan.leases.push({ task: lease.task, file, why: `${reason}; the task is no longer held by ${lease.owner}` });
     }
+  }
+
+  // Claims made by hand or pulled through git have no record, so the
+  // single-in-progress rule cannot see them until they are adopted.
+  for (const task of byId.values()) {
+    if (task.status !== 'in_progress' || task.owner === '') continue;
+    const lease = readLease(store.runtimeDir, task.id);
+    if (lease && lease.owner === task.owner) continue;
+    findings.push({
+      code: 'untracked_claim',
+      file: store.taskPath(task.id),
+      task: task.id,
+      message: `#${task.id} is in progress for ${task.owner} but has no claim record, so ${task.owner} could start a second task`,
+      fix: 'record the claim (tasks doctor --fix; the watcher does it too)',
+      fixable: true,
+    });
   }
 
   if (options.git !== false) {

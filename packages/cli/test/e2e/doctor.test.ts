@@ -297,6 +297,19 @@ describe('tasks doctor', () => {
     expect(diagnose().code).toBe(0);
   });
 
+  it('records claims made by hand, so single-in-progress sees them', () => {
+    setup({ 'task_1.json': canonical(task(1, { status: 'in_progress', owner: 'ann' })), 'task_2.json': canonical(task(2)) });
+    const d = diagnose();
+    expect(d.findings.map((f) => [f.code, f.task, f.fixable])).toEqual([['untracked_claim', 1, true]]);
+    // Before the fix ann could start a second task; after it she cannot.
+    expect(fix().stdout).toContain('recorded the claim of #1 by ann');
+    expect(diagnose().code).toBe(0);
+    const second = tasks(root, ['claim', '2', '--owner', 'ann']);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('ann already has task #1 in progress');
+    expect(file('task_1.json')).toBe(canonical(task(1, { status: 'in_progress', owner: 'ann' })));
+  });
+
   it('says when the merge driver is not registered in a clone', () => {
     setup({});
     execFileSync('git', ['init', '-q'], { cwd: root });
