@@ -9,3 +9,4 @@ export * from './leases.js';
 export * from './graph.js';
 export * from './store.js';
 export * from './render.js';
+export * from './worktrees.js';

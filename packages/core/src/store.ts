@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { findBoard, type FindBoardOptions } from './board.js';
@@ -121,6 +121,8 @@ export interface ClaimOptions {
   owner: string;
   /** The lease to record; null records a claim that never expires. Default: a lease of the board's length. */
   lease?: LeaseInput | null;
+  /** claimNext only: ids never to claim (e.g. tasks that kept failing for this worker). */
+  exclude?: Iterable<number>;
 }
 
 export interface ClaimResult extends MutationResult {
@@ -286,6 +288,12 @@ export class TaskStore {
   readonly runtimeDir: string;
   readonly lockOptions: LockOptions;
   private configCache?: BoardConfig;
+  /**
+   * Closed tasks already read by claimNext, with the file's identity when read.
+   * Completed and deleted are final states, so a later scan only stats these
+   * files instead of reading them; any rewrite (even by hand) changes the stat.
+   */
+  private closedSeen = new Map<number, { ino: number; mtimeMs: number; size: number; task: Task }>();
 
   constructor(dir: string, options: { lock?: Partial<LockOptions>; env?: NodeJS.ProcessEnv } = {}) {
     this.dir = dir;
@@ -927,14 +935,17 @@ export class TaskStore {
 
   /** Claims the lowest-id ready task; on losing a race, tries the next one. */
   async claimNext(options: ClaimOptions): Promise<ClaimResult> {
+    const exclude = new Set(options.exclude ?? []);
     return this.withOwnerLocks([options.owner], async () => {
       this.assertOwnerFree(options.owner, new Set());
       const cache = new Map<number, Task | undefined>();
       const lookup = (n: number) => {
-        if (!cache.has(n)) cache.set(n, this.peekTask(n));
+        if (!cache.has(n)) cache.set(n, this.peekForScan(n));
         return cache.get(n);
       };
+      // Files are read lazily in id order and the scan stops at the first win.
       for (const id of this.listIds()) {
+        if (exclude.has(id)) continue;
         const task = lookup(id);
         if (!task || !isReady(task, lookup, options.owner)) continue;
         try {
@@ -947,8 +958,25 @@ export class TaskStore {
           throw error;
         }
       }
-      throw new ClaimError('nothing_ready', 'nothing is ready to claim (see \'tasks list\')');
+      throw new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
     });
+  }
+
+  /** peekTask for scans: a closed task seen before is only stat'ed, not read again. */
+  private peekForScan(id: number): Task | undefined {
+    let stat;
+    try {
+      stat = statSync(this.taskPath(id));
+    } catch (error) {
+      if (isErrnoException(error, 'ENOENT')) return undefined;
+      throw error;
+    }
+    const seen = this.closedSeen.get(id);
+    if (seen && seen.ino === stat.ino && seen.mtimeMs === stat.mtimeMs && seen.size === stat.size) return seen.task;
+    const task = this.peekTask(id);
+    if (task && isClosed(task.status)) this.closedSeen.set(id, { ino: stat.ino, mtimeMs: stat.mtimeMs, size: stat.size, task });
+    else this.closedSeen.delete(id);
+    return task;
   }
 
   /** Starts work on a task as a person: like a claim, without a lease that expires. */
@@ -983,17 +1011,31 @@ export class TaskStore {
     return { task: result.written[0] ?? this.getTask(id), written: result.written, unblocked: [], events: result.events };
   }
 
-  /** Renews the lease of `id` (or of every task the owner holds). */
-  async heartbeat(options: { owner: string; id?: number; ttlSeconds?: number }): Promise<Lease[]> {
+  /**
+   * Renews the lease of `id` (or of every task the owner holds). A claim that
+   * never expires stays so unless `ttlSeconds` is given; `worktree` records
+   * where the work happens.
+   */
+  async heartbeat(options: { owner: string; id?: number; ttlSeconds?: number; worktree?: string }): Promise<Lease[]> {
     const renewed: Lease[] = [];
     const ids = options.id !== undefined ? [options.id] : listLeases(this.runtimeDir).filter((l) => l.owner === options.owner).map((l) => l.task);
     for (const id of ids) {
       await withLock(this.taskLockPath(id), this.lockOptions, () => {
         const task = this.getTask(id);
         if (task.status !== 'in_progress' || task.owner !== options.owner)
-          throw new TasksError('E_NOT_OWNER', `task #${id} is not in progress for ${options.owner}; nothing to renew`, { id });
+          throw new TasksError(
+            'E_NOT_OWNER',
+            `task #${id} is not in progress for ${options.owner} (${task.status}${task.owner ? `, owner ${task.owner}` : ''}); nothing to renew`,
+            { id, owner: task.owner, status: task.status },
+          );
         const old = readLease(this.runtimeDir, id);
-        const lease = createLease(id, options.owner, { ttlSeconds: options.ttlSeconds, pid: old?.pid, worktree: old?.worktree }, this.config.leaseSeconds);
+        const ttlSeconds = options.ttlSeconds ?? (old && old.expiresAt === null ? null : undefined);
+        const lease = createLease(
+          id,
+          options.owner,
+          { ttlSeconds, pid: old?.pid, worktree: options.worktree ?? old?.worktree },
+          this.config.leaseSeconds,
+        );
         if (old) lease.claimedAt = old.claimedAt;
         writeLease(this.runtimeDir, lease);
         renewed.push(lease);
