@@ -226,6 +226,16 @@ function ownerLockName(owner: string): string {
   return `owner-${createHash('sha1').update(owner).digest('hex').slice(0, 16)}.lock`;
 }
 
+/** For workers: the task must still be in progress for `owner` (not reaped or taken meanwhile). */
+function assertHeldBy(task: Task, owner: string): void {
+  if (task.status !== 'in_progress' || task.owner !== owner)
+    throw new TasksError(
+      'E_NOT_OWNER',
+      `task #${task.id} is no longer in progress for ${owner} (now ${task.status}${task.owner ? `, owner ${task.owner}` : ''}); it was reaped or taken meanwhile`,
+      { id: task.id, owner: task.owner, status: task.status },
+    );
+}
+
 function transitionAllowed(from: TaskStatus, to: TaskStatus): boolean {
   if (from === to || to === 'deleted') return true;
   if (from === 'pending') return to === 'in_progress' || to === 'completed';
@@ -736,13 +746,14 @@ export class TaskStore {
    * Completes a task and propagates. A task owned by someone else needs
    * `force`; so does one whose blockers are still open.
    */
-  async completeTask(id: number, options: ActorOptions & { force?: boolean } = {}): Promise<MutationResult> {
+  async completeTask(id: number, options: ActorOptions & { force?: boolean; heldBy?: string } = {}): Promise<MutationResult> {
     return this.withBoardLock(async () => {
       const current = this.getTask(id);
       const ids = [id, ...current.blocks];
       const unblocked: number[] = [];
       const result = await this.transact(ids, (tx) => {
         const task = tx.read(id);
+        if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
         if (task.status === 'deleted') checkTransition(task, 'completed');
         if (task.status !== 'completed' && !options.force) {
           if (task.owner !== '' && options.actor !== undefined && task.owner !== options.actor)
@@ -991,9 +1002,13 @@ export class TaskStore {
   }
 
   /** Puts a claimed task back to pending with no owner; someone else's needs `force`. */
-  async releaseTask(id: number, options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown> } = {}): Promise<MutationResult> {
+  async releaseTask(
+    id: number,
+    options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string } = {},
+  ): Promise<MutationResult> {
     const result = await this.transact([id], (tx) => {
       const task = tx.edit(id);
+      if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
       if (isClosed(task.status)) checkTransition(task, 'pending');
       if (task.owner !== '' && options.actor !== undefined && task.owner !== options.actor && !options.force)
         throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${task.owner}; add --force to release it anyway`, {

@@ -188,13 +188,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       return;
     }
     if (options.signal?.aborted) {
-      await store.releaseTask(id, { actor: owner, reason: 'interrupted' }).catch((error: unknown) => lose(id, error));
+      await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'interrupted' }).catch((error: unknown) => lose(id, error));
       emit({ type: 'task.interrupted', task: id });
       return;
     }
     if (exit.code === 0) {
       try {
-        const done = await store.completeTask(id, { actor: owner });
+        const done = await store.completeTask(id, { actor: owner, heldBy: owner });
         summary.completed.push(id);
         emit({ type: 'task.completed', task: id, durationMs, unblocked: done.unblocked });
       } catch (error) {
@@ -212,7 +212,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     }
     const lastError: LastError = { exitCode: exit.code, signal: exit.signal, at: new Date().toISOString(), owner, tail: run.tail() };
     try {
-      await store.releaseTask(id, { actor: owner, reason: 'failed', metadata: { lastError } });
+      await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'failed', metadata: { lastError } });
     } catch (error) {
       lose(id, error);
       return;
