@@ -144,6 +144,9 @@ class ConcurrentChangeError extends Error {}
 
 const MAX_ATTEMPTS = 5;
 
+/** How long claimNext trusts a closed task it has seen before stat'ing its file again (ms). */
+const CLOSED_RECHECK_MS = 1000;
+
 /** Reads, stages and commits task files while their locks are held. */
 class Transaction {
   private originals = new Map<number, string | undefined>();
@@ -299,11 +302,13 @@ export class TaskStore {
   readonly lockOptions: LockOptions;
   private configCache?: BoardConfig;
   /**
-   * Closed tasks already read by claimNext, with the file's identity when read.
-   * Completed and deleted are final states, so a later scan only stats these
-   * files instead of reading them; any rewrite (even by hand) changes the stat.
+   * Closed tasks already read by claimNext, with the file's identity when read
+   * and when that was last checked. Completed and deleted are final states, so
+   * a later scan does not read these files again: it trusts the entry for
+   * CLOSED_RECHECK_MS, then stats the file (any rewrite, even by hand or by
+   * `clear` and a new task with the same id, changes the stat).
    */
-  private closedSeen = new Map<number, { ino: number; mtimeMs: number; size: number; task: Task }>();
+  private closedSeen = new Map<number, { ino: number; mtimeMs: number; size: number; checkedAt: number; task: Task }>();
 
   constructor(dir: string, options: { lock?: Partial<LockOptions>; env?: NodeJS.ProcessEnv } = {}) {
     this.dir = dir;
@@ -459,13 +464,17 @@ export class TaskStore {
   }
 
   /** Runs fn in a transaction holding the locks of `ids` (ascending), retrying on a detected lock race. */
-  private async transact<T>(ids: number[], fn: (tx: Transaction) => T | Promise<T>): Promise<{ value: T; written: Task[]; events: TaskEvent[] }> {
+  private async transact<T>(
+    ids: number[],
+    fn: (tx: Transaction) => T | Promise<T>,
+    lockOptions: LockOptions = this.lockOptions,
+  ): Promise<{ value: T; written: Task[]; events: TaskEvent[] }> {
     const sorted = normalizeIds(ids);
     for (let attempt = 1; ; attempt++) {
       try {
         return await withLocks(
           sorted.map((id) => this.taskLockPath(id)),
-          this.lockOptions,
+          lockOptions,
           async (locks) => {
             const tx = new Transaction(this, new Set(sorted), locks);
             const value = await fn(tx);
@@ -903,7 +912,7 @@ export class TaskStore {
     return this.withOwnerLocks([options.owner], () => this.claimUnderOwnerLock(id, options));
   }
 
-  private async claimUnderOwnerLock(id: number, options: ClaimOptions, eventType = 'claimed'): Promise<ClaimResult> {
+  private async claimUnderOwnerLock(id: number, options: ClaimOptions, eventType = 'claimed', noWait = false): Promise<ClaimResult> {
     const owner = options.owner;
     if (owner === '') throw new TasksError('E_INVALID', 'a claim needs an owner (--owner or TASKS_OWNER)');
     if (!existsSync(this.taskPath(id))) throw new ClaimError('not_found', `task #${id} not found (see 'tasks list')`, { task: id });
@@ -939,12 +948,18 @@ export class TaskStore {
       if (previous && options.lease === undefined) lease.claimedAt = previous.claimedAt;
       tx.afterCommit.push(() => writeLease(this.runtimeDir, lease));
       if (!alreadyHeld) tx.event({ type: eventType, task: id, owner, ...(lease.expiresAt ? { expiresAt: lease.expiresAt } : {}) });
-    });
+    }, noWait ? { ...this.lockOptions, timeoutMs: 0 } : this.lockOptions);
     const task = result.written[0] ?? this.getTask(id);
     return { task, written: result.written, unblocked: [], events: result.events, alreadyHeld, lease };
   }
 
-  /** Claims the lowest-id ready task; on losing a race, tries the next one. */
+  /**
+   * Claims the lowest-id ready task; on losing a race, tries the next one.
+   * A ready task whose lock is held right now is being claimed (or changed)
+   * by someone else: it is passed over at first and tried again, waiting for
+   * its lock, only if no later task could be claimed, so that contending
+   * claimants spread over the ready tasks instead of queueing on one lock.
+   */
   async claimNext(options: ClaimOptions): Promise<ClaimResult> {
     const exclude = new Set(options.exclude ?? []);
     return this.withOwnerLocks([options.owner], async () => {
@@ -954,38 +969,57 @@ export class TaskStore {
         if (!cache.has(n)) cache.set(n, this.peekForScan(n));
         return cache.get(n);
       };
+      const busy: number[] = [];
+      const attempt = async (id: number, noWait: boolean): Promise<ClaimResult | undefined> => {
+        try {
+          return await this.claimUnderOwnerLock(id, options, 'claimed', noWait);
+        } catch (error) {
+          if (noWait && error instanceof TasksError && error.code === 'E_LOCKED' && error.details.lock === this.taskLockPath(id)) {
+            busy.push(id);
+            return undefined;
+          }
+          if (error instanceof ClaimError && error.reason !== 'owner_busy') {
+            cache.delete(id);
+            return undefined;
+          }
+          throw error;
+        }
+      };
       // Files are read lazily in id order and the scan stops at the first win.
       for (const id of this.listIds()) {
         if (exclude.has(id)) continue;
         const task = lookup(id);
         if (!task || !isReady(task, lookup, options.owner)) continue;
-        try {
-          return await this.claimUnderOwnerLock(id, options);
-        } catch (error) {
-          if (error instanceof ClaimError && error.reason !== 'owner_busy') {
-            cache.delete(id);
-            continue;
-          }
-          throw error;
-        }
+        const won = await attempt(id, true);
+        if (won) return won;
+      }
+      for (const id of busy.splice(0)) {
+        cache.delete(id);
+        const task = lookup(id);
+        if (!task || !isReady(task, lookup, options.owner)) continue;
+        const won = await attempt(id, false);
+        if (won) return won;
       }
       throw new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
     });
   }
 
-  /** peekTask for scans: a closed task seen before is only stat'ed, not read again. */
+  /** peekTask for scans: a closed task seen before is trusted for a moment, then only stat'ed, not read again. */
   private peekForScan(id: number): Task | undefined {
-    let stat;
-    try {
-      stat = statSync(this.taskPath(id));
-    } catch (error) {
-      if (isErrnoException(error, 'ENOENT')) return undefined;
-      throw error;
-    }
+    const now = Date.now();
     const seen = this.closedSeen.get(id);
-    if (seen && seen.ino === stat.ino && seen.mtimeMs === stat.mtimeMs && seen.size === stat.size) return seen.task;
+    if (seen && now - seen.checkedAt < CLOSED_RECHECK_MS) return seen.task;
+    const stat = statSync(this.taskPath(id), { throwIfNoEntry: false });
+    if (!stat) {
+      this.closedSeen.delete(id);
+      return undefined;
+    }
+    if (seen && seen.ino === stat.ino && seen.mtimeMs === stat.mtimeMs && seen.size === stat.size) {
+      seen.checkedAt = now;
+      return seen.task;
+    }
     const task = this.peekTask(id);
-    if (task && isClosed(task.status)) this.closedSeen.set(id, { ino: stat.ino, mtimeMs: stat.mtimeMs, size: stat.size, task });
+    if (task && isClosed(task.status)) this.closedSeen.set(id, { ino: stat.ino, mtimeMs: stat.mtimeMs, size: stat.size, checkedAt: now, task });
     else this.closedSeen.delete(id);
     return task;
   }
