@@ -117,7 +117,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   for (;;) {
     if (options.signal?.aborted) return stop('aborted');
     if (options.maxTasks !== undefined && taken >= options.maxTasks) return stop('max_tasks');
-    const reaped = await store.reap({ actor: owner });
+    const reaped = await store.reap({ actor: owner }).catch((error: unknown) => {
+      if (error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED')) return [];
+      throw error;
+    });
     if (reaped.length) emit({ type: 'worker.reaped', tasks: reaped.map(({ task, owner: o, reason }) => ({ task, owner: o, reason })) });
 
     const seqBefore = readLastSeq(eventsFile);
@@ -128,6 +131,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         ? await claimWithWorktree(store, undefined, { owner, lease, exclude: excluded })
         : await store.claimNext({ owner, lease, exclude: excluded });
     } catch (error) {
+      // A lock held too long by a busy or dying process: look again shortly.
+      if (error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED')) {
+        await waitForChange(eventsFile, seqBefore, pollMs, options.signal);
+        continue;
+      }
       if (!(error instanceof ClaimError) || error.reason !== 'nothing_ready') throw error;
       const inProgress = waitingOn(store, owner, excluded);
       if (inProgress === undefined) return stop('drained');
