@@ -147,7 +147,11 @@ export function buildCli(args: string[]): Argv {
           .option('next', { type: 'boolean', describe: 'the lowest-id ready task' })
           .option('lease', { type: 'number', describe: 'lease length in seconds' })
           .option('pid', { type: 'number', describe: 'the working process, so a dead one is reaped' })
-          .example('$0 claim --next --owner agent-1', 'take the next ready task'),
+          .option('worktree', { type: 'boolean', describe: 'also create a git worktree on a branch for the task' })
+          .option('path', { type: 'string', describe: 'with --worktree: where (default: worktreeDir/task-N)' })
+          .option('base', { type: 'string', describe: 'with --worktree: what a new branch starts from (default HEAD)' })
+          .example('$0 claim --next --owner agent-1', 'take the next ready task')
+          .example('$0 claim 3 --worktree', 'claim #3 and check out branch task/3 in its own worktree'),
       (a) => run(a as Args, async () => (await import('./commands/claim.js')).claim(a as never)),
     )
     .command(
@@ -303,6 +307,42 @@ export function buildCli(args: string[]): Argv {
       (a) => run(a as Args, async () => (await import('./commands/export.js')).exportCommand(a as never)),
     )
     // --- end issue 6 ---
+    // --- issue 3: worktrees and workers ---
+    .command(
+      'worktree <action> [id]',
+      'list task worktrees, or remove one (refuses uncommitted changes without --force)',
+      (y) =>
+        y
+          .positional('action', { type: 'string', choices: ['list', 'remove'] })
+          .positional('id', { type: 'string' })
+          .option('force', { type: 'boolean', describe: 'remove even with uncommitted changes (they are lost)' })
+          .example('$0 worktree list', 'task worktrees with their branch, status and changes')
+          .example('$0 worktree remove 3', "remove #3's worktree; branch task/3 stays"),
+      (a) => run(a as Args, async () => (await import('./commands/worktree.js')).worktree(a as never)),
+    )
+    .command(
+      'worker [command..]',
+      'claim ready tasks one by one and run a command on each (after --)',
+      (y) =>
+        y
+          .positional('command', { type: 'string', array: true, describe: 'the command; TASK_ID, TASK_SUBJECT … are in its environment' })
+          .option('worktree', { type: 'boolean', describe: 'run each task in its own git worktree' })
+          .option('max-tasks', { type: 'number', describe: 'stop after this many tasks' })
+          .option('idle-exit', { type: 'number', describe: 'stop after this many seconds with nothing to claim' })
+          .option('lease', { type: 'number', describe: 'lease length in seconds (renewed while the command runs)' })
+          .option('max-failures', { type: 'number', describe: 'leave a task to others after it failed this often here (default 2)' })
+          .example('$0 worker --owner agent-1 -- npm test', 'run npm test for each ready task')
+          .example(`$0 worker --worktree -- 'claude -p "$TASK_SUBJECT"'`, 'one string runs through the shell')
+          .example('$0 worker --json --max-tasks 1 -- ./do-task.sh', 'one task, events as JSON lines'),
+      (a) =>
+        run(a as Args, async () =>
+          (await import('./commands/worker.js')).worker({
+            ...(a as never as object),
+            // Words after `--` land in `_` after the command's own name.
+            command: [...((a.command as string[] | undefined) ?? []), ...a._.slice(1)].map(String),
+          } as never),
+        ),
+    )
     .demandCommand(1, 'name a command; try tasks list')
     .strict()
     .recommendCommands()

@@ -22,7 +22,15 @@ export interface GitLocation {
   mainRoot: string;
   /** True when the directory is in a linked worktree (not the main checkout). */
   linked: boolean;
+  /** This worktree's own git dir (`.git` of the main checkout, `.git/worktrees/NAME` of a linked one), when known. */
+  gitDir?: string;
 }
+
+/**
+ * A file in a linked worktree's own git dir naming who works there; written by
+ * `tasks claim --worktree` so commands run inside act as the claimant.
+ */
+export const WORKTREE_OWNER_FILE = 'tasks-owner';
 
 /**
  * Locates the git checkout of `cwd` by reading `.git` files directly (no git
@@ -39,7 +47,7 @@ export function locateGit(cwd: string): GitLocation | undefined {
     } catch (error) {
       if (!isErrnoException(error, 'ENOENT') && !isErrnoException(error, 'ENOTDIR')) throw error;
     }
-    if (isDir === true) return { worktreeRoot: dir, mainRoot: dir, linked: false };
+    if (isDir === true) return { worktreeRoot: dir, mainRoot: dir, linked: false, gitDir: dotGit };
     if (isDir === false) {
       const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'));
       if (m) {
@@ -48,10 +56,10 @@ export function locateGit(cwd: string): GitLocation | undefined {
         if (existsSync(commonFile)) {
           const common = readFileSync(commonFile, 'utf8').trim();
           const commonDir = isAbsolute(common) ? common : resolve(gitDir, common);
-          return { worktreeRoot: dir, mainRoot: dirname(commonDir), linked: true };
+          return { worktreeRoot: dir, mainRoot: dirname(commonDir), linked: true, gitDir };
         }
         // A submodule or a separate git dir: this directory is its own main checkout.
-        return { worktreeRoot: dir, mainRoot: dir, linked: false };
+        return { worktreeRoot: dir, mainRoot: dir, linked: false, gitDir };
       }
       return locateGitWithGit(cwd);
     }
@@ -63,14 +71,14 @@ export function locateGit(cwd: string): GitLocation | undefined {
 
 function locateGitWithGit(cwd: string): GitLocation | undefined {
   try {
-    const out = execFileSync('git', ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], {
+    const out = execFileSync('git', ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--absolute-git-dir'], {
       cwd,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).split('\n');
     const worktreeRoot = out[0];
     const mainRoot = dirname(out[1]);
-    return { worktreeRoot, mainRoot, linked: worktreeRoot !== mainRoot };
+    return { worktreeRoot, mainRoot, linked: worktreeRoot !== mainRoot, gitDir: out[2] };
   } catch {
     return undefined;
   }
@@ -127,7 +135,10 @@ export function findBoard(options: FindBoardOptions = {}): string {
 /** Where the acting owner's name came from (PROTOCOL §6). */
 export type OwnerSource = '--owner' | 'TASKS_OWNER' | 'worktree' | 'user';
 
-/** The acting owner: `--owner`, TASKS_OWNER, the linked worktree's name, the user name. */
+/**
+ * The acting owner: `--owner`, TASKS_OWNER, the linked worktree's name (or the
+ * owner recorded for it by `claim --worktree`), the user name.
+ */
 export function resolveOwner(options: { owner?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): {
   owner: string;
   source: OwnerSource;
@@ -136,7 +147,10 @@ export function resolveOwner(options: { owner?: string; cwd?: string; env?: Node
   if (options.owner !== undefined && options.owner.trim() !== '') return { owner: options.owner.trim(), source: '--owner' };
   if (env.TASKS_OWNER && env.TASKS_OWNER.trim() !== '') return { owner: env.TASKS_OWNER.trim(), source: 'TASKS_OWNER' };
   const git = locateGit(options.cwd ?? process.cwd());
-  if (git?.linked) return { owner: basename(git.worktreeRoot), source: 'worktree' };
+  if (git?.linked) {
+    const recorded = git.gitDir ? readFileIfExistsQuiet(join(git.gitDir, WORKTREE_OWNER_FILE))?.trim() : undefined;
+    return { owner: recorded || basename(git.worktreeRoot), source: 'worktree' };
+  }
   let user = env.USER || env.USERNAME || '';
   if (!user) {
     try {
@@ -146,4 +160,12 @@ export function resolveOwner(options: { owner?: string; cwd?: string; env?: Node
     }
   }
   return { owner: user, source: 'user' };
+}
+
+function readFileIfExistsQuiet(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
 }

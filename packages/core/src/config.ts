@@ -13,7 +13,11 @@ export interface BoardConfig {
   staleLockSeconds: number;
   /** Give up waiting for a lock after this long, seconds (default 30). */
   lockTimeoutSeconds: number;
-  /** Where `claim --worktree` puts worktrees, relative to the main worktree (default `.worktrees`). */
+  /**
+   * Where `claim --worktree` puts worktrees, relative to the main worktree;
+   * `{repo}` is the main worktree's folder name (default `../{repo}.worktrees`,
+   * a sibling folder, so tools scanning the repository never see nested checkouts).
+   */
   worktreeDir: string;
   /** The branch name for a task's worktree; `{id}` is replaced (default `task/{id}`). */
   branchPattern: string;
@@ -24,7 +28,7 @@ export const DEFAULT_CONFIG: BoardConfig = {
   leaseSeconds: 900,
   staleLockSeconds: 10,
   lockTimeoutSeconds: 30,
-  worktreeDir: '.worktrees',
+  worktreeDir: '../{repo}.worktrees',
   branchPattern: 'task/{id}',
 };
 

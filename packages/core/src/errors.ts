@@ -18,7 +18,9 @@ export type ErrorCode =
   | 'E_CONFIRM'
   | 'E_USAGE'
   | 'E_TIMEOUT'
-  | 'E_IO';
+  | 'E_IO'
+  | 'E_GIT'
+  | 'E_DIRTY';
 
 /** Why a claim was refused (PROTOCOL §6). */
 export type ClaimRefusal = 'already_claimed' | 'blocked' | 'not_pending' | 'owner_busy' | 'not_found' | 'nothing_ready';

@@ -15,9 +15,10 @@ export function isTempFileName(name: string): boolean {
 /**
  * Writes a file atomically: a complete temp file in the same directory,
  * fsync, rename over the target. A reader (or watcher) never sees a torn or
- * empty file. The temp file is removed if anything fails.
+ * empty file. The temp file is removed if anything fails. `fsync: false`
+ * skips the flush, for runtime records that need atomicity but not durability.
  */
-export function atomicWriteFile(path: string, data: string): void {
+export function atomicWriteFile(path: string, data: string, options: { fsync?: boolean } = {}): void {
   const temp = join(dirname(path), `${TEMP_PREFIX}${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`);
   let renamed = false;
   try {
@@ -26,7 +27,7 @@ export function atomicWriteFile(path: string, data: string): void {
       const buf = Buffer.from(data, 'utf8');
       let off = 0;
       while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-      fsyncSync(fd);
+      if (options.fsync !== false) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }

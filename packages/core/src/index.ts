@@ -17,3 +17,4 @@ export * from './git-setup.js';
 export * from './merge.js';
 export * from './board-import.js';
 export * from './board-export.js';
+export * from './worktrees.js';

@@ -45,10 +45,14 @@ export function readLease(runtimeDir: string, id: number): Lease | undefined {
   }
 }
 
-/** Writes a lease atomically. */
+/**
+ * Writes a lease atomically. Not fsync'ed: a lease is runtime state like the
+ * event log, renewed every few minutes, and a claim whose lease was lost in a
+ * crash is still held (it just never expires); a reader never sees it torn.
+ */
 export function writeLease(runtimeDir: string, lease: Lease): void {
   mkdirSync(join(runtimeDir, LEASES_DIR), { recursive: true });
-  atomicWriteFile(leaseFile(runtimeDir, lease.task), JSON.stringify(lease, null, 2) + '\n');
+  atomicWriteFile(leaseFile(runtimeDir, lease.task), JSON.stringify(lease, null, 2) + '\n', { fsync: false });
 }
 
 /** Removes a lease; a missing one is fine. */

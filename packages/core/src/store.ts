@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { findBoard, type FindBoardOptions } from './board.js';
@@ -121,6 +121,8 @@ export interface ClaimOptions {
   owner: string;
   /** The lease to record; null records a claim that never expires. Default: a lease of the board's length. */
   lease?: LeaseInput | null;
+  /** claimNext only: ids never to claim (e.g. tasks that kept failing for this worker). */
+  exclude?: Iterable<number>;
 }
 
 export interface ClaimResult extends MutationResult {
@@ -141,6 +143,9 @@ export interface ReapedTask {
 class ConcurrentChangeError extends Error {}
 
 const MAX_ATTEMPTS = 5;
+
+/** How long claimNext trusts a closed task it has seen before stat'ing its file again (ms). */
+const CLOSED_RECHECK_MS = 1000;
 
 /** Reads, stages and commits task files while their locks are held. */
 class Transaction {
@@ -224,6 +229,16 @@ function ownerLockName(owner: string): string {
   return `owner-${createHash('sha1').update(owner).digest('hex').slice(0, 16)}.lock`;
 }
 
+/** For workers: the task must still be in progress for `owner` (not reaped or taken meanwhile). */
+function assertHeldBy(task: Task, owner: string): void {
+  if (task.status !== 'in_progress' || task.owner !== owner)
+    throw new TasksError(
+      'E_NOT_OWNER',
+      `task #${task.id} is no longer in progress for ${owner} (now ${task.status}${task.owner ? `, owner ${task.owner}` : ''}); it was reaped or taken meanwhile`,
+      { id: task.id, owner: task.owner, status: task.status },
+    );
+}
+
 function transitionAllowed(from: TaskStatus, to: TaskStatus): boolean {
   if (from === to || to === 'deleted') return true;
   if (from === 'pending') return to === 'in_progress' || to === 'completed';
@@ -286,6 +301,14 @@ export class TaskStore {
   readonly runtimeDir: string;
   readonly lockOptions: LockOptions;
   private configCache?: BoardConfig;
+  /**
+   * Closed tasks already read by claimNext, with the file's identity when read
+   * and when that was last checked. Completed and deleted are final states, so
+   * a later scan does not read these files again: it trusts the entry for
+   * CLOSED_RECHECK_MS, then stats the file (any rewrite, even by hand or by
+   * `clear` and a new task with the same id, changes the stat).
+   */
+  private closedSeen = new Map<number, { ino: number; mtimeMs: number; size: number; checkedAt: number; task: Task }>();
 
   constructor(dir: string, options: { lock?: Partial<LockOptions>; env?: NodeJS.ProcessEnv } = {}) {
     this.dir = dir;
@@ -442,13 +465,17 @@ export class TaskStore {
   }
 
   /** Runs fn in a transaction holding the locks of `ids` (ascending), retrying on a detected lock race. */
-  private async transact<T>(ids: number[], fn: (tx: Transaction) => T | Promise<T>): Promise<{ value: T; written: Task[]; events: TaskEvent[] }> {
+  private async transact<T>(
+    ids: number[],
+    fn: (tx: Transaction) => T | Promise<T>,
+    lockOptions: LockOptions = this.lockOptions,
+  ): Promise<{ value: T; written: Task[]; events: TaskEvent[] }> {
     const sorted = normalizeIds(ids);
     for (let attempt = 1; ; attempt++) {
       try {
         return await withLocks(
           sorted.map((id) => this.taskLockPath(id)),
-          this.lockOptions,
+          lockOptions,
           async (locks) => {
             const tx = new Transaction(this, new Set(sorted), locks);
             const value = await fn(tx);
@@ -730,13 +757,14 @@ export class TaskStore {
    * Completes a task and propagates. A task owned by someone else needs
    * `force`; so does one whose blockers are still open.
    */
-  async completeTask(id: number, options: ActorOptions & { force?: boolean } = {}): Promise<MutationResult> {
+  async completeTask(id: number, options: ActorOptions & { force?: boolean; heldBy?: string } = {}): Promise<MutationResult> {
     return this.withBoardLock(async () => {
       const current = this.getTask(id);
       const ids = [id, ...current.blocks];
       const unblocked: number[] = [];
       const result = await this.transact(ids, (tx) => {
         const task = tx.read(id);
+        if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
         if (task.status === 'deleted') checkTransition(task, 'completed');
         if (task.status !== 'completed' && !options.force) {
           if (task.owner !== '' && options.actor !== undefined && task.owner !== options.actor)
@@ -886,7 +914,7 @@ export class TaskStore {
     return this.withOwnerLocks([options.owner], () => this.claimUnderOwnerLock(id, options));
   }
 
-  private async claimUnderOwnerLock(id: number, options: ClaimOptions, eventType = 'claimed'): Promise<ClaimResult> {
+  private async claimUnderOwnerLock(id: number, options: ClaimOptions, eventType = 'claimed', noWait = false): Promise<ClaimResult> {
     const owner = options.owner;
     if (owner === '') throw new TasksError('E_INVALID', 'a claim needs an owner (--owner or TASKS_OWNER)');
     if (!existsSync(this.taskPath(id))) throw new ClaimError('not_found', `task #${id} not found (see 'tasks list')`, { task: id });
@@ -922,35 +950,80 @@ export class TaskStore {
       if (previous && options.lease === undefined) lease.claimedAt = previous.claimedAt;
       tx.afterCommit.push(() => writeLease(this.runtimeDir, lease));
       if (!alreadyHeld) tx.event({ type: eventType, task: id, owner, ...(lease.expiresAt ? { expiresAt: lease.expiresAt } : {}) });
-    });
+    }, noWait ? { ...this.lockOptions, timeoutMs: 0 } : this.lockOptions);
     const task = result.written[0] ?? this.getTask(id);
     return { task, written: result.written, unblocked: [], events: result.events, alreadyHeld, lease };
   }
 
-  /** Claims the lowest-id ready task; on losing a race, tries the next one. */
+  /**
+   * Claims the lowest-id ready task; on losing a race, tries the next one.
+   * A ready task whose lock is held right now is being claimed (or changed)
+   * by someone else: it is passed over at first and tried again, waiting for
+   * its lock, only if no later task could be claimed, so that contending
+   * claimants spread over the ready tasks instead of queueing on one lock.
+   */
   async claimNext(options: ClaimOptions): Promise<ClaimResult> {
+    const exclude = new Set(options.exclude ?? []);
     return this.withOwnerLocks([options.owner], async () => {
       this.assertOwnerFree(options.owner, new Set());
       const cache = new Map<number, Task | undefined>();
       const lookup = (n: number) => {
-        if (!cache.has(n)) cache.set(n, this.peekTask(n));
+        if (!cache.has(n)) cache.set(n, this.peekForScan(n));
         return cache.get(n);
       };
-      for (const id of this.listIds()) {
-        const task = lookup(id);
-        if (!task || !isReady(task, lookup, options.owner)) continue;
+      const busy: number[] = [];
+      const attempt = async (id: number, noWait: boolean): Promise<ClaimResult | undefined> => {
         try {
-          return await this.claimUnderOwnerLock(id, options);
+          return await this.claimUnderOwnerLock(id, options, 'claimed', noWait);
         } catch (error) {
+          if (noWait && error instanceof TasksError && error.code === 'E_LOCKED' && error.details.lock === this.taskLockPath(id)) {
+            busy.push(id);
+            return undefined;
+          }
           if (error instanceof ClaimError && error.reason !== 'owner_busy') {
             cache.delete(id);
-            continue;
+            return undefined;
           }
           throw error;
         }
+      };
+      // Files are read lazily in id order and the scan stops at the first win.
+      for (const id of this.listIds()) {
+        if (exclude.has(id)) continue;
+        const task = lookup(id);
+        if (!task || !isReady(task, lookup, options.owner)) continue;
+        const won = await attempt(id, true);
+        if (won) return won;
       }
-      throw new ClaimError('nothing_ready', 'nothing is ready to claim (see \'tasks list\')');
+      for (const id of busy.splice(0)) {
+        cache.delete(id);
+        const task = lookup(id);
+        if (!task || !isReady(task, lookup, options.owner)) continue;
+        const won = await attempt(id, false);
+        if (won) return won;
+      }
+      throw new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
     });
+  }
+
+  /** peekTask for scans: a closed task seen before is trusted for a moment, then only stat'ed, not read again. */
+  private peekForScan(id: number): Task | undefined {
+    const now = Date.now();
+    const seen = this.closedSeen.get(id);
+    if (seen && now - seen.checkedAt < CLOSED_RECHECK_MS) return seen.task;
+    const stat = statSync(this.taskPath(id), { throwIfNoEntry: false });
+    if (!stat) {
+      this.closedSeen.delete(id);
+      return undefined;
+    }
+    if (seen && seen.ino === stat.ino && seen.mtimeMs === stat.mtimeMs && seen.size === stat.size) {
+      seen.checkedAt = now;
+      return seen.task;
+    }
+    const task = this.peekTask(id);
+    if (task && isClosed(task.status)) this.closedSeen.set(id, { ino: stat.ino, mtimeMs: stat.mtimeMs, size: stat.size, checkedAt: now, task });
+    else this.closedSeen.delete(id);
+    return task;
   }
 
   /** Starts work on a task as a person: like a claim, without a lease that expires. */
@@ -965,9 +1038,13 @@ export class TaskStore {
   }
 
   /** Puts a claimed task back to pending with no owner; someone else's needs `force`. */
-  async releaseTask(id: number, options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown> } = {}): Promise<MutationResult> {
+  async releaseTask(
+    id: number,
+    options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string } = {},
+  ): Promise<MutationResult> {
     const result = await this.transact([id], (tx) => {
       const task = tx.edit(id);
+      if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
       if (isClosed(task.status)) checkTransition(task, 'pending');
       if (task.owner !== '' && options.actor !== undefined && task.owner !== options.actor && !options.force)
         throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${task.owner}; add --force to release it anyway`, {
@@ -985,17 +1062,31 @@ export class TaskStore {
     return { task: result.written[0] ?? this.getTask(id), written: result.written, unblocked: [], events: result.events };
   }
 
-  /** Renews the lease of `id` (or of every task the owner holds). */
-  async heartbeat(options: { owner: string; id?: number; ttlSeconds?: number }): Promise<Lease[]> {
+  /**
+   * Renews the lease of `id` (or of every task the owner holds). A claim that
+   * never expires stays so unless `ttlSeconds` is given; `worktree` records
+   * where the work happens.
+   */
+  async heartbeat(options: { owner: string; id?: number; ttlSeconds?: number; worktree?: string }): Promise<Lease[]> {
     const renewed: Lease[] = [];
     const ids = options.id !== undefined ? [options.id] : listLeases(this.runtimeDir).filter((l) => l.owner === options.owner).map((l) => l.task);
     for (const id of ids) {
       await withLock(this.taskLockPath(id), this.lockOptions, () => {
         const task = this.getTask(id);
         if (task.status !== 'in_progress' || task.owner !== options.owner)
-          throw new TasksError('E_NOT_OWNER', `task #${id} is not in progress for ${options.owner}; nothing to renew`, { id });
+          throw new TasksError(
+            'E_NOT_OWNER',
+            `task #${id} is not in progress for ${options.owner} (${task.status}${task.owner ? `, owner ${task.owner}` : ''}); nothing to renew`,
+            { id, owner: task.owner, status: task.status },
+          );
         const old = readLease(this.runtimeDir, id);
-        const lease = createLease(id, options.owner, { ttlSeconds: options.ttlSeconds, pid: old?.pid, worktree: old?.worktree }, this.config.leaseSeconds);
+        const ttlSeconds = options.ttlSeconds ?? (old && old.expiresAt === null ? null : undefined);
+        const lease = createLease(
+          id,
+          options.owner,
+          { ttlSeconds, pid: old?.pid, worktree: options.worktree ?? old?.worktree },
+          this.config.leaseSeconds,
+        );
         if (old) lease.claimedAt = old.claimedAt;
         writeLease(this.runtimeDir, lease);
         renewed.push(lease);

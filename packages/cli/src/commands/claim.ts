@@ -1,4 +1,4 @@
-import { ClaimError, TasksError, parseTaskId } from '@dotasks/core';
+import { ClaimError, TasksError, claimWithWorktree, parseTaskId, type ClaimResult, type WorktreeClaimResult } from '@dotasks/core';
 import { actingOwner, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 
 export interface ClaimOptions extends GlobalOptions {
@@ -6,35 +6,60 @@ export interface ClaimOptions extends GlobalOptions {
   next?: boolean;
   lease?: number;
   pid?: number;
+  worktree?: boolean;
+  path?: string;
+  base?: string;
 }
 
+/** Reasons that mean "someone else got there first" (exit 3, PROTOCOL §9); the rest exit 1. */
+const LOST = new Set(['already_claimed', 'nothing_ready']);
+
 /**
- * Claims a task (compare-and-swap, PROTOCOL §6). A lost claim exits 3 with
- * its reason; `--json` prints `{claimed: false, reason, message}` then.
+ * Claims a task (compare-and-swap, PROTOCOL §6); `--next` takes the lowest-id
+ * ready task, trying the next one on a lost race; `--worktree` also creates
+ * the task's git worktree. A refused claim exits 3 (lost) or 1, with its
+ * reason on stderr (`tasks: already_claimed: …`) and, with `--json`,
+ * `{claimed: false, reason, message, task, owner?, heldTask?, blockedBy?}`.
  */
 export async function claim(options: ClaimOptions): Promise<CommandOutput> {
   if (options.id === undefined && !options.next) throw new TasksError('E_USAGE', 'claim needs a task id or --next');
   if (options.id !== undefined && options.next) throw new TasksError('E_USAGE', 'claim takes a task id or --next, not both');
+  if (options.path !== undefined && !options.worktree) throw new TasksError('E_USAGE', '--path goes with --worktree');
+  if (options.lease !== undefined && !(options.lease > 0)) throw new TasksError('E_USAGE', '--lease takes a positive number of seconds');
+  const id = options.id === undefined ? undefined : parseTaskId(options.id);
   const store = openStore(options);
   const owner = actingOwner(options);
   const lease = { ttlSeconds: options.lease, pid: options.pid };
+  let result: ClaimResult | WorktreeClaimResult;
   try {
-    const result =
-      options.id !== undefined
-        ? await store.claimTask(parseTaskId(options.id), { owner, lease })
-        : await store.claimNext({ owner, lease });
-    return {
-      text: `${result.alreadyHeld ? 'already held' : 'claimed'} ${label(result.task)} (owner: ${owner}${result.lease.expiresAt ? `, lease until ${result.lease.expiresAt}` : ''})`,
-      json: { claimed: true, task: viewTask(store, result.task), lease: result.lease },
-    };
+    if (options.worktree) result = await claimWithWorktree(store, id, { owner, lease, path: options.path, base: options.base });
+    else result = id !== undefined ? await store.claimTask(id, { owner, lease }) : await store.claimNext({ owner, lease });
   } catch (error) {
-    if (error instanceof ClaimError && options.json) {
-      return {
-        json: { claimed: false, reason: error.reason, message: error.message, ...error.details },
-        warnings: [`tasks: ${error.message}`],
-        exitCode: error.reason === 'already_claimed' || error.reason === 'nothing_ready' ? 3 : 1,
-      };
-    }
-    throw error;
+    if (!(error instanceof ClaimError)) throw error;
+    const d = error.details;
+    return {
+      json: {
+        claimed: false,
+        reason: error.reason,
+        message: error.message,
+        // The task asked for; owner_busy names the task the owner already holds.
+        task: id ?? null,
+        ...(error.reason === 'already_claimed' ? { owner: d.owner } : {}),
+        ...(error.reason === 'owner_busy' ? { owner: d.owner, heldTask: d.task } : {}),
+        ...(error.reason === 'blocked' ? { blockedBy: d.blockedBy } : {}),
+        ...(error.reason === 'not_pending' ? { status: d.status } : {}),
+      },
+      warnings: [`tasks: ${error.reason}: ${error.message}`],
+      exitCode: LOST.has(error.reason) ? 3 : 1,
+    };
   }
+  const worktree = 'worktree' in result ? result.worktree : undefined;
+  const lines = [
+    `${result.alreadyHeld ? 'already held' : 'claimed'} ${label(result.task)} (owner: ${owner}${result.lease.expiresAt ? `, lease until ${result.lease.expiresAt}` : ''})`,
+  ];
+  if (worktree) lines.push(`worktree ${worktree.path} on branch ${worktree.branch}${worktree.created ? '' : ' (already there)'}`);
+  return {
+    text: lines.join('\n'),
+    json: { claimed: true, alreadyHeld: result.alreadyHeld, task: viewTask(store, result.task), lease: result.lease, ...(worktree ? { worktree } : {}) },
+  };
 }

@@ -1,0 +1,94 @@
+import { TasksError } from '@dotasks/core';
+import type { WorkerEvent } from '@dotasks/worker';
+import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+
+export interface WorkerCommandOptions extends GlobalOptions {
+  command: string[];
+  worktree?: boolean;
+  maxTasks?: number;
+  idleExit?: number;
+  lease?: number;
+  maxFailures?: number;
+}
+
+/** One progress line for people (stderr). */
+export function describeWorkerEvent(e: WorkerEvent): string {
+  const who = `[${e.owner}]`;
+  switch (e.type) {
+    case 'worker.started':
+      return `${who} worker started (pid ${e.pid}): ${e.command.join(' ')}`;
+    case 'worker.reaped':
+      return `${who} reaped ${e.tasks.map((t) => `#${t.task} (${t.owner}: ${t.reason === 'expired' ? 'lease expired' : 'process gone'})`).join(', ')}`;
+    case 'worker.waiting':
+      return `${who} nothing ready; waiting for ${e.inProgress.length ? e.inProgress.map((t) => `#${t}`).join(', ') : 'the board'}`;
+    case 'task.claimed':
+      return `${who} claimed #${e.task}: ${e.subject}${e.worktree ? ` (worktree ${e.worktree}, branch ${e.branch})` : ''}`;
+    case 'task.completed':
+      return `${who} completed #${e.task} in ${(e.durationMs / 1000).toFixed(1)} s${e.unblocked.length ? `; unblocked ${e.unblocked.map((t) => `#${t}`).join(', ')}` : ''}`;
+    case 'task.failed':
+      return `${who} #${e.task} failed (${e.signal ? `signal ${e.signal}` : `exit ${e.exitCode}`}) after ${(e.durationMs / 1000).toFixed(1)} s; released${e.retry ? '' : ', not retrying it here'}`;
+    case 'task.lost':
+      return `${who} lost #${e.task}: ${e.message}`;
+    case 'task.interrupted':
+      return `${who} interrupted: stopped the command and released #${e.task}`;
+    case 'worker.stopped': {
+      const why = { drained: 'nothing left that it can do', max_tasks: 'reached --max-tasks', idle: 'idle for --idle-exit seconds', aborted: 'interrupted' }[e.reason];
+      return `${who} stopped: ${why} (${e.completed.length} completed, ${e.failed.length} failed attempts${e.gaveUp.length ? `, gave up on ${e.gaveUp.map((t) => `#${t}`).join(', ')}` : ''})`;
+    }
+  }
+}
+
+function positiveInt(value: number | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isFinite(value) || value < 0) throw new TasksError('E_USAGE', `${flag} takes a non-negative number`);
+  return value;
+}
+
+/**
+ * `tasks worker -- CMD…`: runs the worker loop of @dotasks/worker. Progress
+ * lines and the command's own output go to stderr; `--json` prints one
+ * worker event per line on stdout. SIGINT/SIGTERM stop the command's whole
+ * process group and release its task. Exit 0 when the loop ended by itself,
+ * 1 when it gave up on a failing task, 130/143 when interrupted.
+ */
+export async function worker(options: WorkerCommandOptions): Promise<CommandOutput> {
+  if (options.command.length === 0)
+    throw new TasksError('E_USAGE', "worker needs a command after --, e.g. tasks worker -- sh -c 'echo $TASK_SUBJECT'");
+  if (options.lease !== undefined && !(options.lease > 0)) throw new TasksError('E_USAGE', '--lease takes a positive number of seconds');
+  const { runWorker } = await import('@dotasks/worker');
+  const store = openStore(options);
+  const owner = actingOwner(options);
+  const controller = new AbortController();
+  let stopSignal: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopSignal) return;
+    stopSignal = signal;
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const summary = await runWorker({
+      store,
+      owner,
+      command: options.command,
+      worktree: options.worktree,
+      cwd: options.cwd,
+      maxTasks: positiveInt(options.maxTasks, '--max-tasks'),
+      idleExitSeconds: positiveInt(options.idleExit, '--idle-exit'),
+      leaseSeconds: options.lease,
+      maxFailures: positiveInt(options.maxFailures, '--max-failures'),
+      signal: controller.signal,
+      onOutput: (chunk) => process.stderr.write(chunk),
+      onEvent: (event) => {
+        process.stderr.write(describeWorkerEvent(event) + '\n');
+        if (options.json) process.stdout.write(JSON.stringify(event) + '\n');
+      },
+    });
+    const exitCode = stopSignal ? (stopSignal === 'SIGINT' ? 130 : 143) : summary.gaveUp.length ? 1 : 0;
+    return { exitCode };
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,129 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readTaskFile, tasks } from '../helpers.js';
+import { git, startTasks, tempRepo } from '../agents-helpers.js';
+
+describe('worktrees (real git)', () => {
+  let cleanup = () => {};
+  afterEach(() => cleanup());
+
+  it('a claim made in one linked worktree is seen at once from another and from the main checkout', () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    tasks(r.repo, ['create', 'Parse AST']);
+    tasks(r.repo, ['create', 'Emit output']);
+    const a = join(r.root, 'agent-a');
+    const b = join(r.root, 'agent-b');
+    git(r.repo, ['worktree', 'add', '-q', a]);
+    git(r.repo, ['worktree', 'add', '-q', b]);
+
+    expect(tasks(a, ['whoami']).stdout.trim()).toBe('agent-a (from worktree)');
+    const claim = tasks(a, ['claim', '1']);
+    expect(claim.code, claim.stderr).toBe(0);
+    expect(claim.stdout).toContain('(owner: agent-a');
+
+    for (const where of [b, r.repo]) {
+      const seen = JSON.parse(tasks(where, ['show', '1', '--json']).stdout) as { status: string; owner: string };
+      expect(seen).toMatchObject({ status: 'in_progress', owner: 'agent-a' });
+      const lost = tasks(where, ['claim', '1']);
+      expect(lost.code).toBe(3);
+      expect(lost.stderr).toContain('already_claimed');
+    }
+    // The board is the main worktree's: the linked worktrees' own .tasks/ copies are untouched.
+    expect(existsSync(join(a, '.tasks', 'task_1.json'))).toBe(false);
+    expect(tasks(b, ['claim', '--next']).stdout).toContain('claimed #2: Emit output (owner: agent-b');
+    expect(tasks(r.repo, ['list']).stdout).toContain('[>] #2: Emit output (agent-b)');
+  });
+
+  it('claim --worktree makes a branch and a worktree, records them, and commands inside act on the shared board', () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    tasks(r.repo, ['create', 'Parse AST']);
+    tasks(r.repo, ['create', 'Transform AST', '--blocked-by', '1']);
+    const claim = tasks(r.repo, ['claim', '1', '--worktree', '--owner', 'alice', '--json']);
+    expect(claim.code, claim.stderr).toBe(0);
+    const out = JSON.parse(claim.stdout) as { worktree: { path: string; branch: string; created: boolean } };
+    const path = join(r.root, 'repo.worktrees', 'task-1');
+    expect(out.worktree).toEqual({ task: 1, path, branch: 'task/1', created: true });
+    expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'in_progress', owner: 'alice', metadata: { worktree: path, branch: 'task/1' } });
+    expect(git(path, ['rev-parse', '--abbrev-ref', 'HEAD']).trim()).toBe('task/1');
+    expect(JSON.parse(tasks(r.repo, ['show', '1', '--json']).stdout).metadata).toEqual({ worktree: path, branch: 'task/1' });
+
+    // Inside the worktree: the same board, acting as the claimant.
+    expect(tasks(path, ['whoami']).stdout.trim()).toBe('alice (from worktree)');
+    const done = tasks(path, ['done', '1']);
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout).toContain('unblocked #2: Transform AST');
+    expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'completed' });
+
+    const list = JSON.parse(tasks(r.repo, ['worktree', 'list', '--json']).stdout) as { worktrees: unknown[] };
+    expect(list.worktrees).toEqual([{ task: 1, path, branch: 'task/1', status: 'completed', owner: 'alice', exists: true, dirty: false }]);
+    expect(tasks(r.repo, ['worktree', 'list']).stdout).toContain(`#1 completed (alice)  task/1  ${path}  [clean]`);
+  });
+
+  it('worktree remove refuses a worktree with uncommitted changes unless --force; the branch stays', () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    tasks(r.repo, ['create', 'Parse AST']);
+    const custom = join(r.root, 'elsewhere', 'parse');
+    expect(tasks(r.repo, ['claim', '1', '--worktree', '--path', custom, '--owner', 'bob']).code).toBe(0);
+    writeFileSync(join(custom, 'scratch.txt'), 'not committed\n');
+    expect(JSON.parse(tasks(r.repo, ['worktree', 'list', '--json']).stdout).worktrees[0]).toMatchObject({ path: custom, dirty: true });
+
+    const refused = tasks(r.repo, ['worktree', 'remove', '1']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('uncommitted changes');
+    expect(refused.stderr).toContain('--force');
+    expect(existsSync(join(custom, 'scratch.txt'))).toBe(true);
+
+    // Committed work is fine to remove: it lives on the branch.
+    git(custom, ['add', 'scratch.txt']);
+    git(custom, ['commit', '-q', '-m', 'work on #1']);
+    writeFileSync(join(custom, 'more.txt'), 'again\n');
+    expect(tasks(r.repo, ['worktree', 'remove', '1']).code).toBe(1);
+    const forced = tasks(r.repo, ['worktree', 'remove', '1', '--force']);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(existsSync(custom)).toBe(false);
+    expect(git(r.repo, ['log', '--format=%s', 'task/1', '-1']).trim()).toBe('work on #1');
+    expect((readTaskFile(r.board, 1).metadata as Record<string, unknown>).worktree).toBeUndefined();
+    expect(tasks(r.repo, ['worktree', 'list']).stdout).toContain('no task worktrees');
+  });
+
+  it('claim --worktree outside git is refused before anything is claimed; a lost claim makes no worktree', () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    tasks(r.repo, ['create', 'Parse AST']);
+    expect(tasks(r.repo, ['claim', '1', '--owner', 'alice']).code).toBe(0);
+    const lost = tasks(r.repo, ['claim', '1', '--worktree', '--owner', 'bob']);
+    expect(lost.code).toBe(3);
+    expect(existsSync(join(r.root, 'repo.worktrees', 'task-1'))).toBe(false);
+
+    // A board outside any git repository (the temp folder is not in one).
+    const board = join(r.root, 'loose-board');
+    expect(tasks(r.root, ['init', '--dir', board]).code).toBe(0);
+    expect(tasks(r.root, ['create', 'Loose', '--dir', board]).code).toBe(0);
+    const refused = tasks(r.root, ['claim', '1', '--worktree', '--dir', board, '--owner', 'carol']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('not inside a git repository');
+    expect(readTaskFile(board, 1)).toMatchObject({ status: 'pending', owner: '' });
+  });
+
+  it('worker --worktree runs each task in its own worktree on its own branch', { timeout: 300_000 }, async () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    tasks(r.repo, ['create', 'Parse AST']);
+    tasks(r.repo, ['create', 'Emit output', '--blocked-by', '1']);
+    // Each task commits a file on its branch, from inside its worktree.
+    const cmd = 'echo "$TASK_SUBJECT" > "task-$TASK_ID.txt" && git add . && git -c user.name=w -c user.email=w@x commit -q -m "$TASK_SUBJECT"';
+    const w = await startTasks(r.repo, ['worker', '--worktree', '--owner', 'bot', '--', cmd]).done;
+    expect(w.code, w.stderr).toBe(0);
+    for (const id of [1, 2]) {
+      const path = join(r.root, 'repo.worktrees', `task-${id}`);
+      expect(readTaskFile(r.board, id)).toMatchObject({ status: 'completed', metadata: { worktree: path, branch: `task/${id}` } });
+      expect(existsSync(join(path, `task-${id}.txt`))).toBe(true);
+      expect(git(r.repo, ['log', '--format=%s', `task/${id}`, '-1']).trim()).toBe(id === 1 ? 'Parse AST' : 'Emit output');
+    }
+    expect(w.stderr).toContain(`(worktree ${join(r.root, 'repo.worktrees', 'task-1')}, branch task/1)`);
+  });
+});

@@ -1,0 +1,354 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ClaimError,
+  EVENTS_FILE,
+  TasksError,
+  claimWithWorktree,
+  isClosed,
+  isReady,
+  readLastSeq,
+  readLeases,
+  type ClaimResult,
+  type Task,
+  type TaskStore,
+} from '@dotasks/core';
+
+/** What a worker does and how (the `tasks worker` flags). */
+export interface WorkerOptions {
+  store: TaskStore;
+  /** The owner every claim is made as. */
+  owner: string;
+  /** The command run for each task: argv, or one string run by the shell (so `$TASK_SUBJECT` expands). */
+  command: string[];
+  /** Claim each task with its own git worktree and run the command there. */
+  worktree?: boolean;
+  /** Where the command runs without `worktree` (default: process.cwd()). */
+  cwd?: string;
+  /** The environment the command starts from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Stop after this many tasks were taken (done or failed). */
+  maxTasks?: number;
+  /** Stop after this many seconds with nothing to claim. */
+  idleExitSeconds?: number;
+  /** Lease length, seconds (default: the board's `leaseSeconds`); renewed while the command runs. */
+  leaseSeconds?: number;
+  /** After this many failures of one task in this worker, leave it to others (default 2). */
+  maxFailures?: number;
+  /** How often to look at the board while waiting, ms (default 200). */
+  pollMs?: number;
+  /** Time the command's process group gets between SIGTERM and SIGKILL, ms (default 3000). */
+  killGraceMs?: number;
+  /** Aborting stops the command's whole process group, releases the task and ends the loop. */
+  signal?: AbortSignal;
+  /** Called with every worker event (see WorkerEvent). */
+  onEvent?: (event: WorkerEvent) => void;
+  /** The command's stdout and stderr as they come (default: dropped; the tail is kept for lastError). */
+  onOutput?: (chunk: Buffer, task: number) => void;
+}
+
+/** Why a worker stopped. */
+export type StopReason = 'drained' | 'max_tasks' | 'idle' | 'aborted';
+
+/** One line of `tasks worker --json`. Every event has `type`, `at` and `owner`. */
+export type WorkerEvent = { at: string; owner: string } & (
+  | { type: 'worker.started'; pid: number; command: string[] }
+  | { type: 'worker.reaped'; tasks: { task: number; owner: string; reason: string }[] }
+  | { type: 'worker.waiting'; inProgress: number[] }
+  | { type: 'task.claimed'; task: number; subject: string; worktree?: string; branch?: string }
+  | { type: 'task.completed'; task: number; durationMs: number; unblocked: number[] }
+  | { type: 'task.failed'; task: number; exitCode: number | null; signal: string | null; durationMs: number; retry: boolean }
+  | { type: 'task.lost'; task: number; message: string }
+  | { type: 'task.interrupted'; task: number }
+  | { type: 'worker.stopped'; reason: StopReason; completed: number[]; failed: number[]; gaveUp: number[] }
+);
+
+/** What a worker did. */
+export interface WorkerSummary {
+  owner: string;
+  reason: StopReason;
+  /** Tasks this worker completed, in order. */
+  completed: number[];
+  /** Every failed attempt's task id, in order (a task failing twice appears twice). */
+  failed: number[];
+  /** Tasks this worker stopped retrying after maxFailures. */
+  gaveUp: number[];
+}
+
+/** `metadata.lastError` of a task whose command failed. */
+export interface LastError {
+  exitCode: number | null;
+  signal: string | null;
+  at: string;
+  owner: string;
+  /** The end of the command's output (stdout and stderr interleaved). */
+  tail: string;
+}
+
+const TAIL_CHARS = 4000;
+
+type EventBody = WorkerEvent extends infer E ? (E extends WorkerEvent ? Omit<E, 'at' | 'owner'> : never) : never;
+
+/**
+ * The worker loop (`tasks worker`): claim the next ready task, run the
+ * command on it with TASK_* in its environment while renewing the lease,
+ * complete it on exit 0 or release it with `metadata.lastError` otherwise,
+ * and repeat until nothing is ready and nothing in progress can make more
+ * ready (or maxTasks, idle time, or the abort signal). Uses only the core's
+ * public API, so any program can run one.
+ */
+export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
+  if (options.command.length === 0) throw new TasksError('E_USAGE', 'a worker needs a command to run for each task (after --)');
+  if (options.owner === '') throw new TasksError('E_USAGE', 'a worker needs an owner (--owner or TASKS_OWNER)');
+  const { store, owner } = options;
+  const pollMs = options.pollMs ?? 200;
+  const maxFailures = options.maxFailures ?? 2;
+  const summary: WorkerSummary = { owner, reason: 'drained', completed: [], failed: [], gaveUp: [] };
+  const failures = new Map<number, number>();
+  const excluded = new Set<number>();
+  const emit = (body: EventBody) => options.onEvent?.({ at: new Date().toISOString(), owner, ...body } as WorkerEvent);
+  const eventsFile = join(store.runtimeDir, EVENTS_FILE);
+
+  emit({ type: 'worker.started', pid: process.pid, command: options.command });
+  let taken = 0;
+  let idleSince: number | undefined;
+  let waitingReported = false;
+  for (;;) {
+    if (options.signal?.aborted) return stop('aborted');
+    if (options.maxTasks !== undefined && taken >= options.maxTasks) return stop('max_tasks');
+    const reaped = await store.reap({ actor: owner }).catch((error: unknown) => {
+      if (error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED')) return [];
+      throw error;
+    });
+    if (reaped.length) emit({ type: 'worker.reaped', tasks: reaped.map(({ task, owner: o, reason }) => ({ task, owner: o, reason })) });
+
+    const seqBefore = readLastSeq(eventsFile);
+    let claim: ClaimResult & { worktree?: { path: string; branch: string } };
+    try {
+      const lease = { ttlSeconds: options.leaseSeconds, pid: process.pid };
+      claim = options.worktree
+        ? await claimWithWorktree(store, undefined, { owner, lease, exclude: excluded })
+        : await store.claimNext({ owner, lease, exclude: excluded });
+    } catch (error) {
+      // A lock held too long by a busy or dying process: look again shortly.
+      if (error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED')) {
+        await waitForChange(eventsFile, seqBefore, pollMs, options.signal);
+        continue;
+      }
+      if (!(error instanceof ClaimError) || error.reason !== 'nothing_ready') throw error;
+      const inProgress = waitingOn(store, owner, excluded);
+      if (inProgress === undefined) return stop('drained');
+      idleSince ??= Date.now();
+      if (options.idleExitSeconds !== undefined && Date.now() - idleSince >= options.idleExitSeconds * 1000) return stop('idle');
+      if (!waitingReported) emit({ type: 'worker.waiting', inProgress });
+      waitingReported = true;
+      await waitForChange(eventsFile, seqBefore, pollMs, options.signal);
+      continue;
+    }
+    idleSince = undefined;
+    waitingReported = false;
+    taken++;
+    await work(claim);
+  }
+
+  function stop(reason: StopReason): WorkerSummary {
+    summary.reason = reason;
+    emit({ type: 'worker.stopped', reason, completed: summary.completed, failed: summary.failed, gaveUp: summary.gaveUp });
+    return summary;
+  }
+
+  async function work(claim: ClaimResult & { worktree?: { path: string; branch: string } }): Promise<void> {
+    const task = claim.task;
+    const id = task.id;
+    emit({
+      type: 'task.claimed',
+      task: id,
+      subject: task.subject,
+      ...(claim.worktree ? { worktree: claim.worktree.path, branch: claim.worktree.branch } : {}),
+    });
+    const started = Date.now();
+    const run = runCommand(task, claim.worktree?.path);
+    let lost: string | undefined;
+    const renewEvery = Math.max(100, ((options.leaseSeconds ?? store.config.leaseSeconds) * 1000) / 3);
+    const renew = setInterval(() => {
+      store.heartbeat({ owner, id, ttlSeconds: options.leaseSeconds }).catch((error: unknown) => {
+        // The task was reaped or taken while we worked: stop, and do not complete it.
+        if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND')) {
+          lost ??= error.message;
+          run.kill();
+        }
+      });
+    }, renewEvery);
+    const onAbort = () => run.kill();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    let exit: { code: number | null; signal: NodeJS.Signals | null };
+    try {
+      exit = await run.exited;
+    } finally {
+      clearInterval(renew);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+    const durationMs = Date.now() - started;
+
+    if (lost !== undefined) {
+      emit({ type: 'task.lost', task: id, message: lost });
+      return;
+    }
+    if (options.signal?.aborted) {
+      await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'interrupted' }).catch((error: unknown) => lose(id, error));
+      emit({ type: 'task.interrupted', task: id });
+      return;
+    }
+    if (exit.code === 0) {
+      try {
+        const done = await store.completeTask(id, { actor: owner, heldBy: owner });
+        summary.completed.push(id);
+        emit({ type: 'task.completed', task: id, durationMs, unblocked: done.unblocked });
+      } catch (error) {
+        lose(id, error);
+      }
+      return;
+    }
+    const count = (failures.get(id) ?? 0) + 1;
+    failures.set(id, count);
+    summary.failed.push(id);
+    const retry = count < maxFailures;
+    if (!retry) {
+      excluded.add(id);
+      summary.gaveUp.push(id);
+    }
+    const lastError: LastError = { exitCode: exit.code, signal: exit.signal, at: new Date().toISOString(), owner, tail: run.tail() };
+    try {
+      await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'failed', metadata: { lastError } });
+    } catch (error) {
+      lose(id, error);
+      return;
+    }
+    emit({ type: 'task.failed', task: id, exitCode: exit.code, signal: exit.signal, durationMs, retry });
+  }
+
+  /** The task was taken from us meanwhile (reaped, forced): report it and carry on. */
+  function lose(id: number, error: unknown): void {
+    if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND' || error.code === 'E_TRANSITION')) {
+      emit({ type: 'task.lost', task: id, message: error.message });
+      return;
+    }
+    throw error;
+  }
+
+  function runCommand(task: Task, worktree: string | undefined) {
+    const env: NodeJS.ProcessEnv = {
+      ...(options.env ?? process.env),
+      TASK_ID: String(task.id),
+      TASK_SUBJECT: task.subject,
+      TASK_DESCRIPTION: task.description,
+      TASK_FILE: store.taskPath(task.id),
+      TASKS_DIR: store.dir,
+      // `tasks` run by the command acts as the worker's owner.
+      TASKS_OWNER: owner,
+    };
+    if (worktree) env.TASK_WORKTREE = worktree;
+    const [file, ...args] = options.command;
+    // A command of its own process group, so stopping it stops everything it started.
+    const child: ChildProcess =
+      options.command.length === 1
+        ? spawn(file, { shell: true, cwd: worktree ?? options.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn(file, args, { cwd: worktree ?? options.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let tail = '';
+    const onData = (chunk: Buffer) => {
+      tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
+      options.onOutput?.(chunk, task.id);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    let killTimer: NodeJS.Timeout | undefined;
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      let result: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+      child.on('error', (error) => {
+        tail += `\n${error.message}`;
+        resolve({ code: 127, signal: null });
+      });
+      child.on('exit', (code, signal) => {
+        result = { code, signal };
+        // Output can still be in flight; wait for the pipes, but not for a
+        // background process that kept them open.
+        setTimeout(() => resolve(result!), 1000).unref();
+      });
+      child.on('close', () => {
+        if (result) resolve(result);
+      });
+    }).finally(() => clearTimeout(killTimer));
+    const signalGroup = (signal: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // already gone
+      }
+    };
+    return {
+      exited,
+      tail: () => tail.trimEnd(),
+      kill() {
+        if (killTimer) return;
+        signalGroup('SIGTERM');
+        killTimer = setTimeout(() => signalGroup('SIGKILL'), options.killGraceMs ?? 3000);
+      },
+    };
+  }
+}
+
+/**
+ * The in-progress tasks worth waiting for, or undefined when waiting is
+ * pointless: nothing in progress can still make a task ready for `owner`.
+ * A task in progress counts when it (transitively) blocks a pending task
+ * this owner could take, or when its claim can lapse (a lease that expires
+ * or a process that can die) so that the task itself comes back.
+ */
+export function waitingOn(store: TaskStore, owner: string, excluded: ReadonlySet<number> = new Set()): number[] | undefined {
+  const { tasks, byId } = store.loadBoard();
+  const lookup = (id: number) => byId.get(id);
+  const wanted = (t: Task) => t.status === 'pending' && (t.owner === '' || t.owner === owner) && !excluded.has(t.id);
+  const leases = new Map(readLeases(store).map((l) => [l.task, l]));
+  const inProgress = tasks.filter((t) => t.status === 'in_progress');
+  const useful: number[] = [];
+  for (const task of inProgress) {
+    const lease = leases.get(task.id);
+    if (task.owner !== owner && lease && (lease.expiresAt !== null || lease.pid !== undefined)) {
+      useful.push(task.id);
+      continue;
+    }
+    // Does finishing it lead to a pending task we could take?
+    const seen = new Set<number>([task.id]);
+    const stack = [...task.blocks];
+    let found = false;
+    while (stack.length && !found) {
+      const id = stack.pop()!;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const next = lookup(id);
+      if (!next || isClosed(next.status)) continue;
+      if (wanted(next)) found = true;
+      else stack.push(...next.blocks);
+    }
+    if (found) useful.push(task.id);
+  }
+  // A ready task we did not get (a lost race) is also worth another look.
+  const readyLeft = tasks.some((t) => wanted(t) && isReady(t, lookup, owner));
+  if (useful.length === 0 && !readyLeft) return undefined;
+  return useful;
+}
+
+/** Sleeps until the event log moves past `seq`, at most about a second (leases also lapse by time). */
+async function waitForChange(eventsFile: string, seq: number, pollMs: number, signal?: AbortSignal): Promise<void> {
+  const deadline = Date.now() + Math.max(1000, pollMs);
+  while (Date.now() < deadline && !signal?.aborted) {
+    try {
+      await sleep(pollMs / 2 + Math.random() * pollMs, undefined, { signal });
+    } catch {
+      return; // aborted
+    }
+    if (readLastSeq(eventsFile) !== seq) return;
+  }
+}
