@@ -9,3 +9,6 @@ export * from './leases.js';
 export * from './graph.js';
 export * from './store.js';
 export * from './render.js';
+export * from './reconcile.js';
+export * from './follow.js';
+export * from './watcher-record.js';
