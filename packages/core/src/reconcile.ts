@@ -199,8 +199,14 @@ interface EdgeContext {
   lookup: Lookup;
   /** The cycle the edge "blocker blocks waiter" lies on (`[blocker, waiter, …, blocker]`), if any. */
   cycle(blocker: number, waiter: number): number[] | undefined;
-  /** In a per-change check: the task whose file changed and its edges before the change. */
-  changed?: { id: number; before?: GraphNode };
+  /**
+   * What a file said when last looked at: an edge side that was there and is
+   * gone was removed by hand (mirror the removal); one never seen was not
+   * (write it). Undefined when there is no history (first look).
+   */
+  before(id: number): GraphNode | undefined;
+  /** In a per-change check: the task whose file changed. */
+  changedId?: number;
 }
 
 function fileOf(id: number): string {
@@ -229,15 +235,14 @@ function checkEdge(blocker: number, waiter: number, ctx: EdgeContext): BoardFind
   if (!w) return isClosed(a.status) ? undefined : invalid(blocker, `"blocks" names #${waiter}, which does not exist`);
   const cycleProblem = (stated: number, field: string, other: number, cycle: number[]) =>
     invalid(stated, `"${field}" names #${other}, which closes the cycle ${formatCycle(rotateCycle(cycle))}; nothing was written (remove one edge of the cycle)`);
-  const before = ctx.changed?.before;
+  const changed = ctx.changedId;
   if (inBlocks && inBlockedBy) {
     if (isClosed(a.status)) return { kind: 'propagate', task: blocker };
     const isNew =
-      ctx.changed !== undefined &&
-      ((ctx.changed.id === blocker && !before?.blocks.includes(waiter)) || (ctx.changed.id === waiter && !before?.blockedBy.includes(blocker)));
+      (changed === blocker && !ctx.before(blocker)?.blocks.includes(waiter)) || (changed === waiter && !ctx.before(waiter)?.blockedBy.includes(blocker));
     if (isNew && w.status !== 'deleted') {
       const cycle = ctx.cycle(blocker, waiter);
-      if (cycle) return ctx.changed!.id === blocker ? cycleProblem(blocker, 'blocks', waiter, cycle) : cycleProblem(waiter, 'blockedBy', blocker, cycle);
+      if (cycle) return changed === blocker ? cycleProblem(blocker, 'blocks', waiter, cycle) : cycleProblem(waiter, 'blockedBy', blocker, cycle);
     }
     return undefined;
   }
@@ -245,8 +250,7 @@ function checkEdge(blocker: number, waiter: number, ctx: EdgeContext): BoardFind
     // Only `blocker.blocks` names the edge.
     if (isClosed(a.status)) return undefined; // a finished task's blocks is history
     if (w.status === 'deleted') return undefined; // a tombstone waits for nothing
-    if (ctx.changed?.id === waiter && before?.blockedBy.includes(blocker))
-      return { kind: 'remove-side', blocker, waiter, task: blocker, field: 'blocks' };
+    if (ctx.before(waiter)?.blockedBy.includes(blocker)) return { kind: 'remove-side', blocker, waiter, task: blocker, field: 'blocks' };
     if (w.status === 'completed') return undefined;
     const cycle = ctx.cycle(blocker, waiter);
     if (cycle) return cycleProblem(blocker, 'blocks', waiter, cycle);
@@ -254,8 +258,7 @@ function checkEdge(blocker: number, waiter: number, ctx: EdgeContext): BoardFind
   }
   // Only `waiter.blockedBy` names the edge.
   if (w.status === 'deleted') return undefined;
-  if (ctx.changed?.id === blocker && before?.blocks.includes(waiter))
-    return { kind: 'remove-side', blocker, waiter, task: waiter, field: 'blockedBy' };
+  if (ctx.before(blocker)?.blocks.includes(waiter)) return { kind: 'remove-side', blocker, waiter, task: waiter, field: 'blockedBy' };
   if (a.status === 'deleted') return invalid(waiter, `"blockedBy" names #${blocker}, which is deleted; a deleted task blocks nobody`);
   if (a.status !== 'completed') {
     const cycle = ctx.cycle(blocker, waiter);
@@ -311,9 +314,10 @@ export interface BoardCheck {
 /**
  * Checks every task file (O(tasks + edges)): bad files, completions not
  * propagated, one-sided edges, cycles, edges naming missing or deleted tasks.
- * With no history to go by, a one-sided edge is taken as one being added.
+ * `previous` (the graph of an earlier check) tells a side removed by hand
+ * from one being added; without it, a one-sided edge is taken as being added.
  */
-export function checkBoard(store: TaskStore): BoardCheck {
+export function checkBoard(store: TaskStore, options: { previous?: BoardGraph } = {}): BoardCheck {
   const snapshot = store.loadBoard();
   const findings: BoardFinding[] = snapshot.problems.map((p) => problemFinding(p, store.dir));
   const unreadable = new Set(snapshot.problems.map((p) => p.id).filter((id): id is number => id !== undefined));
@@ -329,6 +333,7 @@ export function checkBoard(store: TaskStore): BoardCheck {
       const path = graph.findPath(waiter, blocker);
       return path ? [blocker, ...path] : undefined;
     },
+    before: (id) => options.previous?.get(id),
   };
   const reported = new Set<number>();
   for (const task of snapshot.tasks) {
@@ -359,10 +364,12 @@ export function checkBoard(store: TaskStore): BoardCheck {
 }
 
 /**
- * Checks one task file after it changed (or vanished), updating `graph`.
- * Looks at the task's own edges, those it had before, and the edges other
- * tasks state towards it, reading each neighbour fresh from disk: the work
- * follows the changed file's edges, not the board's size.
+ * Checks one task file after it changed (or vanished), updating its entry
+ * in `graph`. Looks at the task's own edges, those it had before, and the
+ * edges other tasks state towards it, reading each neighbour fresh from
+ * disk: the work follows the changed file's edges, not the board's size.
+ * Neighbours' entries are left as last seen: when their own change is
+ * checked, that is what tells a removal from an addition.
  */
 export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number): BoardFinding[] {
   const before = graph.get(id);
@@ -397,9 +404,6 @@ export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number
         value = UNREADABLE;
       }
       fresh.set(n, value);
-      // Keep the graph as fresh as what we just read.
-      if (value === undefined) graph.delete(n);
-      else if (value !== UNREADABLE) graph.set(n, value);
     }
     return fresh.get(n);
   };
@@ -409,7 +413,8 @@ export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number
       const path = graph.findPath(waiter, blocker);
       return path ? [blocker, ...path] : undefined;
     },
-    changed: { id, before },
+    before: (n) => (n === id ? before : graph.get(n)),
+    changedId: id,
   };
   const findings: BoardFinding[] = [];
   for (const b of blockers) lookup(b);
@@ -463,8 +468,6 @@ export async function applyFinding(store: TaskStore, finding: BoardFinding, opti
       if (a.status === 'deleted' || w.status === 'deleted') return [];
       if (finding.field === 'blockedBy' && (isClosed(a.status) || isClosed(w.status))) return [];
       if (a.status !== 'completed') {
-        options.graph?.set(blocker, a);
-        options.graph?.set(waiter, w);
         const path = options.graph?.findPath(waiter, blocker);
         if (path) throw new CycleError(rotateCycle([blocker, ...path]));
       }
@@ -508,8 +511,8 @@ export async function applyFinding(store: TaskStore, finding: BoardFinding, opti
       const text = serializeTask(task);
       if (text !== texts.get(task.id)) atomicWriteFile(store.taskPath(task.id), text);
     }
-    options.graph?.set(blocker, writes.find((t) => t.id === blocker) ?? a);
-    options.graph?.set(waiter, writes.find((t) => t.id === waiter) ?? w);
+    // What we wrote is what the file says now; the other file keeps its last-seen entry.
+    for (const task of writes) options.graph?.set(task.id, task);
     return appendEvents(store.runtimeDir, events, store.lockOptions);
   });
 }

@@ -211,7 +211,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     const started = Date.now();
     let check;
     try {
-      check = checkBoard(store);
+      check = checkBoard(store, { previous: graph });
     } catch (error) {
       if (error instanceof TasksError && error.code === 'E_NO_BOARD') return boardGone();
       throw error;

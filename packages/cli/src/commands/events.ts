@@ -1,6 +1,6 @@
 import { followEvents, type TaskEvent } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
-import { untilSignalled } from '../signals.js';
+import { waitForSignal } from '../signals.js';
 
 export interface EventsOptions extends GlobalOptions {
   since?: number;
@@ -21,14 +21,18 @@ export function formatEvent(e: TaskEvent): string {
 export async function events(options: EventsOptions, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Promise<CommandOutput> {
   const store = openStore(options);
   if (options.follow) {
-    const signalled = untilSignalled();
-    const follower = followEvents(store, {
-      sinceSeq: options.since ?? 0,
-      onEvent: (e) => write(options.json ? JSON.stringify(e) : formatEvent(e)),
-    });
-    await signalled;
-    follower.close();
-    return {};
+    const signals = waitForSignal();
+    try {
+      const follower = followEvents(store, {
+        sinceSeq: options.since ?? 0,
+        onEvent: (e) => write(options.json ? JSON.stringify(e) : formatEvent(e)),
+      });
+      await signals.signalled;
+      follower.close();
+      return {};
+    } finally {
+      signals.dispose();
+    }
   }
   const list = store.readEvents(options.since ?? 0);
   if (options.json) return { text: list.map((e) => JSON.stringify(e)).join('\n') || undefined };

@@ -1,6 +1,6 @@
 import type { WatchEvent } from '@dotasks/watch';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
-import { untilSignalled } from '../signals.js';
+import { waitForSignal } from '../signals.js';
 
 export interface WatchOptions extends GlobalOptions {
   /** Seconds between full reconciles (default 120). */
@@ -56,17 +56,21 @@ export function formatWatchEvent(e: WatchEvent): string {
 export async function watch(options: WatchOptions, io: StreamOutput = processOutput): Promise<CommandOutput> {
   const store = openStore(options);
   const { watchBoard } = await import('@dotasks/watch');
-  const signalled = untilSignalled();
+  const signals = waitForSignal();
   const watcher = watchBoard(store.dir, {
     onEvent: (e) => io.out(options.json ? JSON.stringify(e) : formatWatchEvent(e)),
     onNotice: (m) => io.err(`tasks watch: ${m}`),
     reconcileIntervalMs: options.reconcileInterval === undefined ? undefined : options.reconcileInterval * 1000,
     reapIntervalMs: options.reapInterval === undefined ? undefined : options.reapInterval * 1000,
   });
-  await watcher.ready;
-  io.err(`tasks watch: watching ${store.dir} (pid ${process.pid}); Ctrl-C stops`);
-  const signal = await signalled;
-  await watcher.close();
-  io.err(`tasks watch: stopped (${signal})`);
-  return {};
+  try {
+    await watcher.ready;
+    io.err(`tasks watch: watching ${store.dir} (pid ${process.pid}); Ctrl-C stops`);
+    const signal = await signals.signalled;
+    await watcher.close();
+    io.err(`tasks watch: stopped (${signal})`);
+    return {};
+  } finally {
+    signals.dispose();
+  }
 }
