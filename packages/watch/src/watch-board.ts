@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { statSync, watch as watchFolder, type FSWatcher as FolderWatcher } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import {
@@ -37,7 +37,7 @@ export interface WatchBoardOptions {
   debounceMs?: number;
   /** A file that keeps changing is read at least this often, ms (default 500). */
   maxWaitMs?: number;
-  /** A file is looked at once more this long after its last event, ms (default 300): chokidar can drop the last event of a burst. */
+  /** A file is looked at once more this long after its last event, ms (default 300): file events of a burst can be dropped or merged. */
   settleMs?: number;
   /** Full reconcile period, ms (default 120000; 0 turns it off). */
   reconcileIntervalMs?: number;
@@ -105,7 +105,11 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
 
   let closed = false;
   let record: WatcherRecord | undefined;
+  /** chokidar on the parent folder: `.tasks/` coming and going. */
   let watcher: FSWatcher | undefined;
+  /** fs.watch on the board folder itself: which task file changed. */
+  let boardWatch: FolderWatcher | undefined;
+  let boardIno: number | undefined;
   /** Undefined while the board is gone or not reconciled yet. */
   let graph: BoardGraph | undefined;
   let boardPresent = true;
@@ -218,6 +222,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     }
     if (!boardPresent) notice(`the board ${board} is back`);
     boardPresent = true;
+    attachBoard();
     graph = check.graph;
     if (record) touchWatcherRecord(store, record);
     const invalid = check.findings.filter((f): f is Extract<BoardFinding, { kind: 'invalid' }> => f.kind === 'invalid');
@@ -329,37 +334,68 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     for (const event of store.readEvents(before)) if (event.type === 'reaped' && event.owner === actor) deliver(event);
   };
 
-  const onPath = (event: string, path: string) => {
-    if (path === board) {
-      if (event === 'unlinkDir') enqueue('reconcile', fullReconcile);
-      else if (event === 'addDir') {
-        notice(`the board ${board} appeared; reconciling once it is quiet`);
-        startBurst();
-      }
-      return;
-    }
-    if (dirname(path) !== board) return;
-    const name = basename(path);
+  /** Something happened to `name` inside the board folder. */
+  const onBoardEntry = (name: string | null) => {
+    if (closed) return;
+    if (name === null) return startBurst(); // the platform did not say which file: look at all of them once quiet
     const id = idFromFileName(name);
     if (id !== undefined) return fileChanged(id);
-    if (TASK_NAME_RE.test(name) && (event === 'add' || event === 'change'))
-      enqueue('reconcile', fullReconcile); // a misnamed task file: the full check reports it
+    if (TASK_NAME_RE.test(name) && !TaskStore.isIgnoredName(name)) enqueue('reconcile', fullReconcile); // misnamed: the full check reports it
   };
 
-  const ignored = (path: string) => {
-    if (path === parent || path === board) return false;
-    if (dirname(path) !== board) return true;
-    const name = basename(path);
-    return !TASK_NAME_RE.test(name) || TaskStore.isIgnoredName(name);
+  const detachBoard = () => {
+    boardWatch?.close();
+    boardWatch = undefined;
+    boardIno = undefined;
   };
+
+  /** Watches the board folder's entries (again, when it was re-created). */
+  const attachBoard = () => {
+    if (closed) return;
+    const ino = statSync(board, { throwIfNoEntry: false })?.ino;
+    if (ino !== undefined && ino === boardIno && boardWatch) return;
+    detachBoard();
+    if (ino === undefined) return;
+    try {
+      const w = watchFolder(board, { persistent: true }, (_event, name) => onBoardEntry(name === null ? null : String(name)));
+      w.on('error', () => {
+        // The folder went away under the watch; the parent's watcher or the next reconcile brings it back.
+        if (boardWatch === w) detachBoard();
+        enqueue('reconcile', fullReconcile);
+      });
+      boardWatch = w;
+      boardIno = ino;
+    } catch (error) {
+      const err = error as NodeJS.ErrnoException;
+      const hint = err.code === 'ENOSPC' ? ' (out of inotify watches: raise fs.inotify.max_user_watches, see docs/watcher.md)' : '';
+      notice(`cannot watch ${board}: ${err.message}${hint}; only the periodic reconcile will notice changes`);
+      void reportFailure('watch', new TasksError('E_IO', `cannot watch ${board}: ${err.message}${hint}`));
+    }
+  };
+
+  /** chokidar, on the parent folder: the board folder appeared or vanished. */
+  const onParentEntry = (event: string, path: string) => {
+    if (path !== board) return;
+    if (event === 'unlinkDir') {
+      detachBoard();
+      enqueue('reconcile', fullReconcile);
+    } else if (event === 'addDir') {
+      notice(`the board ${board} appeared; reconciling once it is quiet`);
+      attachBoard();
+      startBurst();
+    }
+  };
+
+  // Only the board folder itself, as an entry of its parent; what is inside is fs.watch's.
+  const ignored = (path: string) => path !== parent && path !== board;
 
   const ready = (async () => {
     if (options.exclusive !== false) record = await claimWatcherRecord(store);
     const { watch } = await import('chokidar');
     if (closed) return;
-    const w = watch(parent, { ignored, ignoreInitial: true, depth: 1, persistent: true });
+    const w = watch(parent, { ignored, ignoreInitial: true, depth: 0, persistent: true });
     watcher = w;
-    w.on('all', (event, path) => onPath(event, path));
+    w.on('all', (event, path) => onParentEntry(event, path));
     w.on('error', (error) => {
       const err = error as NodeJS.ErrnoException;
       const hint =
@@ -373,6 +409,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     });
     await new Promise<void>((resolveReady) => w.once('ready', () => resolveReady()));
     if (closed) return;
+    attachBoard();
     await new Promise<void>((resolveDone, rejectDone) => {
       enqueue('reconcile', async () => {
         try {
@@ -405,6 +442,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
       clearTimeout(p.settle);
     }
     pending.clear();
+    detachBoard();
     await watcher?.close();
     await queue.catch(() => undefined); // the operation in progress finishes and releases its locks
     if (record) {
