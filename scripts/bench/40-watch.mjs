@@ -128,6 +128,11 @@ let failed = false;
 }
 
 // ---- memory at 1,000 and 10,000 tasks ------------------------------------
+// Settled RSS after the start-up reconcile, then a soak: edits and
+// completions every 50 ms for 20 s with a full reconcile every 2 s (60x the
+// default rate), sampling RSS each second. Flat = the last third of the
+// samples peaks no higher than 1.25x the first third's peak.
+const SOAK_MS = Number(process.env.BENCH_WATCH_SOAK_MS) || 20_000; // longer soaks: BENCH_WATCH_SOAK_MS=600000
 const memory = {};
 for (const size of [1_000, 10_000]) {
   const { root, dir, store } = makeBoard(size, 100);
@@ -135,24 +140,37 @@ for (const size of [1_000, 10_000]) {
   const readyMs = await w.ready;
   await sleep(2_000);
   const settled = rssMb(w.child.pid);
-  // Work for a while: 100 completions and edits to other files, with full reconciles every 2 s.
-  for (let i = 1; i <= 100; i++) {
-    const file = store.taskPath(i);
-    writeFileSync(file, readFileSync(file, 'utf8').replace('"status": "pending"', '"status": "completed"'));
-    const other = store.taskPath(300 + i);
-    writeFileSync(other, readFileSync(other, 'utf8').replace('benchmark task', `benchmark task, edit ${i}`));
-    await sleep(40);
+  const samples = [];
+  const sampler = setInterval(() => samples.push(rssMb(w.child.pid)), 1_000);
+  const soakStart = performance.now();
+  for (let i = 0; performance.now() - soakStart < SOAK_MS; i++) {
+    if (i < 100) {
+      const file = store.taskPath(i + 1);
+      writeFileSync(file, readFileSync(file, 'utf8').replace('"status": "pending"', '"status": "completed"'));
+    } else {
+      const file = store.taskPath(300 + (i % (size - 300)));
+      const task = JSON.parse(readFileSync(file, 'utf8'));
+      task.description = `benchmark task, edit ${i}`;
+      writeFileSync(file, JSON.stringify(task, null, 2) + '\n');
+    }
+    await sleep(50);
   }
-  await sleep(5_000); // two more full reconciles
-  const after = rssMb(w.child.pid);
+  clearInterval(sampler);
+  await sleep(3_000);
+  const end = rssMb(w.child.pid);
   const propagated = [...Array(100).keys()].filter((k) => JSON.parse(readFileSync(join(dir, `task_${k + 101}.json`), 'utf8')).blockedBy.length === 0).length;
   await w.stop();
   rmSync(root, { recursive: true, force: true });
+  const third = Math.max(1, Math.floor(samples.length / 3));
+  const firstPeak = Math.max(...samples.slice(0, third));
+  const lastPeak = Math.max(...samples.slice(-third));
+  const flat = lastPeak <= firstPeak * 1.25;
   memory[size] = settled;
+  console.log(`watcher on ${size.toLocaleString('en')} tasks: ready in ${readyMs.toFixed(0)} ms; RSS settled ${settled.toFixed(1)} MB`);
   console.log(
-    `watcher on ${size.toLocaleString('en')} tasks: ready in ${readyMs.toFixed(0)} ms, RSS ${settled.toFixed(1)} MB settled, ${after.toFixed(1)} MB after 200 edits and reconciles (${propagated}/100 completions propagated)`,
+    `  ${SOAK_MS / 1000} s soak: RSS peak ${firstPeak.toFixed(1)} MB in the first third, ${lastPeak.toFixed(1)} MB in the last, ${end.toFixed(1)} MB after; flat ${verdict(flat)}; ${propagated}/100 completions propagated ${verdict(propagated === 100)}`,
   );
-  if (propagated !== 100) failed = true;
+  failed ||= !flat || propagated !== 100;
 }
-console.log(`RSS 10,000 / 1,000 tasks: ${(memory[10_000] / memory[1_000]).toFixed(2)}×`);
+console.log(`RSS settled, 10,000 / 1,000 tasks: ${(memory[10_000] / memory[1_000]).toFixed(2)}x`);
 process.exitCode = failed ? 1 : 0;

@@ -313,7 +313,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     clearTimeout(s.settle);
     s.settle = setTimeout(() => {
       s.settle = undefined;
-      // Chokidar can swallow the last change of a burst: look once more if the file moved on since we read it.
+      // File events of a burst can be merged or dropped: look once more if the file moved on since we read it.
       enqueue(
         `settle:${id}`,
         async () => {

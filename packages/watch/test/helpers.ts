@@ -31,8 +31,8 @@ export interface WatcherProcess {
 }
 
 /** Starts `tasks watch --json` in `cwd`. */
-export function startWatcher(cwd: string, args: string[] = []): WatcherProcess {
-  const child = spawn(process.execPath, [TASKS_BIN, 'watch', '--json', ...args], { cwd, env: cleanEnv() });
+export function startWatcher(cwd: string, args: string[] = [], env: Record<string, string> = {}): WatcherProcess {
+  const child = spawn(process.execPath, [TASKS_BIN, 'watch', '--json', ...args], { cwd, env: cleanEnv(env) });
   const events: WatchEventLine[] = [];
   let stdout = '';
   let stderr = '';

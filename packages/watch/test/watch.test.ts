@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -12,13 +12,13 @@ describe('tasks watch', () => {
   });
 
   /** A board with #1 ← #2 (#2 waits for #1) and an unrelated #3, and a running watcher. */
-  async function boardWithWatcher(args: string[] = []): Promise<{ root: string; board: string; w: WatcherProcess }> {
+  async function boardWithWatcher(args: string[] = [], env: Record<string, string> = {}): Promise<{ root: string; board: string; w: WatcherProcess }> {
     const t = tempBoard();
     cleanups.push(t.cleanup);
     expect(tasks(t.root, ['create', 'Parse AST']).code).toBe(0);
     expect(tasks(t.root, ['create', 'Transform AST', '--blocked-by', '1']).code).toBe(0);
     expect(tasks(t.root, ['create', 'Write docs']).code).toBe(0);
-    const w = startWatcher(t.root, args);
+    const w = startWatcher(t.root, args, env);
     cleanups.push(() => w.stop());
     await w.ready();
     return { root: t.root, board: t.board, w };
@@ -169,6 +169,23 @@ describe('tasks watch', () => {
     await w.ready();
     const now = JSON.parse(readFileSync(join(t.board, '.runtime', 'watcher.json'), 'utf8')) as { pid: number };
     expect(now.pid).toBe(w.child.pid);
+  });
+
+  it('fails one fix with an event when a lock cannot be had, keeps running, and retries', async () => {
+    // Locks give up after 300 ms here; a lock is stale only after 60 s, so ours holds.
+    const { board, w } = await boardWithWatcher(['--reconcile-interval', '1'], { TASKS_LOCK_TIMEOUT_MS: '300', TASKS_LOCK_STALE_MS: '60000' });
+    const boardLock = join(board, '.board.lock');
+    mkdirSync(boardLock);
+    editTask(board, 1, (t) => (t.status = 'completed'));
+    await vi.waitFor(
+      () => expect(w.events).toContainEqual(expect.objectContaining({ type: 'watch.error', task: 1, action: 'propagate', code: 'E_LOCKED' })),
+      WAIT,
+    );
+    expect(readTaskFile(board, 2).blockedBy).toEqual([1]);
+    expect(w.child.exitCode).toBeNull();
+    rmdirSync(boardLock);
+    await vi.waitFor(() => expect(readTaskFile(board, 2).blockedBy).toEqual([]), WAIT);
+    await vi.waitFor(() => expect(w.events).toContainEqual(expect.objectContaining({ type: 'unblocked', task: 2, by: 1 })), WAIT);
   });
 
   it('stops cleanly on SIGTERM and SIGINT: record gone, no locks left', async () => {
