@@ -390,7 +390,11 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
   const ignored = (path: string) => path !== parent && path !== board;
 
   const ready = (async () => {
-    if (options.exclusive !== false) record = await claimWatcherRecord(store);
+    if (options.exclusive !== false) {
+      const claimed = await claimWatcherRecord(store);
+      if (closed) return releaseWatcherRecord(store, claimed); // closed while starting
+      record = claimed;
+    }
     const { watch } = await import('chokidar');
     if (closed) return;
     const w = watch(parent, { ignored, ignoreInitial: true, depth: 0, persistent: true });
