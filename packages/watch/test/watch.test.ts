@@ -60,6 +60,39 @@ describe('tasks watch', () => {
     await vi.waitFor(() => expect(w.events).toContainEqual(expect.objectContaining({ type: 'unblocked', task: 2, by: 1 })), WAIT);
   });
 
+  it('handles a git checkout that changes hundreds of files at once', async () => {
+    const t = tempBoard({ init: false });
+    cleanups.push(t.cleanup);
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: t.root, encoding: 'utf8' });
+    git('init', '-q', '-b', 'main');
+    expect(tasks(t.root, ['init']).code).toBe(0);
+    // #1..#300 each block #301..#600, written as files the way git would bring them.
+    const write = (id: number, status: string) => {
+      const task = { id, subject: `Task ${id}`, description: '', status, owner: '', blockedBy: id > 300 ? [id - 300] : [], blocks: id <= 300 ? [id + 300] : [] };
+      writeFileSync(join(t.board, `task_${id}.json`), JSON.stringify(task, null, 2) + '\n');
+    };
+    for (let id = 1; id <= 600; id++) write(id, 'pending');
+    git('add', '-A');
+    git('commit', '-qm', 'six hundred tasks');
+    git('checkout', '-q', '-b', 'done');
+    for (let id = 1; id <= 300; id++) write(id, 'completed');
+    git('commit', '-qam', 'three hundred completed by hand');
+    git('checkout', '-q', 'main');
+
+    const w = startWatcher(t.root);
+    cleanups.push(() => w.stop());
+    await w.ready();
+    git('checkout', '-q', 'done');
+    await vi.waitFor(() => {
+      const stillBlocked = [];
+      for (let id = 301; id <= 600; id++) if ((readTaskFile(t.board, id).blockedBy as number[]).length) stillBlocked.push(id);
+      expect(stillBlocked).toEqual([]);
+    }, WAIT);
+    await vi.waitFor(() => expect(w.events.filter((e) => e.type === 'unblocked')).toHaveLength(300), WAIT);
+    expect(w.events.filter((e) => e.type !== 'unblocked')).toEqual([]);
+  });
+
   it('writes the reverse side of a blockedBy added by hand', async () => {
     const { board, w } = await boardWithWatcher();
     editTask(board, 3, (t) => (t.blockedBy = [2]));
