@@ -181,7 +181,12 @@ export function buildCli(args: string[]): Argv {
     .command(
       'events',
       'print the event log',
-      (y) => y.option('since', { type: 'number', describe: 'only events after this seq' }).example('$0 events --since 10 --json', 'new events as JSON lines'),
+      (y) =>
+        y
+          .option('since', { type: 'number', describe: 'only events after this seq' })
+          .option('follow', { alias: 'f', type: 'boolean', describe: 'keep printing events as they are appended (until Ctrl-C)' })
+          .example('$0 events --since 10 --json', 'new events as JSON lines')
+          .example('$0 events --follow --json', 'stream the log, one JSON event per line'),
       (a) => run(a as Args, async () => (await import('./commands/events.js')).events(a as never)),
     )
     // --- issue 5: agent integration ---
@@ -343,6 +348,29 @@ export function buildCli(args: string[]): Argv {
           } as never),
         ),
     )
+    // --- issue 4: watcher ---
+    .command(
+      'watch',
+      'keep the board consistent while files change by hand or by git (until Ctrl-C)',
+      (y) =>
+        y
+          .option('reconcile-interval', { type: 'number', describe: 'seconds between full reconciles (default 120)' })
+          .option('reap-interval', { type: 'number', describe: 'seconds between lease reaps (default 15)' })
+          .example('$0 watch', 'propagate hand edits and git checkouts, one line per thing done')
+          .example('$0 watch --json', 'the same as one JSON event per line'),
+      (a) => run(a as Args, async () => (await import('./commands/watch.js')).watch(a as never)),
+    )
+    .command(
+      'wait <id>',
+      'wait until a task is completed (exit 0), deleted (1) or the timeout passes (124)',
+      (y) =>
+        y
+          .positional('id', { type: 'string' })
+          .option('timeout', { type: 'number', describe: 'give up after this many seconds' })
+          .example('$0 wait 3 --timeout 600 && make test', 'run the tests once #3 is done'),
+      (a) => run(a as Args, async () => (await import('./commands/wait.js')).wait(a as never)),
+    )
+    // --- end issue 4 ---
     .demandCommand(1, 'name a command; try tasks list')
     .strict()
     .recommendCommands()

@@ -18,3 +18,6 @@ export * from './merge.js';
 export * from './board-import.js';
 export * from './board-export.js';
 export * from './worktrees.js';
+export * from './reconcile.js';
+export * from './follow.js';
+export * from './watcher-record.js';

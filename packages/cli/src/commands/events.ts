@@ -1,8 +1,11 @@
+import { followEvents, type TaskEvent } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
-import type { TaskEvent } from '@dotasks/core';
+import { waitForSignal } from '../signals.js';
 
 export interface EventsOptions extends GlobalOptions {
   since?: number;
+  /** Keep printing events as they are appended, until SIGINT/SIGTERM. */
+  follow?: boolean;
 }
 
 /** One event per line: `#seq at type #task owner`. */
@@ -14,9 +17,23 @@ export function formatEvent(e: TaskEvent): string {
   return `${seq} ${at} ${type}${task !== undefined ? ` #${task}` : ''}${owner ? ` by ${owner}` : ''}${extra ? ` ${extra}` : ''}`;
 }
 
-/** Prints the event log (PROTOCOL §7). */
-export async function events(options: EventsOptions): Promise<CommandOutput> {
+/** Prints the event log (PROTOCOL §7); with `follow`, streams it as it grows. */
+export async function events(options: EventsOptions, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Promise<CommandOutput> {
   const store = openStore(options);
+  if (options.follow) {
+    const signals = waitForSignal();
+    try {
+      const follower = followEvents(store, {
+        sinceSeq: options.since ?? 0,
+        onEvent: (e) => write(options.json ? JSON.stringify(e) : formatEvent(e)),
+      });
+      await signals.signalled;
+      follower.close();
+      return {};
+    } finally {
+      signals.dispose();
+    }
+  }
   const list = store.readEvents(options.since ?? 0);
   if (options.json) return { text: list.map((e) => JSON.stringify(e)).join('\n') || undefined };
   return { text: list.map(formatEvent).join('\n') || '(no events yet)' };

@@ -1,0 +1,76 @@
+import type { WatchEvent } from '@dotasks/watch';
+import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import { waitForSignal } from '../signals.js';
+
+export interface WatchOptions extends GlobalOptions {
+  /** Seconds between full reconciles (default 120). */
+  reconcileInterval?: number;
+  /** Seconds between lease reaps (default 15). */
+  reapInterval?: number;
+}
+
+/** Where a streaming command writes as it goes (only these commands print before returning). */
+export interface StreamOutput {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const processOutput: StreamOutput = {
+  out: (line) => process.stdout.write(line + '\n'),
+  err: (line) => process.stderr.write(line + '\n'),
+};
+
+function clock(at: string): string {
+  const d = new Date(at);
+  return Number.isNaN(d.getTime()) ? at : d.toTimeString().slice(0, 8);
+}
+
+/** One line for people about something the watcher did. */
+export function formatWatchEvent(e: WatchEvent): string {
+  const time = clock(e.at);
+  const task = e.task !== undefined ? `#${e.task}` : '';
+  switch (e.type) {
+    case 'unblocked':
+      return `${time} unblocked ${task}${e.by !== undefined ? ` (#${e.by} is done)` : ''}`;
+    case 'repaired': {
+      const change = e.added !== undefined ? `added #${e.added} to` : `removed #${e.removed} from`;
+      return `${time} repaired ${task}: ${change} ${String(e.field)}${e.source ? ` (to match ${String(e.source)})` : ''}`;
+    }
+    case 'invalid': {
+      const where = [e.file, e.line, e.column].filter((x) => x !== undefined).join(':');
+      return `${time} invalid ${where}: ${String(e.problem)} (nothing written)`;
+    }
+    case 'reaped':
+      return `${time} reaped ${task} from ${String(e.previousOwner ?? '?')} (${e.reason === 'process_gone' ? 'its process is gone' : 'lease expired'})`;
+    case 'watch.error':
+      return `${time} error${task ? ` on ${task}` : ''} (${String(e.action)}): ${String(e.message)}`;
+    default:
+      return `${time} ${e.type}${task ? ` ${task}` : ''}`;
+  }
+}
+
+/**
+ * `tasks watch`: keeps the board consistent until SIGINT/SIGTERM, printing
+ * each thing it does (a line for people, or one JSON event per line).
+ */
+export async function watch(options: WatchOptions, io: StreamOutput = processOutput): Promise<CommandOutput> {
+  const store = openStore(options);
+  const { watchBoard } = await import('@dotasks/watch');
+  const signals = waitForSignal();
+  const watcher = watchBoard(store.dir, {
+    onEvent: (e) => io.out(options.json ? JSON.stringify(e) : formatWatchEvent(e)),
+    onNotice: (m) => io.err(`tasks watch: ${m}`),
+    reconcileIntervalMs: options.reconcileInterval === undefined ? undefined : options.reconcileInterval * 1000,
+    reapIntervalMs: options.reapInterval === undefined ? undefined : options.reapInterval * 1000,
+  });
+  try {
+    await watcher.ready;
+    io.err(`tasks watch: watching ${store.dir} (pid ${process.pid}); Ctrl-C stops`);
+    const signal = await signals.signalled;
+    await watcher.close();
+    io.err(`tasks watch: stopped (${signal})`);
+    return {};
+  } finally {
+    signals.dispose();
+  }
+}

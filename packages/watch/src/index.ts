@@ -1,0 +1,1 @@
+export { watchBoard, type BoardWatcher, type WatchBoardOptions, type WatchEvent } from './watch-board.js';
