@@ -276,6 +276,8 @@ export async function importTasks(store: TaskStore, list: ForeignList, options: 
         atomicWriteFile(join(store.dir, HIGHWATERMARK_FILE), `${last}\n`);
         const events: NewEvent[] = plan.mapping.map((m) => ({ type: 'created', task: m.to, owner: options.actor, subject: m.subject, importedFrom: m.from }));
         await appendEvents(store.runtimeDir, events, store.lockOptions);
+        // Imported work in progress counts against its owner like any claim.
+        store.adoptUntrackedClaims({ tasks: plan.tasks, byId: new Map(plan.tasks.map((t) => [t.id, t])), problems: [] });
       },
     );
     return { ...plan, dryRun: false };
