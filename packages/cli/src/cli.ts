@@ -22,7 +22,7 @@ export function buildCli(args: string[]): Argv {
   const cli = yargs(args)
     .scriptName('tasks')
     .usage('$0 <command> [options]\n\nA task board for coding agents and people, kept as files in .tasks/.')
-    .completion('completion', 'print a shell completion script (bash; zsh when SHELL is zsh)', (current: string, argv: Record<string, unknown> & { _: (string | number)[] }, defaultCompletion: () => void, done: (completions: string[]) => void) => {
+    .completion('completion', false, (current: string, argv: Record<string, unknown> & { _: (string | number)[] }, defaultCompletion: () => void, done: (completions: string[]) => void) => {
       const command = String(argv._[0] ?? '');
       const positionals = argv._.length;
       if (ID_COMMANDS.has(command) && !current.startsWith('-') && positionals <= (command === 'dep' ? 3 : 2)) {
@@ -33,6 +33,13 @@ export function buildCli(args: string[]): Argv {
     .option('dir', { type: 'string', describe: 'the board directory (default: TASKS_DIR, else .tasks/ of the main git worktree or the nearest one)', global: true })
     .option('json', { type: 'boolean', describe: 'print JSON (documented shapes)', global: true })
     .option('owner', { type: 'string', describe: 'act as this owner (default: TASKS_OWNER, the linked worktree, the user)', global: true })
+    .command(
+      'completion',
+      'print a shell completion script (bash; zsh when SHELL is zsh), task ids included',
+      (y) => y.example('$0 completion >> ~/.bashrc', 'complete commands, flags and task ids in bash').example('SHELL=zsh $0 completion >> ~/.zshrc', 'the same for zsh'),
+      // yargs answers `completion` itself before commands run; this entry gives it help and examples.
+      () => undefined,
+    )
     .command(
       'init',
       'create an empty board (.tasks/ with its .gitignore)',
