@@ -1,12 +1,12 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { findCycles } from './doctor.js';
 import { TasksError, isErrnoException } from './errors.js';
 import { appendEvents, type NewEvent } from './events.js';
 import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, isClosed, normalizeIds, serializeTask, setOwn, type Task, type TaskStatus } from './format.js';
 import { atomicWriteFile, readFileIfExists } from './fsio.js';
 import { findJsonSyntaxError, positionAt } from './json-locate.js';
 import { withLock, withLocks } from './locks.js';
+import { BoardGraph } from './reconcile.js';
 import { BOARD_LOCK, HIGHWATERMARK_FILE, type TaskStore } from './store.js';
 
 /**
@@ -242,7 +242,7 @@ export function planImport(list: ForeignList, firstId: number): ImportPlan {
     t.blocks = normalizeIds(t.blocks);
     t.blockedBy = normalizeIds(t.blockedBy);
   }
-  const cycle = findCycles(byId, 1)[0];
+  const cycle = BoardGraph.fromTasks(tasks).cycles()[0];
   if (cycle) {
     const fromNew = new Map(mapping.map((m) => [m.to, m.from]));
     throw new TasksError(
