@@ -7,8 +7,6 @@ import {
   TASK_STATUSES,
   copyTask,
   idFromFileName,
-  isClosed,
-  normalizeIds,
   serializeTask,
   taskFileName,
   validateTask,
