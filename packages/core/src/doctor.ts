@@ -7,8 +7,6 @@ import {
   TASK_STATUSES,
   copyTask,
   idFromFileName,
-  isClosed,
-  normalizeIds,
   serializeTask,
   taskFileName,
   validateTask,
@@ -19,6 +17,7 @@ import { checkMergeDriver } from './git-setup.js';
 import { findJsonSyntaxError, findTopLevelKey, positionAt } from './json-locate.js';
 import { leaseExpiry, listLeases, readLease, removeLease } from './leases.js';
 import { acquireLock, withLock, withLocks } from './locks.js';
+import { checkGraph, settleEdge, type EdgeField } from './reconcile.js';
 import { BOARD_LOCK, HIGHWATERMARK_FILE, RUNTIME_DIR, type TaskStore } from './store.js';
 
 /**
@@ -286,104 +285,7 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
       fileOf.set(f.task.id, f);
     }
   }
-  const edited = new Map<number, { task: Task; changes: FileChange[] }>();
-  const edit = (id: number) => {
-    let e = edited.get(id);
-    if (!e) {
-      e = { task: copyTask(byId.get(id)!), changes: [] };
-      edited.set(id, e);
-    }
-    return e;
-  };
-  const keyAt = (id: number, key: string) => {
-    const f = fileOf.get(id)!;
-    return { file: f.path, ...positionAt(f.text, findTopLevelKey(f.text, key)) };
-  };
-
-  for (const task of byId.values()) {
-    for (const b of task.blockedBy) {
-      if (b === task.id) continue; // a self-edge is a cycle, reported below
-      if (!present.has(b)) {
-        findings.push({
-          code: 'missing_task',
-          ...keyAt(task.id, 'blockedBy'),
-          task: task.id,
-          message: `#${task.id} is blocked by #${b}, which does not exist, so #${task.id} can never become ready`,
-          fix: `remove the edge: tasks dep rm ${task.id} ${b}`,
-          fixable: false,
-        });
-        continue;
-      }
-      const blocker = byId.get(b);
-      if (!blocker) continue; // its file has problems of its own
-      if (isClosed(blocker.status)) {
-        findings.push({
-          code: 'closed_blocker',
-          ...keyAt(task.id, 'blockedBy'),
-          task: task.id,
-          message: `#${task.id} still lists #${b} in "blockedBy" though #${b} is ${blocker.status}`,
-          fix: `drop it (tasks doctor --fix), or run 'tasks done ${b}' again to propagate`,
-          fixable: true,
-        });
-        const e = edit(task.id);
-        e.task.blockedBy = e.task.blockedBy.filter((x) => x !== b);
-        e.changes.push({ code: 'closed_blocker', text: `dropped #${b} (${blocker.status}) from "blockedBy"` });
-      } else if (!blocker.blocks.includes(task.id)) {
-        findings.push({
-          code: 'one_sided_edge',
-          ...keyAt(b, 'blocks'),
-          task: b,
-          message: `#${task.id} is blocked by #${b}, but #${b} does not list #${task.id} in "blocks"`,
-          fix: `add the missing side (tasks doctor --fix), or remove the edge: tasks dep rm ${task.id} ${b}`,
-          fixable: true,
-        });
-        const e = edit(b);
-        e.task.blocks = normalizeIds([...e.task.blocks, task.id]);
-        e.changes.push({ code: 'one_sided_edge', text: `added #${task.id} to "blocks" (the other side of #${task.id}'s "blockedBy")` });
-      }
-    }
-    for (const d of task.blocks) {
-      if (d === task.id) continue;
-      if (!present.has(d)) {
-        findings.push({
-          code: 'missing_task',
-          ...keyAt(task.id, 'blocks'),
-          task: task.id,
-          message: `#${task.id} blocks #${d}, which does not exist`,
-          fix: `remove the edge: tasks update ${task.id} --remove-blocks ${d}`,
-          fixable: false,
-        });
-        continue;
-      }
-      const dependent = byId.get(d);
-      // A closed task's "blocks" is history (PROTOCOL §4): the other side is gone on purpose.
-      if (!dependent || isClosed(task.status) || dependent.blockedBy.includes(task.id)) continue;
-      findings.push({
-        code: 'one_sided_edge',
-        ...keyAt(d, 'blockedBy'),
-        task: d,
-        message: `#${task.id} lists #${d} in "blocks", but #${d} does not list #${task.id} in "blockedBy"`,
-        fix: `add the missing side (tasks doctor --fix), or remove the edge: tasks update ${task.id} --remove-blocks ${d}`,
-        fixable: true,
-      });
-      const e = edit(d);
-      e.task.blockedBy = normalizeIds([...e.task.blockedBy, task.id]);
-      e.changes.push({ code: 'one_sided_edge', text: `added #${task.id} to "blockedBy" (the other side of #${task.id}'s "blocks")` });
-    }
-  }
-
-  for (const cycle of findCycles(byId)) {
-    const [a, b] = [cycle[cycle.length - 2], cycle[cycle.length - 1]];
-    findings.push({
-      code: 'cycle',
-      ...keyAt(cycle[0], 'blocks'),
-      task: cycle[0],
-      cycle,
-      message: `cycle ${formatCycle(cycle)}: none of these tasks can ever become ready`,
-      fix: `remove one edge of it, e.g. tasks dep rm ${b} ${a}`,
-      fixable: false,
-    });
-  }
+  const edited = diagnoseGraph(byId, present, fileOf, findings);
 
   // Planned task file writes: normalisations found per file, plus the edge repairs.
   for (const f of files) {
@@ -696,62 +598,115 @@ export function findArrayElement(text: string, key: string, index: number): numb
 }
 
 /**
- * Cycles of the graph (edges from both sides, deleted tasks skipped), each as
- * ids first == last. Within each strongly connected component a cycle is
- * found, one of its edges set aside, and the search repeated, so every cycle
- * structure is reported without listing exponentially many.
+ * Doctor's findings and planned edits for the graph of the tasks it could
+ * read. What is wrong, and which side a repair writes, is decided by
+ * `checkGraph` and `settleEdge` (reconcile.ts), as for the watcher; here
+ * verdicts only become findings with positions and one-line fixes.
  */
-export function findCycles(byId: Map<number, Task>, limit = 50): number[][] {
-  const adj = new Map<number, Set<number>>();
-  const live = (id: number) => {
-    const t = byId.get(id);
-    return t !== undefined && t.status !== 'deleted';
-  };
-  for (const t of byId.values()) {
-    if (!live(t.id)) continue;
-    for (const d of t.blocks) if (live(d)) (adj.get(t.id) ?? adj.set(t.id, new Set()).get(t.id)!).add(d);
-    for (const b of t.blockedBy) if (live(b)) (adj.get(b) ?? adj.set(b, new Set()).get(b)!).add(t.id);
-  }
-  const out: number[][] = [];
-  for (;;) {
-    const cycle = firstCycle(adj);
-    if (!cycle || out.length >= limit) return out;
-    out.push(cycle);
-    adj.get(cycle[cycle.length - 2])!.delete(cycle[cycle.length - 1]);
-  }
-}
-
-/** The cycle found first by a depth-first search in ascending id order, rotated to start at its lowest id. */
-function firstCycle(adj: Map<number, Set<number>>): number[] | undefined {
-  const state = new Map<number, 1 | 2>();
-  const stack: number[] = [];
-  const nodes = [...adj.keys()].sort((a, b) => a - b);
-  const visit = (n: number): number[] | undefined => {
-    state.set(n, 1);
-    stack.push(n);
-    for (const next of [...(adj.get(n) ?? [])].sort((a, b) => a - b)) {
-      const s = state.get(next);
-      if (s === 1) {
-        const loop = stack.slice(stack.indexOf(next));
-        const low = loop.indexOf(Math.min(...loop));
-        const rotated = [...loop.slice(low), ...loop.slice(0, low)];
-        return [...rotated, rotated[0]];
-      }
-      if (s === undefined) {
-        const found = visit(next);
-        if (found) return found;
-      }
+function diagnoseGraph(
+  byId: Map<number, Task>,
+  present: Set<number>,
+  fileOf: Map<number, ScannedFile>,
+  findings: DoctorFinding[],
+): Map<number, { task: Task; changes: FileChange[] }> {
+  const unreadable = new Set([...present].filter((id) => !byId.has(id)));
+  const { verdicts } = checkGraph([...byId.values()], { unreadable });
+  const edited = new Map<number, { task: Task; changes: FileChange[] }>();
+  const edit = (id: number) => {
+    let e = edited.get(id);
+    if (!e) {
+      e = { task: copyTask(byId.get(id)!), changes: [] };
+      edited.set(id, e);
     }
-    stack.pop();
-    state.set(n, 2);
-    return undefined;
+    return e;
   };
-  for (const n of nodes) {
-    if (state.has(n)) continue;
-    const found = visit(n);
-    if (found) return found;
+  const keyAt = (id: number, key: EdgeField) => {
+    const f = fileOf.get(id)!;
+    return { file: f.path, ...positionAt(f.text, findTopLevelKey(f.text, key)) };
+  };
+  /** A cycle, found at `id`'s `field`; `dep rm waiter blocker` removes one of its edges. */
+  const cycleFinding = (cycle: number[], id: number, field: EdgeField, waiter: number, blocker: number) =>
+    findings.push({
+      code: 'cycle',
+      ...keyAt(id, field),
+      task: id,
+      cycle,
+      message: `cycle ${formatCycle(cycle)}: none of these tasks can ever become ready`,
+      fix: `remove one edge of it, e.g. tasks dep rm ${waiter} ${blocker}`,
+      fixable: false,
+    });
+
+  for (const v of verdicts) {
+    if (v.kind === 'cycle') {
+      cycleFinding(v.cycle, v.cycle[0], 'blocks', v.cycle[v.cycle.length - 1], v.cycle[v.cycle.length - 2]);
+      continue;
+    }
+    const { blocker: b, waiter: w } = v;
+    if (v.kind === 'broken') {
+      if (v.reason === 'self' || v.reason === 'cycle') cycleFinding(v.cycle ?? [b, b], v.task, v.field, w, b);
+      else if (v.reason === 'missing' && v.field === 'blocks')
+        findings.push({
+          code: 'missing_task',
+          ...keyAt(b, 'blocks'),
+          task: b,
+          message: `#${b} blocks #${w}, which does not exist`,
+          fix: `remove the edge: tasks update ${b} --remove-blocks ${w}`,
+          fixable: false,
+        });
+      else
+        findings.push({
+          code: 'missing_task',
+          ...keyAt(w, 'blockedBy'),
+          task: w,
+          message:
+            v.reason === 'missing'
+              ? `#${w} is blocked by #${b}, which does not exist, so #${w} can never become ready`
+              : `#${w} is blocked by #${b}, which was deleted before the edge was made (an edge may only name a task that is not deleted)`,
+          fix: `remove the edge: tasks dep rm ${w} ${b}`,
+          fixable: false,
+        });
+      continue;
+    }
+    if (v.kind === 'remove-side') continue; // only with an earlier look at the board, which doctor never has
+    const blocker = edit(b);
+    const waiter = edit(w);
+    const changed = settleEdge(v, blocker.task, waiter.task);
+    const status = byId.get(b)!.status;
+    if (v.kind === 'propagate' || (v.field === 'blocks' && changed.includes(waiter.task))) {
+      // A completed or deleted blocker still in blockedBy: dropped, as propagation would.
+      findings.push({
+        code: 'closed_blocker',
+        ...keyAt(w, 'blockedBy'),
+        task: w,
+        message: `#${w} still lists #${b} in "blockedBy" though #${b} is ${status}`,
+        fix: v.kind === 'propagate' ? `drop it (tasks doctor --fix), or run 'tasks done ${b}' again to propagate` : `drop it (tasks doctor --fix)`,
+        fixable: true,
+      });
+      waiter.changes.push({ code: 'closed_blocker', text: `dropped #${b} (${status}) from "blockedBy"` });
+      if (changed.includes(blocker.task)) blocker.changes.push({ code: 'closed_blocker', text: `added #${w} to "blocks" as history (#${b} is ${status})` });
+    } else if (v.field === 'blocks') {
+      findings.push({
+        code: 'one_sided_edge',
+        ...keyAt(b, 'blocks'),
+        task: b,
+        message: `#${w} is blocked by #${b}, but #${b} does not list #${w} in "blocks"`,
+        fix: `add the missing side (tasks doctor --fix), or remove the edge: tasks dep rm ${w} ${b}`,
+        fixable: true,
+      });
+      blocker.changes.push({ code: 'one_sided_edge', text: `added #${w} to "blocks" (the other side of #${w}'s "blockedBy")` });
+    } else {
+      findings.push({
+        code: 'one_sided_edge',
+        ...keyAt(w, 'blockedBy'),
+        task: w,
+        message: `#${b} lists #${w} in "blocks", but #${w} does not list #${b} in "blockedBy"`,
+        fix: `add the missing side (tasks doctor --fix), or remove the edge: tasks update ${b} --remove-blocks ${w}`,
+        fixable: true,
+      });
+      waiter.changes.push({ code: 'one_sided_edge', text: `added #${b} to "blockedBy" (the other side of #${b}'s "blocks")` });
+    }
   }
-  return undefined;
+  return edited;
 }
 
 function formatAge(ms: number): string {

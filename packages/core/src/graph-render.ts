@@ -67,10 +67,8 @@ export function buildGraph(tasks: Task[], options: GraphOptions = {}): GraphMode
 
   const criticalPath = longestOpenChain(shown, edges);
   const onPath = new Set(criticalPath);
-  for (let i = 0; i + 1 < criticalPath.length; i++) {
-    const e = edges.find((x) => x.from === criticalPath[i] && x.to === criticalPath[i + 1]);
-    if (e) e.critical = true;
-  }
+  const pathEdges = new Set(criticalPath.slice(1).map((to, i) => `${criticalPath[i]}>${to}`));
+  for (const e of edges) if (pathEdges.has(`${e.from}>${e.to}`)) e.critical = true;
   const nodes = shown.map((t): GraphNode => {
     const ready = isReady(t, lookup);
     const node: GraphNode = {
@@ -97,33 +95,55 @@ function nodeState(t: Task, ready: boolean, lookup: TaskLookup): NodeState {
   return openBlockers(t, lookup).length ? 'blocked' : 'waiting';
 }
 
-/** The longest chain (by task count) of open tasks; ties go to lower ids. Cycles are cut, not followed. */
+/**
+ * The longest chain (by task count) of open tasks; ties go to lower ids.
+ * Cycles are cut, not followed. A depth-first search with its own stack
+ * (a 10,000-task chain must not overflow the call stack), remembering each
+ * task's best length and next step rather than whole chains.
+ */
 function longestOpenChain(tasks: Task[], edges: GraphEdge[]): number[] {
   const open = new Set(tasks.filter((t) => !isClosed(t.status)).map((t) => t.id));
   const next = new Map<number, number[]>();
   for (const e of edges) if (open.has(e.from) && open.has(e.to) && e.from !== e.to) (next.get(e.from) ?? next.set(e.from, []).get(e.from)!).push(e.to);
-  const best = new Map<number, number[]>();
+  for (const list of next.values()) list.sort((a, b) => a - b);
+  const best = new Map<number, { length: number; next?: number }>();
   const visiting = new Set<number>();
-  const chainFrom = (id: number): number[] => {
-    const known = best.get(id);
-    if (known) return known;
-    visiting.add(id);
-    let tail: number[] = [];
-    for (const n of (next.get(id) ?? []).sort((a, b) => a - b)) {
-      if (visiting.has(n)) continue;
-      const c = chainFrom(n);
-      if (c.length > tail.length) tail = c;
+  const solve = (root: number) => {
+    const stack = [{ id: root, i: 0, length: 1, next: undefined as number | undefined }];
+    visiting.add(root);
+    while (stack.length) {
+      const frame = stack[stack.length - 1];
+      const kids = next.get(frame.id) ?? [];
+      if (frame.i < kids.length) {
+        const kid = kids[frame.i++];
+        if (visiting.has(kid)) continue;
+        const known = best.get(kid);
+        if (!known) {
+          visiting.add(kid);
+          stack.push({ id: kid, i: 0, length: 1, next: undefined });
+        } else if (known.length + 1 > frame.length) {
+          frame.length = known.length + 1;
+          frame.next = kid;
+        }
+        continue;
+      }
+      stack.pop();
+      visiting.delete(frame.id);
+      best.set(frame.id, { length: frame.length, next: frame.next });
+      const parent = stack[stack.length - 1];
+      if (parent && frame.length + 1 > parent.length) {
+        parent.length = frame.length + 1;
+        parent.next = frame.id;
+      }
     }
-    visiting.delete(id);
-    const chain = [id, ...tail];
-    best.set(id, chain);
-    return chain;
   };
-  let longest: number[] = [];
+  let start: number | undefined;
   for (const id of [...open].sort((a, b) => a - b)) {
-    const c = chainFrom(id);
-    if (c.length > longest.length) longest = c;
+    if (!best.has(id)) solve(id);
+    if (start === undefined || best.get(id)!.length > best.get(start)!.length) start = id;
   }
+  const longest: number[] = [];
+  for (let at = start; at !== undefined; at = best.get(at)!.next) longest.push(at);
   return longest.length >= 2 ? longest : [];
 }
 
@@ -229,6 +249,9 @@ export function renderDot(model: GraphModel): string {
 
 // ---- text ---------------------------------------------------------------------
 
+/** Levels of indentation before a subtree is continued as a tree of its own. */
+const MAX_TREE_DEPTH = 24;
+
 const MARKS: Record<TaskStatus, string> = { pending: '[ ]', in_progress: '[>]', completed: '[x]', deleted: '[-]' };
 
 /**
@@ -253,27 +276,42 @@ export function renderGraphText(model: GraphModel): string {
     if (n.state === 'ready') notes.push('ready');
     if (n.state === 'waiting') notes.push(`claimed by ${n.owner}`);
     if (n.state === 'deleted') notes.push('deleted');
+    // Under one parent the tree says what a task waits for; under several, name the ones still open.
     const from = parents.get(n.id) ?? [];
-    if (from.length > 1) notes.push(`waits for ${from.map((p) => `#${p}`).join(', ')}`);
+    const open = from.filter((p) => !isClosed(byId.get(p)!.status));
+    if (from.length > 1 && open.length) notes.push(`waits for ${open.map((p) => `#${p}`).join(', ')}`);
     if (n.critical) notes.push('critical path');
     return `${MARKS[n.status]} #${n.id}: ${n.subject}${notes.length ? ` (${notes.join('; ')})` : ''}`;
   };
-  const walk = (id: number, prefix: string, branch: string): void => {
-    const n = byId.get(id)!;
-    if (printed.has(id)) {
-      lines.push(`${prefix}${branch}#${id} (see above)`);
-      return;
+  // Depth-first with its own stack, so a 10,000-task chain cannot overflow the
+  // call stack; below MAX_TREE_DEPTH a subtree continues as a tree of its own
+  // further down, so indentation (and output) stays linear in the tasks.
+  const later: number[] = [];
+  const walk = (root: number): void => {
+    const stack = [{ id: root, prefix: '', branch: '', depth: 0 }];
+    while (stack.length) {
+      const { id, prefix, branch, depth } = stack.pop()!;
+      if (printed.has(id)) {
+        lines.push(`${prefix}${branch}#${id} (see above)`);
+        continue;
+      }
+      if (depth > MAX_TREE_DEPTH) {
+        lines.push(`${prefix}${branch}#${id} (continued below)`);
+        later.push(id);
+        continue;
+      }
+      printed.add(id);
+      lines.push(`${prefix}${branch}${describe(byId.get(id)!)}`);
+      const kids = children.get(id) ?? [];
+      const childPrefix = prefix + (branch === '' ? '' : branch === '└── ' ? '    ' : '│   ');
+      for (let i = kids.length - 1; i >= 0; i--) stack.push({ id: kids[i], prefix: childPrefix, branch: i === kids.length - 1 ? '└── ' : '├── ', depth: depth + 1 });
     }
-    printed.add(id);
-    lines.push(`${prefix}${branch}${describe(n)}`);
-    const kids = children.get(id) ?? [];
-    const childPrefix = prefix + (branch === '' ? '' : branch === '└── ' ? '    ' : '│   ');
-    kids.forEach((k, i) => walk(k, childPrefix, i === kids.length - 1 ? '└── ' : '├── '));
   };
   const roots = model.nodes.filter((n) => !(parents.get(n.id)?.length)).map((n) => n.id);
-  for (const r of roots) walk(r, '', '');
+  for (const r of roots) walk(r);
+  for (let i = 0; i < later.length; i++) if (!printed.has(later[i])) walk(later[i]);
   // Tasks only reachable through a cycle have no root; show them anyway.
-  for (const n of model.nodes) if (!printed.has(n.id)) walk(n.id, '', '');
+  for (const n of model.nodes) if (!printed.has(n.id)) walk(n.id);
   lines.push('');
   lines.push(
     model.criticalPath.length

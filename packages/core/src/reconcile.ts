@@ -33,6 +33,32 @@ export type BoardFinding =
   /** A file that does not parse or validate, or an edge that cannot be repaired. Nothing is written. */
   | { kind: 'invalid'; file: string; task?: number; line?: number; column?: number; problem: string };
 
+/** Which side of an edge a file states. */
+export type EdgeField = 'blocks' | 'blockedBy';
+
+/**
+ * What PROTOCOL §4 says about one edge "blocker blocks waiter" as the files
+ * state it. The one judgement of board consistency: the watcher turns it into
+ * `BoardFinding`s, `tasks doctor` into its own findings, and both repair with
+ * `settleEdge`.
+ */
+export type EdgeVerdict =
+  /** `blocker` is completed or deleted and `waiter.blockedBy` still names it, with both sides stated: drop it (propagation). */
+  | { kind: 'propagate'; blocker: number; waiter: number }
+  /** Stated on one side only: write `field` into `task`. A completed blocker gets the side as history and leaves `waiter.blockedBy`. */
+  | { kind: 'add-side'; blocker: number; waiter: number; task: number; field: EdgeField }
+  /** A person removed one side: drop the other side, `field` of `task`, too. */
+  | { kind: 'remove-side'; blocker: number; waiter: number; task: number; field: EdgeField }
+  /**
+   * Needs a person; nothing is written. `task`/`field` is where the edge is
+   * stated: a self-edge, an edge to a missing task, a blocker deleted before
+   * the edge was made, or an edge that closes `cycle` (`[x, …, x]`, lowest id first).
+   */
+  | { kind: 'broken'; reason: 'self' | 'missing' | 'deleted' | 'cycle'; blocker: number; waiter: number; task: number; field: EdgeField; cycle?: number[] };
+
+/** A verdict on the whole board: an edge's, or a cycle made of edges stated on both sides (`[x, …, x]`, lowest id first). */
+export type GraphVerdict = EdgeVerdict | { kind: 'cycle'; cycle: number[] };
+
 /** Undefined = no such file; UNREADABLE = a file that does not parse (reported on its own). */
 const UNREADABLE = Symbol('unreadable');
 type Lookup = (id: number) => Task | EdgeNode | undefined | typeof UNREADABLE;
@@ -132,6 +158,29 @@ export class BoardGraph {
     return undefined;
   }
 
+  /**
+   * A cycle through `id` (`[id, …, id]`, rotated to start at its lowest id):
+   * the shortest one leaving by the lowest successor that comes back, staying
+   * within `within` (ids of `id`'s cyclic component) when given.
+   */
+  cycleThrough(id: number, within?: readonly number[]): number[] | undefined {
+    const inside = within && new Set(within);
+    for (const next of this.successors(id).sort((a, b) => a - b)) {
+      if (inside && !inside.has(next)) continue;
+      const path = this.findPath(next, id);
+      if (path) return rotateCycle([id, ...path]);
+    }
+    return undefined;
+  }
+
+  /** One cycle through each cyclic component, spelled from the component's lowest id. */
+  cycles(): number[][] {
+    return this.cyclicComponents().flatMap((ids) => {
+      const cycle = this.cycleThrough(ids[0], ids);
+      return cycle ? [cycle] : [];
+    });
+  }
+
   /** The strongly connected components with a cycle in them (Tarjan, iterative, O(tasks + edges)). */
   cyclicComponents(): number[][] {
     const index = new Map<number, number>();
@@ -218,31 +267,38 @@ function invalid(id: number, problem: string): BoardFinding {
 }
 
 /**
- * What the edge "blocker blocks waiter" needs, if anything. Cases a person
- * must settle (missing or deleted task, cycle) are `invalid`; a side removed
- * by hand in the changed file is mirrored (`remove-side`); any other
- * one-sided edge gets its missing side (`add-side`).
+ * The verdict on the edge "blocker blocks waiter", if it needs anything.
+ * Cases a person must settle (self-edge, missing or deleted task, cycle) are
+ * `broken`; a side removed by hand in the changed file is mirrored
+ * (`remove-side`); any other one-sided edge gets its missing side (`add-side`).
  */
-function checkEdge(blocker: number, waiter: number, ctx: EdgeContext): BoardFinding | undefined {
+function judgeEdge(blocker: number, waiter: number, ctx: EdgeContext): EdgeVerdict | undefined {
   const a = ctx.lookup(blocker);
   const w = ctx.lookup(waiter);
   const inBlocks = typeof a === 'object' && a.blocks.includes(waiter);
   const inBlockedBy = typeof w === 'object' && w.blockedBy.includes(blocker);
   if (!inBlocks && !inBlockedBy) return undefined;
   if (a === UNREADABLE || w === UNREADABLE) return undefined; // that file is reported on its own
-  if (blocker === waiter) return invalid(blocker, `#${blocker} names itself in ${inBlocks ? 'blocks' : 'blockedBy'}; a task cannot wait for itself`);
-  if (!a) return invalid(waiter, `"blockedBy" names #${blocker}, which does not exist`);
-  if (!w) return isClosed(a.status) ? undefined : invalid(blocker, `"blocks" names #${waiter}, which does not exist`);
-  const cycleProblem = (stated: number, field: string, other: number, cycle: number[]) =>
-    invalid(stated, `"${field}" names #${other}, which closes the cycle ${formatCycle(rotateCycle(cycle))}; nothing was written (remove one edge of the cycle)`);
+  const broken = (reason: 'self' | 'missing' | 'deleted' | 'cycle', field: EdgeField, cycle?: number[]): EdgeVerdict => ({
+    kind: 'broken',
+    reason,
+    blocker,
+    waiter,
+    task: field === 'blocks' ? blocker : waiter,
+    field,
+    ...(cycle ? { cycle: rotateCycle(cycle) } : {}),
+  });
+  if (blocker === waiter) return broken('self', inBlocks ? 'blocks' : 'blockedBy');
+  if (!a) return broken('missing', 'blockedBy');
+  if (!w) return isClosed(a.status) ? undefined : broken('missing', 'blocks');
   const changed = ctx.changedId;
   if (inBlocks && inBlockedBy) {
-    if (isClosed(a.status)) return { kind: 'propagate', task: blocker };
+    if (isClosed(a.status)) return { kind: 'propagate', blocker, waiter };
     const isNew =
       (changed === blocker && !ctx.before(blocker)?.blocks.includes(waiter)) || (changed === waiter && !ctx.before(waiter)?.blockedBy.includes(blocker));
     if (isNew && w.status !== 'deleted') {
       const cycle = ctx.cycle(blocker, waiter);
-      if (cycle) return changed === blocker ? cycleProblem(blocker, 'blocks', waiter, cycle) : cycleProblem(waiter, 'blockedBy', blocker, cycle);
+      if (cycle) return broken('cycle', changed === blocker ? 'blocks' : 'blockedBy', cycle);
     }
     return undefined;
   }
@@ -253,18 +309,43 @@ function checkEdge(blocker: number, waiter: number, ctx: EdgeContext): BoardFind
     if (ctx.before(waiter)?.blockedBy.includes(blocker)) return { kind: 'remove-side', blocker, waiter, task: blocker, field: 'blocks' };
     if (w.status === 'completed') return undefined;
     const cycle = ctx.cycle(blocker, waiter);
-    if (cycle) return cycleProblem(blocker, 'blocks', waiter, cycle);
+    if (cycle) return broken('cycle', 'blocks', cycle);
     return { kind: 'add-side', blocker, waiter, task: waiter, field: 'blockedBy' };
   }
   // Only `waiter.blockedBy` names the edge.
   if (w.status === 'deleted') return undefined;
   if (ctx.before(blocker)?.blocks.includes(waiter)) return { kind: 'remove-side', blocker, waiter, task: waiter, field: 'blockedBy' };
-  if (a.status === 'deleted') return invalid(waiter, `"blockedBy" names #${blocker}, which is deleted; a deleted task blocks nobody`);
+  if (a.status === 'deleted') return broken('deleted', 'blockedBy');
   if (a.status !== 'completed') {
     const cycle = ctx.cycle(blocker, waiter);
-    if (cycle) return cycleProblem(waiter, 'blockedBy', blocker, cycle);
+    if (cycle) return broken('cycle', 'blockedBy', cycle);
   }
   return { kind: 'add-side', blocker, waiter, task: blocker, field: 'blocks' };
+}
+
+/** The watcher's finding for a verdict. */
+function verdictFinding(verdict: GraphVerdict): BoardFinding {
+  switch (verdict.kind) {
+    case 'propagate':
+      return { kind: 'propagate', task: verdict.blocker };
+    case 'add-side':
+    case 'remove-side':
+      return { kind: verdict.kind, blocker: verdict.blocker, waiter: verdict.waiter, task: verdict.task, field: verdict.field };
+    case 'cycle':
+      return invalid(verdict.cycle[0], `dependency cycle ${formatCycle(verdict.cycle)}; nothing was written (remove one edge of the cycle)`);
+  }
+  const { reason, task, field } = verdict;
+  const other = task === verdict.blocker ? verdict.waiter : verdict.blocker;
+  switch (reason) {
+    case 'self':
+      return invalid(task, `#${task} names itself in ${field}; a task cannot wait for itself`);
+    case 'missing':
+      return invalid(task, `"${field}" names #${other}, which does not exist`);
+    case 'deleted':
+      return invalid(task, `"${field}" names #${other}, which is deleted; a deleted task blocks nobody`);
+    case 'cycle':
+      return invalid(task, `"${field}" names #${other}, which closes the cycle ${formatCycle(verdict.cycle!)}; nothing was written (remove one edge of the cycle)`);
+  }
 }
 
 /** A cycle `[x, …, x]` started at its lowest id, so one cycle always reads the same. */
@@ -303,6 +384,66 @@ function sortFindings(findings: BoardFinding[]): BoardFinding[] {
     .sort((x, y) => rank[x.kind] - rank[y.kind]);
 }
 
+/** The verdicts on a set of tasks, and their graph. */
+export interface GraphCheck {
+  graph: BoardGraph;
+  verdicts: GraphVerdict[];
+}
+
+export interface GraphCheckOptions {
+  /** Ids whose files exist but could not be read: edges to them are left to those files' own reports. */
+  unreadable?: ReadonlySet<number>;
+  /** The graph of an earlier check: tells a side removed by hand from one being added (without it, one being added). */
+  previous?: BoardGraph;
+}
+
+/**
+ * Judges every edge of `tasks` (O(tasks + edges)): completions not
+ * propagated, one-sided edges, self-edges, edges naming missing or deleted
+ * tasks, and cycles — each cycle reported once, on a one-sided edge that
+ * closes it or else as a cycle of its own. Reads no files: the watcher and
+ * `tasks doctor` both decide board consistency here.
+ */
+export function checkGraph(tasks: readonly Task[], options: GraphCheckOptions = {}): GraphCheck {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const graph = BoardGraph.fromTasks(tasks);
+  const component = new Map<number, number>();
+  const components = graph.cyclicComponents();
+  components.forEach((ids, i) => ids.forEach((id) => component.set(id, i)));
+  const ctx: EdgeContext = {
+    lookup: (id) => byId.get(id) ?? (options.unreadable?.has(id) ? UNREADABLE : undefined),
+    cycle: (blocker, waiter) => {
+      const c = component.get(blocker);
+      if (c === undefined || c !== component.get(waiter)) return undefined;
+      const path = graph.findPath(waiter, blocker);
+      return path ? [blocker, ...path] : undefined;
+    },
+    before: (id) => options.previous?.get(id),
+  };
+  const verdicts: GraphVerdict[] = [];
+  const reported = new Set<number>();
+  const judge = (blocker: number, waiter: number, stated: number) => {
+    const verdict = judgeEdge(blocker, waiter, ctx);
+    if (!verdict) return;
+    verdicts.push(verdict);
+    if (verdict.kind === 'broken' && component.has(stated)) reported.add(component.get(stated)!);
+  };
+  for (const task of tasks) {
+    for (const blocker of task.blockedBy) judge(blocker, task.id, task.id);
+    for (const waiter of task.blocks) {
+      if (byId.get(waiter)?.blockedBy.includes(task.id)) continue; // seen from the waiter's side
+      judge(task.id, waiter, task.id);
+    }
+  }
+  // A cycle made of edges stated on both sides: no one-sided edge reported it.
+  components.forEach((ids, i) => {
+    if (reported.has(i)) return;
+    const cycle = graph.cycleThrough(ids[0], ids);
+    if (cycle) verdicts.push({ kind: 'cycle', cycle });
+  });
+  return { graph, verdicts };
+}
+
 /** The whole board's findings, and its graph for later per-change checks. */
 export interface BoardCheck {
   graph: BoardGraph;
@@ -312,54 +453,16 @@ export interface BoardCheck {
 }
 
 /**
- * Checks every task file (O(tasks + edges)): bad files, completions not
- * propagated, one-sided edges, cycles, edges naming missing or deleted tasks.
- * `previous` (the graph of an earlier check) tells a side removed by hand
- * from one being added; without it, a one-sided edge is taken as being added.
+ * Checks every task file (O(tasks + edges)): bad files, and `checkGraph`'s
+ * verdicts on the tasks that parse. `previous` (the graph of an earlier
+ * check) tells a side removed by hand from one being added; without it, a
+ * one-sided edge is taken as being added.
  */
 export function checkBoard(store: TaskStore, options: { previous?: BoardGraph } = {}): BoardCheck {
   const snapshot = store.loadBoard();
-  const findings: BoardFinding[] = snapshot.problems.map((p) => problemFinding(p, store.dir));
   const unreadable = new Set(snapshot.problems.map((p) => p.id).filter((id): id is number => id !== undefined));
-  const graph = BoardGraph.fromTasks(snapshot.tasks);
-  const component = new Map<number, number>();
-  const components = graph.cyclicComponents();
-  components.forEach((ids, i) => ids.forEach((id) => component.set(id, i)));
-  const ctx: EdgeContext = {
-    lookup: (id) => snapshot.byId.get(id) ?? (unreadable.has(id) ? UNREADABLE : undefined),
-    cycle: (blocker, waiter) => {
-      const c = component.get(blocker);
-      if (c === undefined || c !== component.get(waiter)) return undefined;
-      const path = graph.findPath(waiter, blocker);
-      return path ? [blocker, ...path] : undefined;
-    },
-    before: (id) => options.previous?.get(id),
-  };
-  const reported = new Set<number>();
-  for (const task of snapshot.tasks) {
-    for (const blocker of task.blockedBy) {
-      const finding = checkEdge(blocker, task.id, ctx);
-      if (finding) findings.push(finding);
-      if (finding?.kind === 'invalid' && component.has(task.id)) reported.add(component.get(task.id)!);
-    }
-    for (const waiter of task.blocks) {
-      if (snapshot.byId.get(waiter)?.blockedBy.includes(task.id)) continue; // seen from the waiter's side
-      const finding = checkEdge(task.id, waiter, ctx);
-      if (finding) findings.push(finding);
-      if (finding?.kind === 'invalid' && component.has(task.id)) reported.add(component.get(task.id)!);
-    }
-  }
-  // A cycle made of edges stated on both sides: no one-sided edge reported it.
-  components.forEach((ids, i) => {
-    if (reported.has(i)) return;
-    const first = ids[0];
-    for (const next of graph.successors(first)) {
-      const path = component.get(next) === i ? graph.findPath(next, first) : undefined;
-      if (!path) continue;
-      findings.push(invalid(first, `dependency cycle ${formatCycle(rotateCycle([first, ...path]))}; nothing was written (remove one edge of the cycle)`));
-      return;
-    }
-  });
+  const { graph, verdicts } = checkGraph(snapshot.tasks, { unreadable, previous: options.previous });
+  const findings = [...snapshot.problems.map((p) => problemFinding(p, store.dir)), ...verdicts.map(verdictFinding)];
   return { graph, findings: sortFindings(findings), tasks: snapshot.tasks.length + snapshot.problems.length };
 }
 
@@ -420,12 +523,12 @@ export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number
   for (const b of blockers) lookup(b);
   for (const w of waiters) lookup(w);
   for (const b of blockers) {
-    const finding = checkEdge(b, id, ctx);
-    if (finding) findings.push(finding);
+    const verdict = judgeEdge(b, id, ctx);
+    if (verdict) findings.push(verdictFinding(verdict));
   }
   for (const w of waiters) {
-    const finding = checkEdge(id, w, ctx);
-    if (finding) findings.push(finding);
+    const verdict = judgeEdge(id, w, ctx);
+    if (verdict) findings.push(verdictFinding(verdict));
   }
   return sortFindings(findings);
 }
@@ -433,6 +536,39 @@ export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number
 /** A finding that `applyFinding` acts on (the others need a person). */
 export function isFixable(finding: BoardFinding): boolean {
   return finding.kind !== 'invalid';
+}
+
+/**
+ * The edit that settles an edge verdict, made in place on `blocker` and
+ * `waiter` (copies of the two tasks); returns the ones it changed. The one
+ * rule for which side a repair writes, shared by the watcher and doctor:
+ * a completed blocker gets the missing side as history (PROTOCOL §4) and
+ * leaves the waiter's `blockedBy`, like a propagation.
+ */
+export function settleEdge(verdict: Extract<EdgeVerdict, { kind: 'propagate' | 'add-side' | 'remove-side' }>, blocker: Task, waiter: Task): Task[] {
+  const dropBlocker = () => {
+    waiter.blockedBy = waiter.blockedBy.filter((b) => b !== blocker.id);
+  };
+  if (verdict.kind === 'propagate') {
+    dropBlocker();
+    return [waiter];
+  }
+  if (verdict.kind === 'remove-side') {
+    if (verdict.field === 'blockedBy') {
+      dropBlocker();
+      return [waiter];
+    }
+    blocker.blocks = blocker.blocks.filter((w) => w !== waiter.id);
+    return [blocker];
+  }
+  if (verdict.field === 'blockedBy') {
+    waiter.blockedBy = normalizeIds([...waiter.blockedBy, blocker.id]);
+    return [waiter];
+  }
+  blocker.blocks = normalizeIds([...blocker.blocks, waiter.id]);
+  if (blocker.status !== 'completed') return [blocker];
+  dropBlocker();
+  return [blocker, waiter];
 }
 
 /**
@@ -461,9 +597,6 @@ export async function applyFinding(store: TaskStore, finding: BoardFinding, opti
     // Still exactly the one-sided edge the finding describes?
     const stated = finding.field === 'blocks' ? (finding.kind === 'add-side' ? inBlockedBy && !inBlocks : inBlocks && !inBlockedBy) : finding.kind === 'add-side' ? inBlocks && !inBlockedBy : inBlockedBy && !inBlocks;
     if (!stated) return [];
-    const events: NewEvent[] = [];
-    const writes: Task[] = [];
-    const source = fileOf(finding.task === blocker ? waiter : blocker);
     if (finding.kind === 'add-side') {
       if (a.status === 'deleted' || w.status === 'deleted') return [];
       if (finding.field === 'blockedBy' && (isClosed(a.status) || isClosed(w.status))) return [];
@@ -471,36 +604,16 @@ export async function applyFinding(store: TaskStore, finding: BoardFinding, opti
         const path = options.graph?.findPath(waiter, blocker);
         if (path) throw new CycleError(rotateCycle([blocker, ...path]));
       }
-      if (finding.field === 'blocks') {
-        const edited = copyTask(a);
-        edited.blocks = normalizeIds([...edited.blocks, waiter]);
-        writes.push(edited);
-        events.push({ type: 'repaired', task: blocker, owner: options.actor, field: 'blocks', added: waiter, source });
-        if (a.status === 'completed') {
-          // A finished blocker blocks nobody: its edge is history on its side only.
-          const dependent = copyTask(w);
-          dependent.blockedBy = dependent.blockedBy.filter((b) => b !== blocker);
-          writes.push(dependent);
-          if (dependent.blockedBy.length === 0 && !isClosed(dependent.status)) events.push({ type: 'unblocked', task: waiter, owner: options.actor, by: blocker });
-        }
-      } else {
-        const edited = copyTask(w);
-        edited.blockedBy = normalizeIds([...edited.blockedBy, blocker]);
-        writes.push(edited);
-        events.push({ type: 'repaired', task: waiter, owner: options.actor, field: 'blockedBy', added: blocker, source });
-      }
-    } else if (finding.field === 'blocks') {
-      const edited = copyTask(a);
-      edited.blocks = edited.blocks.filter((x) => x !== waiter);
-      writes.push(edited);
-      events.push({ type: 'repaired', task: blocker, owner: options.actor, field: 'blocks', removed: waiter, source });
-    } else {
-      const edited = copyTask(w);
-      edited.blockedBy = edited.blockedBy.filter((x) => x !== blocker);
-      writes.push(edited);
-      events.push({ type: 'repaired', task: waiter, owner: options.actor, field: 'blockedBy', removed: blocker, source });
-      if (edited.blockedBy.length === 0 && !isClosed(edited.status)) events.push({ type: 'unblocked', task: waiter, owner: options.actor, by: blocker });
     }
+    const edited = { blocker: copyTask(a), waiter: copyTask(w) };
+    const writes = settleEdge(finding, edited.blocker, edited.waiter);
+    const source = fileOf(finding.task === blocker ? waiter : blocker);
+    const other = finding.field === 'blocks' ? waiter : blocker;
+    const events: NewEvent[] = [
+      { type: 'repaired', task: finding.task, owner: options.actor, field: finding.field, ...(finding.kind === 'add-side' ? { added: other } : { removed: other }), source },
+    ];
+    if (writes.includes(edited.waiter) && w.blockedBy.length > 0 && edited.waiter.blockedBy.length === 0 && !isClosed(w.status))
+      events.push({ type: 'unblocked', task: waiter, owner: options.actor, by: blocker });
     for (const lock of locks) lock.assertHeld();
     // A stale lock can be taken over by two processes (proper-lockfile #121): re-check before writing.
     for (const id of ids) {

@@ -320,6 +320,20 @@ describe('tasks doctor', () => {
     expect(diagnose().code).toBe(0);
   });
 
+  it('checks a 10,000-task chain, and spells the cycle that closes it, without deep recursion', () => {
+    const n = 10_000;
+    const files: Record<string, string> = {};
+    for (let id = 1; id <= n; id++) files[`task_${id}.json`] = canonical(task(id, { blockedBy: id > 1 ? [id - 1] : [], blocks: id < n ? [id + 1] : [] }));
+    setup(files);
+    expect(tasks(root, ['doctor']).stdout).toContain(`the board is healthy (${n} task files)`);
+    // #1 now waits for #10000 too, both sides written: every task of the chain lies on one cycle.
+    writeFileSync(join(board, 'task_1.json'), canonical(task(1, { blockedBy: [n], blocks: [2] })));
+    writeFileSync(join(board, `task_${n}.json`), canonical(task(n, { blockedBy: [n - 1], blocks: [1] })));
+    const d = diagnose();
+    expect(d.findings.map((f) => [f.code, f.task, f.cycle?.length, f.fix])).toEqual([['cycle', 1, n + 1, `remove one edge of it, e.g. tasks dep rm 1 ${n}`]]);
+    expect(d.findings[0].cycle).toEqual([...Array.from({ length: n }, (_, i) => i + 1), 1]);
+  });
+
   it('never loses an edit made while --fix repairs the same files', async () => {
     const files: Record<string, string> = {};
     // #2..#12 each wait for the task before, but no blocker lists its dependent: 11 files to repair.

@@ -1,9 +1,19 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tasks, tempBoard } from '../helpers.js';
+import { TASKS_BIN, cleanEnv, tasks, tempBoard } from '../helpers.js';
 
 function run(cwd: string, args: string[]): string {
   const r = tasks(cwd, args);
   if (r.code !== 0) throw new Error(`tasks ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+/** `run` for outputs over spawnSync's default 1 MiB buffer. */
+function runLarge(cwd: string, args: string[]): string {
+  const r = spawnSync(process.execPath, [TASKS_BIN, ...args], { cwd, env: cleanEnv(), encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`tasks ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
   return r.stdout;
 }
 
@@ -211,6 +221,46 @@ describe('tasks graph', () => {
       }
       "
     `);
+  });
+
+  it('names only the open blockers a task still waits for', () => {
+    const root = exampleBoard();
+    run(root, ['done', '1']);
+    run(root, ['done', '2']);
+    // #2.blocks keeps #4 as history, so #4 still hangs under #2 in the tree; it waits for #3 alone.
+    expect(run(root, ['graph'])).toMatchInlineSnapshot(`
+      "[x] #1: Parse AST
+      ├── [x] #2: Transform AST
+      │   └── [ ] #4: Run tests (waits for #3; critical path)
+      └── [ ] #3: Emit output (ready; critical path)
+          └── #4 (see above)
+
+      critical path: #3 -> #4 (2 open tasks in a row)
+      ready: #3
+      "
+    `);
+  });
+
+  it('draws a 10,000-task chain without deep recursion, indentation kept bounded', () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const n = 10_000;
+    for (let id = 1; id <= n; id++) {
+      const task = { id, subject: `Step ${id}`, description: '', status: 'pending', owner: '', blockedBy: id > 1 ? [id - 1] : [], blocks: id < n ? [id + 1] : [] };
+      writeFileSync(join(t.board, `task_${id}.json`), JSON.stringify(task, null, 2) + '\n');
+    }
+    writeFileSync(join(t.board, '.highwatermark'), `${n}\n`);
+    const text = runLarge(t.root, ['graph']);
+    const lines = text.split('\n');
+    expect(lines[0]).toBe('[ ] #1: Step 1 (ready; critical path)');
+    expect(text).toContain(`[ ] #${n}: Step ${n} (critical path)`);
+    expect(text).toContain(`(${n} open tasks in a row)`);
+    // Every task printed once; a deep subtree goes on as a tree of its own, so no line grows with the chain.
+    for (let id = 1; id <= n; id++) expect(text).toContain(`#${id}: Step ${id} `);
+    expect(Math.max(...lines.filter((l) => !l.startsWith('critical path:')).map((l) => l.length))).toBeLessThan(200);
+    const json = JSON.parse(runLarge(t.root, ['graph', '--json'])) as { criticalPath: number[] };
+    expect(json.criticalPath).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect(runLarge(t.root, ['graph', '--format', 'mermaid'])).toContain(`t${n - 1} ==> t${n}`);
   });
 
   it('says so when the board is empty, and refuses an unknown format', () => {
