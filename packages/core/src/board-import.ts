@@ -5,7 +5,6 @@ import { appendEvents, type NewEvent } from './events.js';
 import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, isClosed, normalizeIds, serializeTask, setOwn, type Task, type TaskStatus } from './format.js';
 import { atomicWriteFile, readFileIfExists } from './fsio.js';
 import { findJsonSyntaxError, positionAt } from './json-locate.js';
-import { createLease, writeLease } from './leases.js';
 import { withLock, withLocks } from './locks.js';
 import { BoardGraph } from './reconcile.js';
 import { BOARD_LOCK, HIGHWATERMARK_FILE, type TaskStore } from './store.js';
@@ -273,8 +272,6 @@ export async function importTasks(store: TaskStore, list: ForeignList, options: 
         for (const lock of [boardLock, ...locks]) lock.assertHeld();
         for (const t of plan.tasks) if (store.hasTask(t.id)) throw new TasksError('E_EXISTS', `task_${t.id}.json appeared meanwhile; nothing more was imported, run the import again`);
         for (const t of plan.tasks) atomicWriteFile(store.taskPath(t.id), serializeTask(t));
-        // An imported claim is recorded like one made here, so single-in-progress (and doctor) see it.
-        for (const t of plan.tasks) if (t.status === 'in_progress' && t.owner !== '') writeLease(store.runtimeDir, createLease(t.id, t.owner, null, store.config.leaseSeconds));
         const last = plan.tasks.at(-1)!.id;
         atomicWriteFile(join(store.dir, HIGHWATERMARK_FILE), `${last}\n`);
         const events: NewEvent[] = plan.mapping.map((m) => ({ type: 'created', task: m.to, owner: options.actor, subject: m.subject, importedFrom: m.from }));
