@@ -126,21 +126,29 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
 
   await withLock(join(store.dir, BOARD_LOCK), store.lockOptions, async (boardLock) => {
     for (let attempt = 1; ; attempt++) {
-      const scan = scanBoard(store, { ...options, git: false });
-      const writes = [...scan.plan.writes.values()].sort((a, b) => a.id - b.id);
+      let scan = scanBoard(store, { ...options, git: false });
+      let writes = [...scan.plan.writes.values()].sort((a, b) => a.id - b.id);
       try {
         await withLocks(
           writes.map((w) => store.taskLockPath(w.id)),
           store.lockOptions,
           async (locks) => {
             for (const lock of [boardLock, ...locks]) lock.assertHeld();
-            // Someone may have written between our read and our locks: re-check.
+            // Someone may have written between our read and our locks: plan
+            // again while holding them; that plan holds unless it needs a file
+            // we have not locked, in which case we start over with it.
+            if (writes.some((w) => readFileIfExists(store.taskPath(w.id)) !== w.before)) {
+              const locked = new Set(writes.map((w) => w.id));
+              scan = scanBoard(store, { ...options, git: false });
+              writes = [...scan.plan.writes.values()].sort((a, b) => a.id - b.id);
+              if (writes.some((w) => !locked.has(w.id))) throw new ChangedMeanwhile();
+            }
             for (const w of writes) if (readFileIfExists(store.taskPath(w.id)) !== w.before) throw new ChangedMeanwhile();
             for (const w of writes) atomicWriteFile(store.taskPath(w.id), w.after);
           },
         );
       } catch (error) {
-        if (error instanceof ChangedMeanwhile && attempt < 5) continue;
+        if (error instanceof ChangedMeanwhile && attempt < 10) continue;
         if (error instanceof ChangedMeanwhile)
           throw new TasksError('E_LOCKED', "task files kept changing while 'tasks doctor --fix' ran; nothing more was repaired, run it again");
         throw error;
