@@ -33,12 +33,17 @@ afterAll(() => {
 });
 
 describe('installed from npm pack into a new repository', () => {
-  it('npx tasks works: init, create, list, done', () => {
+  it('npx tasks works: init --git, create, list, done', () => {
     expect(sh('npx', ['tasks', '--version'], project).trim()).toBe(
       (JSON.parse(readFileSync(join(repoRoot, 'packages/cli/package.json'), 'utf8')) as { version: string }).version,
     );
-    sh('npx', ['tasks', 'init'], project);
+    sh('npx', ['tasks', 'init', '--git'], project);
     expect(existsSync(join(project, '.tasks', '.gitignore'))).toBe(true);
+    expect(readFileSync(join(project, '.tasks', '.gitattributes'), 'utf8')).toContain('merge=dotasks');
+    // The driver git runs is the installed one, not anything of our checkout.
+    const driver = sh('git', ['config', 'merge.dotasks.driver'], project);
+    expect(driver).toContain(join(project, 'node_modules'));
+    expect(driver).not.toContain(repoRoot);
     sh('npx', ['tasks', 'create', 'Write the README'], project);
     sh('npx', ['tasks', 'create', 'Publish', '--blocked-by', '1'], project);
     expect(sh('npx', ['tasks', 'list'], project)).toContain('[ ] #2: Publish (blocked by: #1)');

@@ -1,0 +1,63 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { tasks, tempBoard } from '../helpers.js';
+
+let cleanup = () => {};
+afterEach(() => cleanup());
+
+function board() {
+  const t = tempBoard();
+  cleanup = t.cleanup;
+  expect(tasks(t.root, ['create', 'Parse AST']).code).toBe(0);
+  expect(tasks(t.root, ['create', 'Emit: output', '--blocked-by', '1']).code).toBe(0);
+  return t;
+}
+
+const ESC = '\u001b[';
+
+describe('everyday polish', () => {
+  it('--version prints our own version', () => {
+    const t = board();
+    const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string };
+    expect(tasks(t.root, ['--version']).stdout).toBe(`${pkg.version}\n`);
+  });
+
+  it('colour only when asked for by the terminal; NO_COLOR wins; --json never', () => {
+    const t = board();
+    expect(tasks(t.root, ['list']).stdout).not.toContain(ESC); // not a terminal (and NO_COLOR from the helper)
+    const forced = tasks(t.root, ['list'], { FORCE_COLOR: '1', NO_COLOR: '' });
+    expect(forced.stdout).toContain(`${ESC}1m${ESC}36m[ ] #1: Parse AST`);
+    expect(forced.stdout).toContain(`${ESC}2m[ ] #2: Emit: output (blocked by: #1)`);
+    expect(tasks(t.root, ['list'], { FORCE_COLOR: '1', NO_COLOR: '1' }).stdout).not.toContain(ESC);
+    expect(tasks(t.root, ['list', '--json'], { FORCE_COLOR: '1', NO_COLOR: '' }).stdout).not.toContain(ESC);
+  });
+
+  it('completion prints a bash script and completes task ids', () => {
+    const t = board();
+    expect(tasks(t.root, ['completion']).stdout).toContain('complete -o bashdefault -o default -F _tasks_yargs_completions tasks');
+    expect(tasks(t.root, ['--get-yargs-completions', 'done', '']).stdout.split('\n')).toEqual(expect.arrayContaining(['1', '2']));
+    expect(tasks(t.root, ['--get-yargs-completions', 'show', ''], { SHELL: '/bin/zsh' }).stdout).toContain('2:Emit\\: output');
+    expect(tasks(t.root, ['--get-yargs-completions', 'cre']).stdout).toContain('create');
+  });
+
+  it('every command has an example in its help', () => {
+    const t = board();
+    const help = tasks(t.root, ['--help']).stdout;
+    const commands = [...help.matchAll(/^ {2}tasks ([a-z-]+)/gm)].map((m) => m[1]).filter((c) => c !== 'completion');
+    expect(commands.length).toBeGreaterThan(30);
+    for (const command of commands) expect(tasks(t.root, [command, '--help']).stdout, command).toContain('Examples:');
+  });
+
+  it('first-time mistakes get messages that say what to do', () => {
+    const t = board();
+    expect(tasks(t.root, ['show', '9']).stderr).toContain("(the board has #1…#2; see 'tasks list')");
+    expect(tasks(t.root, ['start', 'Parse AST']).stderr).toContain('looks like a subject');
+    const outside = tempBoard({ init: false });
+    try {
+      expect(tasks(outside.root, ['ready']).stderr).toContain("run 'tasks init'");
+    } finally {
+      outside.cleanup();
+    }
+  });
+});
