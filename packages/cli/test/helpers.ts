@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,12 +34,16 @@ export function tasks(cwd: string, args: string[], env: Record<string, string> =
 
 /** Runs `tasks ...args` as a child process (for races); resolves when it exits. */
 export function tasksAsync(cwd: string, args: string[], env: Record<string, string> = {}): Promise<RunResult> {
+  return collectOutput(spawn(process.execPath, [TASKS_BIN, ...args], { cwd, env: cleanEnv(env) }));
+}
+
+/** Collects a child's output; resolves with its exit status when it closes. */
+export function collectOutput(child: ChildProcess): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TASKS_BIN, ...args], { cwd, env: cleanEnv(env) });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout?.on('data', (d) => (stdout += d));
+    child.stderr?.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });

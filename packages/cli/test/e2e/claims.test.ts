@@ -3,7 +3,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tasksAsync, tempBoard, type RunResult } from '../helpers.js';
+import { TASKS_BIN, cleanEnv, collectOutput, readTaskFile, tasks, tasksAsync, tempBoard, type RunResult } from '../helpers.js';
 import { readEventLog } from '../agents-helpers.js';
 
 /**
@@ -24,15 +24,7 @@ await import(bin);
 `;
 
 function startRacer(cwd: string, racer: string, go: string, ready: string, args: string[], env: Record<string, string>): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [racer, go, ready, pathToFileURL(TASKS_BIN).href, ...args], { cwd, env: cleanEnv(env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  return collectOutput(spawn(process.execPath, [racer, go, ready, pathToFileURL(TASKS_BIN).href, ...args], { cwd, env: cleanEnv(env) }));
 }
 
 describe('claims (real processes)', () => {
