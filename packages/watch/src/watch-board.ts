@@ -200,6 +200,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     if (!boardPresent) return;
     boardPresent = false;
     graph = undefined; // let the memory go; a full reconcile rebuilds it
+    adoptAll = true;
     for (const p of pending.values()) {
       clearTimeout(p.debounce);
       clearTimeout(p.settle);
@@ -208,6 +209,10 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     reported = new Map();
     notice(`the board ${board} is gone; waiting for it to come back`);
   };
+
+  // Start, the board coming back, a burst: changes were not seen one by one,
+  // so the next full reconcile also records claims made by hand.
+  let adoptAll = true;
 
   const fullReconcile = async () => {
     if (closed) return;
@@ -240,6 +245,10 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     reported = next;
     for (const f of fresh) await reportInvalid(f);
     await applyAll(check.findings);
+    if (adoptAll) {
+      adoptAll = false;
+      adopt(store.adoptUntrackedClaims());
+    }
     const fixes = check.findings.length - invalid.length;
     notice(`reconciled ${check.tasks} task file${check.tasks === 1 ? '' : 's'} in ${Date.now() - started} ms (${fixes} fix${fixes === 1 ? '' : 'es'}, ${invalid.length} problem${invalid.length === 1 ? '' : 's'})`);
   };
@@ -262,6 +271,13 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     const invalid = findings.filter((f): f is Extract<BoardFinding, { kind: 'invalid' }> => f.kind === 'invalid');
     await reportProblems(invalid, [file]);
     await applyAll(findings);
+    const task = store.peekTask(id);
+    if (task) adopt(store.adoptUntrackedClaims({ tasks: [task], byId: new Map([[id, task]]), problems: [] }));
+  };
+
+  /** Claims made by hand get a record, so single-in-progress counts them (see core adoptUntrackedClaims). */
+  const adopt = (ids: number[]) => {
+    for (const id of ids) notice(`recorded the claim of #${id} by ${store.peekTask(id)?.owner ?? '?'} (set in progress by hand)`);
   };
 
   /** Runs jobs one at a time, so the watcher never races itself. */
@@ -280,6 +296,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
   };
 
   const startBurst = () => {
+    adoptAll = true;
     for (const p of pending.values()) {
       clearTimeout(p.debounce);
       clearTimeout(p.settle);

@@ -101,6 +101,20 @@ describe('tasks watch', () => {
     expect(tasks(join(board, '..'), ['list']).stdout).toContain('#3: Write docs (blocked by: #2)');
   });
 
+  it('records a claim made by hand, so its owner cannot start a second task', async () => {
+    const { root, board } = await boardWithWatcher();
+    editTask(board, 3, (t) => {
+      t.status = 'in_progress';
+      t.owner = 'ann';
+    });
+    await vi.waitFor(() => expect(existsSync(join(board, '.runtime', 'leases', 'task_3.json'))).toBe(true), WAIT);
+    const second = tasks(root, ['claim', '1', '--owner', 'ann']);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('ann already has task #3 in progress');
+    // The person's file is left as written.
+    expect(readTaskFile(board, 3)).toMatchObject({ status: 'in_progress', owner: 'ann' });
+  });
+
   it('reports a cycle made by hand and leaves both files byte-for-byte', async () => {
     const { board, w } = await boardWithWatcher(['--reconcile-interval', '1']);
     const text1 = editTask(board, 1, (t) => (t.blockedBy = [2]));
