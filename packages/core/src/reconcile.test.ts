@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BoardGraph, applyFinding, checkBoard, checkChangedTask, type BoardFinding } from './reconcile.js';
 import { TaskStore } from './store.js';
@@ -13,7 +13,8 @@ interface Spec {
 
 describe('reconcile', () => {
   let dir = '';
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  // The board is `<temp>/.tasks`: remove the temp folder around it.
+  afterEach(() => rmSync(dirname(dir), { recursive: true, force: true }));
 
   /** A board whose files say exactly what `specs` say (by hand, no commands). */
   function board(specs: Record<number, Spec>): TaskStore {
