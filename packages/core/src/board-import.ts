@@ -277,7 +277,7 @@ export async function importTasks(store: TaskStore, list: ForeignList, options: 
         const events: NewEvent[] = plan.mapping.map((m) => ({ type: 'created', task: m.to, owner: options.actor, subject: m.subject, importedFrom: m.from }));
         await appendEvents(store.runtimeDir, events, store.lockOptions);
         // Imported work in progress counts against its owner like any claim.
-        store.adoptUntrackedClaims({ tasks: plan.tasks, byId: new Map(plan.tasks.map((t) => [t.id, t])), problems: [] });
+        await store.adoptUntrackedClaims({ tasks: plan.tasks, byId: new Map(plan.tasks.map((t) => [t.id, t])), problems: [] }, { locked: true });
       },
     );
     return { ...plan, dryRun: false };

@@ -97,7 +97,20 @@ export interface RepairReport {
 /** Finds every problem on the board; reads only. */
 export function diagnoseBoard(store: TaskStore, options: DoctorOptions = {}): DoctorReport {
   const scan = scanBoard(store, options);
-  return { findings: scan.findings, files: scan.fileCount };
+  return { findings: stableFindings(store, options, scan.findings), files: scan.fileCount };
+}
+
+/**
+ * A scan reads files one by one without locks, so a change by another
+ * process in the middle (a completion writes the task, then its dependents)
+ * can look like a problem for a moment. Problems are reported only if a
+ * second look finds them too.
+ */
+function stableFindings(store: TaskStore, options: DoctorOptions, findings: DoctorFinding[]): DoctorFinding[] {
+  if (findings.length === 0) return findings;
+  const key = (f: DoctorFinding) => JSON.stringify([f.code, f.file, f.task, f.message]);
+  const again = new Set(scanBoard(store, options).findings.map(key));
+  return findings.filter((f) => again.has(key(f)));
 }
 
 /**
@@ -110,6 +123,7 @@ export function diagnoseBoard(store: TaskStore, options: DoctorOptions = {}): Do
  */
 export async function repairBoard(store: TaskStore, options: DoctorOptions = {}): Promise<RepairReport> {
   const changes: DoctorChange[] = [];
+  let remaining: DoctorFinding[] = [];
   const first = scanBoard(store, options);
   // Stale locks first: one of them may be the board lock we are about to take.
   for (const lock of first.plan.staleLocks) {
@@ -167,15 +181,17 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
         removeLease(store.runtimeDir, lease.task);
         changes.push({ code: 'expired_lease', file: lease.file, task: lease.task, message: `removed the lease of #${lease.task}: ${lease.why}` });
       }
-      for (const id of store.adoptUntrackedClaims()) {
+      for (const id of await store.adoptUntrackedClaims()) {
         const task = store.peekTask(id);
         changes.push({ code: 'untracked_claim', file: store.taskPath(id), task: id, message: `recorded the claim of #${id} by ${task?.owner ?? '?'}` });
       }
       await appendEvents(store.runtimeDir, events, store.lockOptions);
+      // What remains is judged while multi-task changes cannot interleave.
+      remaining = scanBoard(store, options).findings;
       return;
     }
   });
-  return { changes, remaining: scanBoard(store, options).findings };
+  return { changes, remaining };
 }
 
 class ChangedMeanwhile extends Error {}
@@ -415,6 +431,12 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
     if (task.status !== 'in_progress' || task.owner === '') continue;
     const lease = readLease(store.runtimeDir, task.id);
     if (lease && lease.owner === task.owner) continue;
+    // Our commands write the record before the task says in_progress and
+    // remove it after it stops, so the file read earlier in this scan may be
+    // stale: look at the file, then the record, again before reporting.
+    const now = store.peekTask(task.id);
+    if (!now || now.status !== 'in_progress' || now.owner !== task.owner) continue;
+    if (readLease(store.runtimeDir, task.id)?.owner === task.owner) continue;
     findings.push({
       code: 'untracked_claim',
       file: store.taskPath(task.id),

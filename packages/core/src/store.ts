@@ -153,6 +153,8 @@ class Transaction {
   private current = new Map<number, Task>();
   private staged = new Map<number, Task>();
   readonly events: NewEvent[] = [];
+  /** Runs just before the task files are renamed into place (claim records: they must exist first). */
+  readonly beforeWrite: (() => void)[] = [];
   readonly afterCommit: (() => void)[] = [];
 
   constructor(
@@ -210,6 +212,7 @@ class Transaction {
     for (const { task } of writes) {
       if (this.store.readTaskText(task.id) !== this.originals.get(task.id)) throw new ConcurrentChangeError();
     }
+    for (const hook of this.beforeWrite) hook();
     for (const { task, text } of writes) atomicWriteFile(this.store.taskPath(task.id), text);
     for (const hook of this.afterCommit) hook();
     const events = await appendEvents(this.store.runtimeDir, this.events, this.store.lockOptions);
@@ -589,7 +592,7 @@ export class TaskStore {
       tx.event({ type: 'created', task: id, owner: options.actor, subject });
       if (task.status === 'in_progress') {
         const lease = createLease(id, owner, null, this.config.leaseSeconds);
-        tx.afterCommit.push(() => writeLease(this.runtimeDir, lease));
+        tx.beforeWrite.push(() => writeLease(this.runtimeDir, lease));
       }
       // The file is complete on disk before the mark moves (PROTOCOL §5).
       tx.afterCommit.push(() => atomicWriteFile(join(this.dir, HIGHWATERMARK_FILE), `${id}\n`));
@@ -665,7 +668,7 @@ export class TaskStore {
           edited.owner = nextOwner;
           tx.put(edited);
           const lease = createLease(id, nextOwner, null, this.config.leaseSeconds);
-          tx.afterCommit.push(() => writeLease(this.runtimeDir, lease));
+          tx.beforeWrite.push(() => writeLease(this.runtimeDir, lease));
           tx.event({ type: 'started', task: id, owner: nextOwner });
         } else if (toStatus === 'pending') {
           tx.put(Object.assign(edited, { status: 'pending' as const }));
@@ -676,7 +679,7 @@ export class TaskStore {
         }
       } else if (startsWork) {
         const lease = createLease(id, nextOwner, null, this.config.leaseSeconds);
-        tx.afterCommit.push(() => writeLease(this.runtimeDir, lease));
+        tx.beforeWrite.push(() => writeLease(this.runtimeDir, lease));
       }
       const changed = Object.keys(patch).filter((k) => k !== 'status' && (patch as Record<string, unknown>)[k] !== undefined);
       if (changed.length) tx.event({ type: 'updated', task: id, owner: options.actor, fields: changed });
@@ -948,7 +951,7 @@ export class TaskStore {
       const previous = alreadyHeld ? readLease(this.runtimeDir, id) : undefined;
       lease = createLease(id, owner, options.lease === undefined ? {} : options.lease, this.config.leaseSeconds);
       if (previous && options.lease === undefined) lease.claimedAt = previous.claimedAt;
-      tx.afterCommit.push(() => writeLease(this.runtimeDir, lease));
+      tx.beforeWrite.push(() => writeLease(this.runtimeDir, lease));
       if (!alreadyHeld) tx.event({ type: eventType, task: id, owner, ...(lease.expiresAt ? { expiresAt: lease.expiresAt } : {}) });
     }, noWait ? { ...this.lockOptions, timeoutMs: 0 } : this.lockOptions);
     const task = result.written[0] ?? this.getTask(id);
@@ -1137,16 +1140,28 @@ export class TaskStore {
   /**
    * Writes a claim record (without expiry) for every task that is in progress
    * with an owner but has none, e.g. set by hand or pulled through git, so the
-   * single-in-progress rule sees it. Returns the adopted ids.
+   * single-in-progress rule sees it. Takes each task's lock unless the
+   * caller holds them (`locked`). Returns the adopted ids.
    */
-  adoptUntrackedClaims(snapshot: BoardSnapshot = this.loadBoard()): number[] {
+  async adoptUntrackedClaims(snapshot?: BoardSnapshot, options: { locked?: boolean } = {}): Promise<number[]> {
     const adopted: number[] = [];
-    for (const task of snapshot.tasks) {
-      if (task.status !== 'in_progress' || task.owner === '') continue;
+    const untracked = (task: Task | undefined): task is Task => {
+      if (!task || task.status !== 'in_progress' || task.owner === '') return false;
       const lease = readLease(this.runtimeDir, task.id);
-      if (lease && lease.owner === task.owner) continue;
-      writeLease(this.runtimeDir, createLease(task.id, task.owner, null, this.config.leaseSeconds));
-      adopted.push(task.id);
+      return !lease || lease.owner !== task.owner;
+    };
+    for (const seen of (snapshot ?? this.loadBoard()).tasks) {
+      if (!untracked(seen)) continue;
+      const adopt = () => {
+        // Under the task's lock a claim in flight has either written its
+        // record already or not yet changed the file: look again.
+        const task = options.locked ? seen : this.peekTask(seen.id);
+        if (!untracked(task)) return;
+        writeLease(this.runtimeDir, createLease(task.id, task.owner, null, this.config.leaseSeconds));
+        adopted.push(task.id);
+      };
+      if (options.locked) adopt();
+      else await withLock(this.taskLockPath(seen.id), this.lockOptions, adopt);
     }
     return adopted;
   }

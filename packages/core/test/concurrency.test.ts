@@ -123,9 +123,31 @@ describe('claims made by hand', () => {
     await store.createTask({ subject: 'two' });
     const text = readFileSync(join(dir, 'task_1.json'), 'utf8').replace('"pending"', '"in_progress"').replace('"owner": ""', '"owner": "ann"');
     writeFileSync(join(dir, 'task_1.json'), text);
-    expect(store.adoptUntrackedClaims()).toEqual([1]);
-    expect(store.adoptUntrackedClaims()).toEqual([]);
+    expect(await store.adoptUntrackedClaims()).toEqual([1]);
+    expect(await store.adoptUntrackedClaims()).toEqual([]);
     await expect(store.claimTask(2, { owner: 'ann' })).rejects.toMatchObject({ reason: 'owner_busy' });
     await expect(store.claimTask(2, { owner: 'bob' })).resolves.toMatchObject({ task: { owner: 'bob' } });
+  });
+});
+
+describe('doctor --fix racing claims', () => {
+  it('never mistakes a claim in flight for one made by hand, nor overwrites its lease', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const dir = newBoard();
+    const store = new TaskStore(dir);
+    for (let i = 1; i <= 150; i++) await store.createTask({ subject: `t${i}` });
+    const stop = join(root, 'stop');
+    const doctor = runNode([join(fixtures, 'doctor-loop.mjs'), dir, stop]);
+    for (let i = 1; i <= 150; i++) await store.claimTask(i, { owner: `agent-${i}`, lease: { ttlSeconds: 600, pid: process.pid } });
+    writeFileSync(stop, '');
+    const result = await doctor;
+    expect(result.code, result.stderr).toBe(0);
+    const { rounds, changes } = JSON.parse(result.stdout) as { rounds: number; changes: string[] };
+    expect(rounds).toBeGreaterThan(0);
+    expect(changes).not.toContain('untracked_claim');
+    const { listLeases } = await import('../src/index.js');
+    const leases = listLeases(store.runtimeDir);
+    expect(leases).toHaveLength(150);
+    for (const lease of leases) expect(lease).toMatchObject({ pid: process.pid, expiresAt: expect.any(String) });
   });
 });

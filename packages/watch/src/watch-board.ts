@@ -247,7 +247,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     await applyAll(check.findings);
     if (adoptAll) {
       adoptAll = false;
-      adopt(store.adoptUntrackedClaims());
+      adopt(await store.adoptUntrackedClaims());
     }
     const fixes = check.findings.length - invalid.length;
     notice(`reconciled ${check.tasks} task file${check.tasks === 1 ? '' : 's'} in ${Date.now() - started} ms (${fixes} fix${fixes === 1 ? '' : 'es'}, ${invalid.length} problem${invalid.length === 1 ? '' : 's'})`);
@@ -272,7 +272,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     await reportProblems(invalid, [file]);
     await applyAll(findings);
     const task = store.peekTask(id);
-    if (task) adopt(store.adoptUntrackedClaims({ tasks: [task], byId: new Map([[id, task]]), problems: [] }));
+    if (task) adopt(await store.adoptUntrackedClaims({ tasks: [task], byId: new Map([[id, task]]), problems: [] }));
   };
 
   /** Claims made by hand get a record, so single-in-progress counts them (see core adoptUntrackedClaims). */
