@@ -2,4 +2,5 @@ export * from './schema.js';
 export * from './todo-tool.js';
 export * from './guard.js';
 export * from './jobs.js';
-export { groupMembers, isRunning, killGroup } from './processes.js';
+// Process-group helpers live in the core (the worker uses them too); kept here for the agent API.
+export { groupMembers, isRunning, killGroup } from '@dotasks/core';

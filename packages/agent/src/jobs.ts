@@ -12,7 +12,7 @@ import {
   type JobRecord,
   type TaskStore,
 } from '@dotasks/core';
-import { groupMembers, isRunning, killGroup } from './processes.js';
+import { groupMembers, isRunning, killGroup } from '@dotasks/core';
 
 /**
  * Background jobs (seed 000's BackgroundRunner), for processes that outlive

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, realpathSync, writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { TaskStore, getJob, jobLogPath, readJobLogTail, updateJob, type JobRecord, type JobStatus } from '@dotasks/core';
-import { killGroup } from './processes.js';
+import { killGroup } from '@dotasks/core';
 
 /** How much output a failed run leaves in `metadata.lastRun.tail`. */
 const TAIL_LINES = 20;

@@ -21,3 +21,4 @@ export * from './worktrees.js';
 export * from './reconcile.js';
 export * from './follow.js';
 export * from './watcher-record.js';
+export * from './processes.js';

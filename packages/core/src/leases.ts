@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isErrnoException } from './errors.js';
+import { isRunning } from './processes.js';
 import { atomicWriteFile, readFileIfExists } from './fsio.js';
 
 /**
@@ -98,19 +99,9 @@ export function createLease(task: number, owner: string, input: LeaseInput | nul
   return lease;
 }
 
-/** True when a process with this pid runs on this machine. */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return isErrnoException(error, 'EPERM');
-  }
-}
-
 /** Why a lease no longer holds, or undefined while it does. */
 export function leaseExpiry(lease: Lease, now = Date.now()): 'expired' | 'process_gone' | undefined {
   if (lease.expiresAt !== null && Date.parse(lease.expiresAt) <= now) return 'expired';
-  if (lease.pid !== undefined && lease.host === hostname() && !isProcessAlive(lease.pid)) return 'process_gone';
+  if (lease.pid !== undefined && lease.host === hostname() && !isRunning(lease.pid)) return 'process_gone';
   return undefined;
 }

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { TasksError, isErrnoException } from './errors.js';
 import { atomicWriteFile, readFileIfExists } from './fsio.js';
-import { isProcessAlive } from './leases.js';
+import { isRunning } from './processes.js';
 import { withLock } from './locks.js';
 import type { TaskStore } from './store.js';
 
@@ -45,7 +45,7 @@ export function readWatcherRecord(store: TaskStore): WatcherRecord | undefined {
 
 /** True when the process a record names still runs (same host), or its record is fresh (another host). */
 export function isWatcherAlive(store: TaskStore, record: WatcherRecord): boolean {
-  if (record.host === hostname()) return isProcessAlive(record.pid);
+  if (record.host === hostname()) return isRunning(record.pid);
   try {
     return Date.now() - statSync(recordPath(store)).mtimeMs < WATCHER_RECORD_FRESH_MS;
   } catch (error) {

@@ -8,6 +8,7 @@ import {
   claimWithWorktree,
   isClosed,
   isReady,
+  killGroup,
   readLastSeq,
   readLeases,
   type ClaimResult,
@@ -262,7 +263,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    let killTimer: NodeJS.Timeout | undefined;
+    let killing = false;
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       let result: { code: number | null; signal: NodeJS.Signals | null } | undefined;
       child.on('error', (error) => {
@@ -278,22 +279,15 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       child.on('close', () => {
         if (result) resolve(result);
       });
-    }).finally(() => clearTimeout(killTimer));
-    const signalGroup = (signal: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, signal);
-      } catch {
-        // already gone
-      }
-    };
+    });
     return {
       exited,
       tail: () => tail.trimEnd(),
       kill() {
-        if (killTimer) return;
-        signalGroup('SIGTERM');
-        killTimer = setTimeout(() => signalGroup('SIGKILL'), options.killGraceMs ?? 3000);
+        if (killing || child.pid === undefined) return;
+        killing = true;
+        // The whole group: SIGTERM, then SIGKILL for what is left after the grace time.
+        void killGroup(child.pid, options.killGraceMs ?? 3000).catch(() => undefined);
       },
     };
   }

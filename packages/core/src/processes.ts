@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { isErrnoException } from '@dotasks/core';
+import { isErrnoException } from './errors.js';
 
 /**
  * Process checks that do not count zombies as alive: a killed process that
@@ -31,7 +31,8 @@ function readStat(pid: number): ProcStat | undefined {
   }
 }
 
-function signalExists(target: number): boolean {
+/** True when a process (or, with a negative number, a group) can be signalled; zombies count. */
+export function signalExists(target: number): boolean {
   try {
     process.kill(target, 0);
     return true;
