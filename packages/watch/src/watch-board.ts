@@ -2,6 +2,7 @@ import { statSync, watch as watchFolder, type FSWatcher as FolderWatcher } from 
 import { basename, dirname, join, resolve } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import {
+  BOARD_LOCK,
   BoardGraph,
   CorruptTaskError,
   EVENTS_FILE,
@@ -20,6 +21,7 @@ import {
   type NewEvent,
   type TaskEvent,
   type WatcherRecord,
+  withLock,
 } from '@dotasks/core';
 
 /** An event the watcher caused, as appended to the log; `unlogged` when the log could not be written. */
@@ -214,15 +216,25 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
   // so the next full reconcile also records claims made by hand.
   let adoptAll = true;
 
+  /**
+   * Our commands change several files under the board lock (a new task and
+   * its blockers, the two sides of an edge), one file after the other. A check
+   * made while holding that lock never sees such a change half-done, so it
+   * never reports a transient state as a problem. The lock is held only while
+   * reading; fixes take it again themselves.
+   */
+  const checkUnderBoardLock = <T>(check: () => T): Promise<T> => withLock(join(store.dir, BOARD_LOCK), store.lockOptions, check);
+
   const fullReconcile = async () => {
     if (closed) return;
     if (!boardExists()) return boardGone();
     const started = Date.now();
     let check;
     try {
-      check = checkBoard(store, { previous: graph });
+      const previous = graph;
+      check = await checkUnderBoardLock(() => checkBoard(store, { previous }));
     } catch (error) {
-      if (error instanceof TasksError && error.code === 'E_NO_BOARD') return boardGone();
+      if (error instanceof TasksError && (error.code === 'E_NO_BOARD' || (error.code === 'E_IO' && !boardExists()))) return boardGone();
       throw error;
     }
     if (!boardPresent) notice(`the board ${board} is back`);
@@ -259,7 +271,8 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     const path = store.taskPath(id);
     const state = pending.get(id);
     if (state) state.seen = fileSignature(path);
-    const findings = checkChangedTask(store, graph, id);
+    const current = graph;
+    const findings = await checkUnderBoardLock(() => checkChangedTask(store, current, id));
     const file = taskFileName(id);
     const corrupt = findings.some((f) => f.kind === 'invalid' && f.file === file && f.line !== undefined);
     if (corrupt && !final) {

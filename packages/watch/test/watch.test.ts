@@ -225,7 +225,8 @@ describe('tasks watch', () => {
     mkdirSync(boardLock);
     editTask(board, 1, (t) => (t.status = 'completed'));
     await vi.waitFor(
-      () => expect(w.events).toContainEqual(expect.objectContaining({ type: 'watch.error', task: 1, action: 'propagate', code: 'E_LOCKED' })),
+      // The check of the changed file reads under the board lock, so that is the step that fails.
+      () => expect(w.events).toContainEqual(expect.objectContaining({ type: 'watch.error', task: 1, action: 'check', code: 'E_LOCKED' })),
       WAIT,
     );
     expect(readTaskFile(board, 2).blockedBy).toEqual([1]);
