@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { findBoard, type FindBoardOptions } from './board.js';
 import { readConfig, type BoardConfig } from './config.js';
 import { ClaimError, CorruptTaskError, CycleError, TasksError, isErrnoException } from './errors.js';
-import { appendEvents, type NewEvent, type TaskEvent } from './events.js';
+import { EVENTS_FILE, appendEvents, parseEvents, type NewEvent, type TaskEvent } from './events.js';
 import {
   MAX_TASK_FILE_BYTES,
   TASK_STATUSES,
@@ -1174,19 +1174,8 @@ export class TaskStore {
 
   /** Reads the event log (events after `sinceSeq`). */
   readEvents(sinceSeq = 0): TaskEvent[] {
-    const text = readFileIfExists(join(this.runtimeDir, 'events.jsonl'));
-    if (text === undefined) return [];
-    const out: TaskEvent[] = [];
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      try {
-        const e = JSON.parse(line) as TaskEvent;
-        if (e.seq > sinceSeq) out.push(e);
-      } catch {
-        // partial last line being written
-      }
-    }
-    return out;
+    const text = readFileIfExists(join(this.runtimeDir, EVENTS_FILE));
+    return text === undefined ? [] : parseEvents(text, sinceSeq);
   }
 
   /** True when the id names a task file on disk. */

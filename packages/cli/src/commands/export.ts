@@ -1,5 +1,5 @@
-import { EXPORT_FORMATS, TasksError, exportBoard, renderProblem, type ExportFormat } from '@dotasks/core';
-import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import { EXPORT_FORMATS, TasksError, exportBoard, type ExportFormat } from '@dotasks/core';
+import { openStore, reportProblems, type CommandOutput, type GlobalOptions } from '../context.js';
 
 export interface ExportOptions extends GlobalOptions {
   format?: string;
@@ -13,7 +13,6 @@ export async function exportCommand(options: ExportOptions): Promise<CommandOutp
   const snapshot = openStore(options).loadBoard();
   return {
     text: exportBoard(snapshot, format, { all: options.all }),
-    warnings: snapshot.problems.map((p) => renderProblem(p)),
-    exitCode: snapshot.problems.length ? 1 : 0,
+    ...reportProblems(snapshot),
   };
 }

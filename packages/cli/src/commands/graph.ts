@@ -1,5 +1,5 @@
-import { GRAPH_FORMATS, TasksError, buildGraph, renderGraph, renderProblem, type GraphFormat } from '@dotasks/core';
-import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import { GRAPH_FORMATS, TasksError, buildGraph, renderGraph, type GraphFormat } from '@dotasks/core';
+import { openStore, reportProblems, type CommandOutput, type GlobalOptions } from '../context.js';
 
 export interface GraphCommandOptions extends GlobalOptions {
   format?: string;
@@ -15,7 +15,6 @@ export async function graph(options: GraphCommandOptions): Promise<CommandOutput
   return {
     text: renderGraph(model, format),
     json: model,
-    warnings: snapshot.problems.map((p) => renderProblem(p)),
-    exitCode: snapshot.problems.length ? 1 : 0,
+    ...reportProblems(snapshot),
   };
 }

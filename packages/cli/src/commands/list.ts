@@ -1,5 +1,5 @@
-import { filterTasks, renderBoard, toTaskView, countTasks, renderProblem, TASK_STATUSES, TasksError, type TaskStatus } from '@dotasks/core';
-import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import { filterTasks, renderBoard, toTaskView, countTasks, TASK_STATUSES, TasksError, type TaskStatus } from '@dotasks/core';
+import { openStore, reportProblems, type CommandOutput, type GlobalOptions } from '../context.js';
 import { styleFor } from '../style.js';
 
 export interface ListOptions extends GlobalOptions {
@@ -19,7 +19,6 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
   const snapshot = store.loadBoard();
   const filter = { all: options.all, status: statuses as TaskStatus[], owner: options.filterOwner, ready: options.ready };
   const lookup = (id: number) => snapshot.byId.get(id);
-  const exitCode = snapshot.problems.length ? 1 : 0;
   if (options.json) {
     return {
       json: {
@@ -27,10 +26,10 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
         problems: snapshot.problems,
         counts: countTasks(snapshot),
       },
-      exitCode,
+      exitCode: reportProblems(snapshot).exitCode,
     };
   }
   const style = styleFor(false);
   const text = renderBoard({ ...snapshot, problems: [] }, filter, { style });
-  return { text, warnings: snapshot.problems.map((p) => renderProblem(p, style)), exitCode };
+  return { text, ...reportProblems(snapshot, style) };
 }
