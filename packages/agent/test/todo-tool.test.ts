@@ -140,8 +140,9 @@ describe('todo tool actions', () => {
     const cleared = await ok({ action: 'clear' });
     expect(cleared.removed).toEqual([1, 2, 3]);
     expect(cleared.board).toContain('no tasks yet');
+    // Ids are never handed out again, not even after clear.
     const next = await ok({ action: 'create', subject: 'Fresh start' });
-    expect(next.task?.id).toBe(1);
+    expect(next.task?.id).toBe(4);
   });
 
   it('any call renews the expiring leases of its owner', async () => {

@@ -107,6 +107,7 @@ export function buildCli(args: string[]): Argv {
           .option('add-blocks', ids)
           .option('remove-blocks', ids)
           .option('meta', { type: 'string', array: true, describe: 'metadata key=value; key= removes the key' })
+          .option('force', { type: 'boolean', describe: 'take over, release or finish a task another owner has in progress' })
           .example('$0 update 4 --add-blocked-by 2 --meta priority=1', 'link and annotate'),
       (a) => run(a as Args, async () => (await import('./commands/update.js')).update(a as never)),
     )

@@ -1,13 +1,12 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError, isErrnoException } from './errors.js';
-import { appendEvents, type NewEvent } from './events.js';
 import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, isClosed, normalizeIds, serializeTask, setOwn, type Task, type TaskStatus } from './format.js';
-import { atomicWriteFile, readFileIfExists } from './fsio.js';
+import { readFileIfExists } from './fsio.js';
 import { findJsonSyntaxError, positionAt } from './json-locate.js';
-import { withLock, withLocks } from './locks.js';
+import { createLease } from './leases.js';
 import { BoardGraph } from './reconcile.js';
-import { BOARD_LOCK, HIGHWATERMARK_FILE, type TaskStore } from './store.js';
+import type { TaskStore } from './store.js';
 
 /**
  * Imports task lists from other tools onto a board: ids are renumbered onto
@@ -255,31 +254,27 @@ export function planImport(list: ForeignList, firstId: number): ImportPlan {
 }
 
 /**
- * Imports a foreign list onto the board: under the board lock the next free
- * ids are taken (`max(.highwatermark, highest task) + 1` …), every new file is
- * written atomically under its task lock, then `.highwatermark` moves. A dry
- * run computes the same plan and writes nothing.
+ * Imports a foreign list onto the board in one transaction: under the board
+ * lock the next free ids are taken (`max(.highwatermark, highest task) + 1`
+ * …), the new files and their claim records are written, then
+ * `.highwatermark` moves; all of it or nothing. A dry run computes the same
+ * plan and writes nothing.
  */
 export async function importTasks(store: TaskStore, list: ForeignList, options: { dryRun?: boolean; actor?: string } = {}): Promise<ImportResult> {
-  const nextId = () => Math.max(store.readHighWaterMark(), store.listIds().at(-1) ?? 0) + 1;
-  if (options.dryRun) return { ...planImport(list, nextId()), dryRun: true };
-  return withLock(join(store.dir, BOARD_LOCK), store.lockOptions, async (boardLock) => {
-    const plan = planImport(list, nextId());
-    await withLocks(
-      plan.tasks.map((t) => store.taskLockPath(t.id)),
-      store.lockOptions,
-      async (locks) => {
-        for (const lock of [boardLock, ...locks]) lock.assertHeld();
-        for (const t of plan.tasks) if (store.hasTask(t.id)) throw new TasksError('E_EXISTS', `task_${t.id}.json appeared meanwhile; nothing more was imported, run the import again`);
-        for (const t of plan.tasks) atomicWriteFile(store.taskPath(t.id), serializeTask(t));
-        const last = plan.tasks.at(-1)!.id;
-        atomicWriteFile(join(store.dir, HIGHWATERMARK_FILE), `${last}\n`);
-        const events: NewEvent[] = plan.mapping.map((m) => ({ type: 'created', task: m.to, owner: options.actor, subject: m.subject, importedFrom: m.from }));
-        await appendEvents(store.runtimeDir, events, store.lockOptions);
-        // Imported work in progress counts against its owner like any claim.
-        await store.adoptUntrackedClaims({ tasks: plan.tasks, byId: new Map(plan.tasks.map((t) => [t.id, t])), problems: [] }, { locked: true });
-      },
-    );
-    return { ...plan, dryRun: false };
+  if (options.dryRun) return { ...planImport(list, Math.max(store.readHighWaterMark(), store.listIds().at(-1) ?? 0) + 1), dryRun: true };
+  const result = await store.transact({ board: true }, async (tx) => {
+    const plan = planImport(list, Math.max(tx.readHighWaterMark(), store.listIds().at(-1) ?? 0) + 1);
+    for (const t of plan.tasks) {
+      await tx.lockNewTask(t.id);
+      if (tx.tryRead(t.id)) throw new TasksError('E_EXISTS', `task_${t.id}.json appeared meanwhile; nothing was imported, run the import again`);
+      tx.put(t);
+      // Imported work in progress counts against its owner like any claim.
+      if (t.status === 'in_progress' && t.owner !== '') tx.putLease(createLease(t.id, t.owner, null, store.config.leaseSeconds));
+      const m = plan.mapping.find((x) => x.to === t.id)!;
+      tx.event({ type: 'created', task: t.id, owner: options.actor, subject: m.subject, importedFrom: m.from });
+    }
+    if (plan.tasks.length) tx.setHighWaterMark(plan.tasks.at(-1)!.id);
+    return plan;
   });
+  return { ...result.value, dryRun: false };
 }

@@ -28,7 +28,7 @@ describe('claimNext and leases (core)', () => {
     expect((await store.claimNext({ owner: 'b' })).task.id).toBe(2);
   });
 
-  it('a store that saw a task completed still finds a new task with the same id after clear', async () => {
+  it('a store that saw a task completed still finds the tasks made after clear, which never reuses an id', async () => {
     const store = board();
     await store.createTask({ subject: 'Old' });
     await store.claimNext({ owner: 'a' });
@@ -41,7 +41,7 @@ describe('claimNext and leases (core)', () => {
     await vi.waitFor(
       async () => {
         const claim = await store.claimNext({ owner: 'a' });
-        expect(claim.task).toMatchObject({ id: 1, subject: 'New' });
+        expect(claim.task).toMatchObject({ id: 2, subject: 'New' });
       },
       { timeout: 10_000, interval: 100 },
     );

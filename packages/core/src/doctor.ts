@@ -1,7 +1,6 @@
 import { readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { TasksError, formatCycle, isErrnoException } from './errors.js';
-import { appendEvents, type NewEvent } from './events.js';
+import { CorruptTaskError, formatCycle, isErrnoException } from './errors.js';
 import {
   MAX_TASK_FILE_BYTES,
   TASK_STATUSES,
@@ -12,13 +11,15 @@ import {
   validateTask,
   type Task,
 } from './format.js';
-import { atomicWriteFile, isTempFileName, readFileIfExists } from './fsio.js';
+import { isTempFileName, readFileIfExists } from './fsio.js';
 import { checkMergeDriver } from './git-setup.js';
 import { findJsonSyntaxError, findTopLevelKey, positionAt } from './json-locate.js';
-import { leaseExpiry, listLeases, readLease, removeLease } from './leases.js';
-import { acquireLock, withLock, withLocks } from './locks.js';
+import { journalDir, journalTasks, listJournals, readJournal } from './journal.js';
+import { leaseExpiry, listLeases, readLease } from './leases.js';
+import { acquireLock } from './locks.js';
 import { checkGraph, settleEdge, type EdgeField } from './reconcile.js';
-import { BOARD_LOCK, HIGHWATERMARK_FILE, RUNTIME_DIR, type TaskStore } from './store.js';
+import { HIGHWATERMARK_FILE, RUNTIME_DIR, type TaskStore } from './store.js';
+import { ConcurrentChange } from './transaction.js';
 
 /**
  * `tasks doctor`: finds everything wrong with a board that people, merges or
@@ -47,7 +48,9 @@ export type FindingCode =
   | 'expired_lease'
   | 'temp_file'
   | 'merge_driver'
-  | 'untracked_claim';
+  | 'untracked_claim'
+  | 'not_a_file'
+  | 'unfinished_change';
 
 /** One problem: where it is, what is wrong, and one line that says how to fix it. */
 export interface DoctorFinding {
@@ -138,63 +141,50 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
     }
   }
 
-  await withLock(join(store.dir, BOARD_LOCK), store.lockOptions, async (boardLock) => {
-    for (let attempt = 1; ; attempt++) {
-      let scan = scanBoard(store, { ...options, git: false });
-      let writes = [...scan.plan.writes.values()].sort((a, b) => a.id - b.id);
-      try {
-        await withLocks(
-          writes.map((w) => store.taskLockPath(w.id)),
-          store.lockOptions,
-          async (locks) => {
-            for (const lock of [boardLock, ...locks]) lock.assertHeld();
-            // Someone may have written between our read and our locks: plan
-            // again while holding them; that plan holds unless it needs a file
-            // we have not locked, in which case we start over with it.
-            if (writes.some((w) => readFileIfExists(store.taskPath(w.id)) !== w.before)) {
-              const locked = new Set(writes.map((w) => w.id));
-              scan = scanBoard(store, { ...options, git: false });
-              writes = [...scan.plan.writes.values()].sort((a, b) => a.id - b.id);
-              if (writes.some((w) => !locked.has(w.id))) throw new ChangedMeanwhile();
-            }
-            for (const w of writes) if (readFileIfExists(store.taskPath(w.id)) !== w.before) throw new ChangedMeanwhile();
-            for (const w of writes) atomicWriteFile(store.taskPath(w.id), w.after);
-          },
-        );
-      } catch (error) {
-        if (error instanceof ChangedMeanwhile && attempt < 10) continue;
-        if (error instanceof ChangedMeanwhile)
-          throw new TasksError('E_LOCKED', "task files kept changing while 'tasks doctor --fix' ran; nothing more was repaired, run it again");
-        throw error;
-      }
-      const events: NewEvent[] = [];
-      for (const w of writes) {
-        for (const message of w.changes) changes.push({ code: message.code, file: store.taskPath(w.id), task: w.id, message: message.text });
-        events.push({ type: 'repaired', task: w.id, changes: w.changes.map((c) => c.text) });
-      }
-      if (scan.plan.highWaterMark) {
-        const { from, to } = scan.plan.highWaterMark;
-        atomicWriteFile(join(store.dir, HIGHWATERMARK_FILE), `${to}\n`);
-        changes.push({ code: 'highwatermark', file: join(store.dir, HIGHWATERMARK_FILE), message: `raised from ${from} to ${to}` });
-      }
-      for (const lease of scan.plan.leases) {
-        removeLease(store.runtimeDir, lease.task);
-        changes.push({ code: 'expired_lease', file: lease.file, task: lease.task, message: `removed the lease of #${lease.task}: ${lease.why}` });
-      }
-      for (const id of await store.adoptUntrackedClaims()) {
-        const task = store.peekTask(id);
-        changes.push({ code: 'untracked_claim', file: store.taskPath(id), task: id, message: `recorded the claim of #${id} by ${task?.owner ?? '?'}` });
-      }
-      await appendEvents(store.runtimeDir, events, store.lockOptions);
-      // What remains is judged while multi-task changes cannot interleave.
-      remaining = scanBoard(store, options).findings;
-      return;
+  // One transaction: the board lock, then the locks of every file to write.
+  // The plan is made again under the locks (the first scan ran without
+  // them); a file that changed between that plan and its lock starts it over.
+  const repaired = await store.transact({ board: true, tasks: [...first.plan.writes.keys(), ...first.plan.leases.map((l) => l.task), ...first.plan.journals] }, (tx) => {
+    const scan = scanBoard(store, { ...options, git: false });
+    const writes = [...scan.plan.writes.values()].sort((a, b) => a.id - b.id);
+    tx.need({ tasks: [...writes.map((w) => w.id), ...scan.plan.leases.map((l) => l.task), ...scan.plan.journals] });
+    const made: DoctorChange[] = [];
+    for (const w of writes) {
+      if (tx.readText(w.id) !== w.before) throw new ConcurrentChange();
+      tx.putText(w.id, w.after);
+      for (const message of w.changes) made.push({ code: message.code, file: store.taskPath(w.id), task: w.id, message: message.text });
+      tx.event({ type: 'repaired', task: w.id, changes: w.changes.map((c) => c.text) });
     }
+    if (scan.plan.highWaterMark) {
+      const { from, to } = scan.plan.highWaterMark;
+      tx.setHighWaterMark(to);
+      made.push({ code: 'highwatermark', file: join(store.dir, HIGHWATERMARK_FILE), message: `raised from ${from} to ${to}` });
+    }
+    for (const planned of scan.plan.leases) {
+      const lease = tx.readLease(planned.task);
+      if (!lease || !leaseExpiry(lease, options.now)) continue;
+      let task: Task | undefined;
+      try {
+        task = tx.tryRead(planned.task);
+      } catch (error) {
+        if (!(error instanceof CorruptTaskError)) throw error;
+      }
+      if (task && task.status === 'in_progress' && task.owner === lease.owner) continue;
+      tx.dropLease(planned.task);
+      made.push({ code: 'expired_lease', file: planned.file, task: planned.task, message: `removed the lease of #${planned.task}: ${planned.why}` });
+    }
+    return made;
   });
+  changes.push(...repaired.value);
+  for (const id of await store.adoptUntrackedClaims()) {
+    const task = store.peekTask(id);
+    changes.push({ code: 'untracked_claim', file: store.taskPath(id), task: id, message: `recorded the claim of #${id} by ${task?.owner ?? '?'}` });
+  }
+  // What remains is judged under the board lock, while changes to several tasks cannot interleave.
+  remaining = (await store.transact({ board: true }, () => scanBoard(store, options).findings)).value;
   return { changes, remaining };
 }
 
-class ChangedMeanwhile extends Error {}
 
 /** Takes the lock over the way proper-lockfile does (only when stale), then releases it, which removes it. */
 async function removeStaleLock(path: string, store: TaskStore): Promise<boolean> {
@@ -228,6 +218,8 @@ interface Plan {
   staleLocks: { path: string; age: string }[];
   temps: { path: string; age: string }[];
   leases: { task: number; file: string; why: string }[];
+  /** Tasks of unfinished changes: taking their locks finishes them. */
+  journals: number[];
 }
 
 interface ScannedFile {
@@ -250,7 +242,7 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
   const now = options.now ?? Date.now();
   const staleMs = Math.max(2000, store.lockOptions.staleMs);
   const findings: DoctorFinding[] = [];
-  const plan: Plan = { writes: new Map(), staleLocks: [], temps: [], leases: [] };
+  const plan: Plan = { writes: new Map(), staleLocks: [], temps: [], leases: [], journals: [] };
   const names = readdirSync(store.dir).sort();
   const files: ScannedFile[] = [];
 
@@ -268,7 +260,17 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
       });
     let text: string;
     try {
-      if (statSync(path).isDirectory()) continue;
+      if (!statSync(path).isFile()) {
+        findings.push({
+          code: 'not_a_file',
+          file: path,
+          ...(fileId !== undefined ? { task: fileId } : {}),
+          message: `${name} is not a regular file (a folder or a device), so it is not a task and is skipped`,
+          fix: `move it out of ${store.dir}`,
+          fixable: false,
+        });
+        continue;
+      }
       text = readFileIfExists(path) ?? '';
     } catch (error) {
       if (isErrnoException(error, 'ENOENT')) continue;
@@ -447,6 +449,28 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
     });
   }
 
+  // Changes a writer committed but did not finish (it died or lost its locks).
+  for (const name of listJournals(store.runtimeDir)) {
+    let tasks: number[] = [];
+    try {
+      const journal = readJournal(store.runtimeDir, name);
+      if (!journal) continue;
+      tasks = journalTasks(journal);
+    } catch {
+      // an unreadable record is reported the same way; its tasks are unknown
+    }
+    const file = join(journalDir(store.runtimeDir), name);
+    findings.push({
+      code: 'unfinished_change',
+      file,
+      ...(tasks.length === 1 ? { task: tasks[0] } : {}),
+      message: `a change to ${tasks.length ? tasks.map((id) => `#${id}`).join(', ') : 'the board'} was committed but not finished (its writer died or lost its locks)`,
+      fix: 'the next command that takes those locks finishes it (tasks doctor --fix does)',
+      fixable: true,
+    });
+    plan.journals.push(...tasks);
+  }
+
   if (options.git !== false) {
     const driver = checkMergeDriver(store.dir);
     if (driver.problem)
@@ -474,6 +498,9 @@ const CODE_ORDER: FindingCode[] = [
   'stale_lock',
   'temp_file',
   'expired_lease',
+  'untracked_claim',
+  'not_a_file',
+  'unfinished_change',
   'merge_driver',
 ];
 

@@ -1,6 +1,7 @@
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrnoException } from './errors.js';
+import { appendToFile, syncFile } from './fsio.js';
 import { withLock, type LockOptions } from './locks.js';
 
 /** Event types the core writes; adapters add their own (`job.started` …). */
@@ -74,21 +75,42 @@ export function readLastSeq(file: string): number {
 
 /**
  * Appends events to the log under its own lock, numbering them after the last
- * seq on disk, so seq never repeats however many processes write. Callers hold
- * their task locks while appending, which keeps the log in causal order.
+ * seq on disk, so seq never repeats however many processes write. A torn last
+ * line (a writer killed or a power cut in the middle of an append) is ended
+ * first, so it is never glued to the next event. The lock is checked to be
+ * ours just before the append, and the log is fsync'd before this returns
+ * (after the lock is released: durability does not need the lock). Callers
+ * hold their task locks while appending, which keeps the log in causal order.
  */
-export async function appendEvents(runtimeDir: string, events: NewEvent[], lockOptions: LockOptions): Promise<TaskEvent[]> {
+export async function appendEvents(runtimeDir: string, events: NewEvent[], lockOptions: LockOptions, options: { tx?: string } = {}): Promise<TaskEvent[]> {
   if (events.length === 0) return [];
   mkdirSync(runtimeDir, { recursive: true });
   const file = join(runtimeDir, EVENTS_FILE);
-  return withLock(join(runtimeDir, 'events.lock'), lockOptions, (lock) => {
-    let seq = readLastSeq(file);
-    const at = new Date().toISOString();
-    const written = events.map((e) => ({ seq: ++seq, at, ...e }) as TaskEvent);
-    lock.assertHeld();
-    appendFileSync(file, written.map((e) => JSON.stringify(e) + '\n').join(''));
+  let fd: number | undefined;
+  try {
+    const written = await withLock(join(runtimeDir, 'events.lock'), lockOptions, (lock) => {
+      fd = openSync(file, 'a+');
+      const size = fstatSync(fd).size;
+      let seq = readLastSeq(file);
+      const at = new Date().toISOString();
+      const out = events.map((e) => ({ seq: ++seq, at, ...(options.tx ? { tx: options.tx } : {}), ...e }) as TaskEvent);
+      let text = out.map((e) => JSON.stringify(e) + '\n').join('');
+      if (size > 0 && !endsWithNewline(fd, size)) text = '\n' + text;
+      lock.assertHeld();
+      appendToFile(fd, file, text);
+      return out;
+    });
+    syncFile(fd!, file);
     return written;
-  });
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function endsWithNewline(fd: number, size: number): boolean {
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  return last[0] === 10;
 }
 
 /** Reads the whole log (or the events after `sinceSeq`); torn lines are skipped and counted. */
@@ -104,4 +126,47 @@ export function parseEvents(text: string, sinceSeq = 0): TaskEvent[] {
     }
   }
   return out;
+}
+
+/**
+ * True when the log holds an event of transaction `tx`. Reads back from the
+ * end and stops at events older than `notBefore` (ISO time): a transaction's
+ * events are appended after its journal was written.
+ */
+export function logHasTx(runtimeDir: string, tx: string, notBefore: string): boolean {
+  const file = join(runtimeDir, EVENTS_FILE);
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return false;
+    throw error;
+  }
+  try {
+    let end = fstatSync(fd).size;
+    let carry = '';
+    const cutoff = Date.parse(notBefore) - 60_000; // clocks of two processes on one host; a minute of slack
+    while (end > 0) {
+      const start = Math.max(0, end - 65536);
+      const buf = Buffer.alloc(end - start);
+      readSync(fd, buf, 0, buf.length, start);
+      const lines = (buf.toString('utf8') + carry).split('\n');
+      carry = start > 0 ? lines.shift() ?? '' : '';
+      for (let i = lines.length - 1; i >= 0; i--) {
+        if (!lines[i].trim()) continue;
+        let event: { tx?: unknown; at?: unknown };
+        try {
+          event = JSON.parse(lines[i]) as { tx?: unknown; at?: unknown };
+        } catch {
+          continue;
+        }
+        if (event.tx === tx) return true;
+        if (typeof event.at === 'string' && Date.parse(event.at) < cutoff) return false;
+      }
+      end = start;
+    }
+    return false;
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -22,3 +22,6 @@ export * from './reconcile.js';
 export * from './follow.js';
 export * from './watcher-record.js';
 export * from './processes.js';
+export * from './rules.js';
+export * from './journal.js';
+export { NeedLocks, ConcurrentChange, parseHighWaterMark, type Transaction, type TxScope, type TxOptions } from './transaction.js';

@@ -1,14 +1,19 @@
 import type * as ProperLockfile from 'proper-lockfile';
+import * as fs from 'node:fs';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TasksError, isErrnoException } from './errors.js';
 
-/** How locks behave; every field has a default from PROTOCOL §5. */
+/** How locks behave; every field has a default (docs/protocol.md, "Writes"). */
 export interface LockOptions {
   /** A lock not refreshed for this long is stale and may be taken over (ms). */
   staleMs: number;
   /** Give up waiting for a lock after this long (ms). */
   timeoutMs: number;
 }
+
+export const DEFAULT_LOCK_OPTIONS: LockOptions = { staleMs: 10_000, timeoutMs: 30_000 };
 
 // proper-lockfile (and graceful-fs under it) loads on the first lock, so
 // read-only commands such as `tasks list` never pay for it.
@@ -18,77 +23,206 @@ async function loadLockfile(): Promise<typeof ProperLockfile> {
   return lockfileModule;
 }
 
-export const DEFAULT_LOCK_OPTIONS: LockOptions = { staleMs: 10_000, timeoutMs: 30_000 };
+/** Our mark inside a lock folder: `holder.<pid>.<random>`, itself a folder that holds the holder's staged writes. */
+const HOLDER_PREFIX = 'holder.';
 
-/** A held lock. `assertHeld` throws if proper-lockfile reported it compromised. */
+/** Lock folders this process is releasing, so the folder is removed only while it is still ours. */
+const releasing = new Map<string, string>();
+
+/**
+ * The file system proper-lockfile uses. A lock folder holds our holder
+ * folder (and in it the holder's staged writes), so plain rmdir would fail;
+ * removing a lock removes what is inside. That is the point: a process that
+ * takes over a stale lock destroys the stale holder's staged writes, so the
+ * stale holder's renames fail (ENOENT) instead of landing after the
+ * takeover. When we release a lock we remove it only while our holder mark
+ * is still in it; when the process exits, only folders this process marked.
+ */
+const lockFs = {
+  ...fs,
+  rmdir(path: string, callback: (error: NodeJS.ErrnoException | null) => void): void {
+    try {
+      removeLockFolder(path);
+      callback(null);
+    } catch (error) {
+      callback(error as NodeJS.ErrnoException);
+    }
+  },
+  rmdirSync(path: string): void {
+    // Only proper-lockfile's exit handler calls this.
+    const names = readNames(path);
+    if (names && names.some((n) => n.startsWith(`${HOLDER_PREFIX}${process.pid}.`))) removeLockFolder(path);
+  },
+};
+
+function readNames(path: string): string[] | undefined {
+  try {
+    return fs.readdirSync(path);
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR')) return undefined;
+    throw error;
+  }
+}
+
+function removeLockFolder(path: string): void {
+  const ours = releasing.get(resolve(path));
+  if (ours !== undefined && !readNames(path)?.includes(ours)) return; // taken over meanwhile: it is someone else's now
+  try {
+    fs.rmSync(path, { recursive: true });
+  } catch (error) {
+    if (!isErrnoException(error, 'ENOENT')) throw error;
+  }
+}
+
+/** A held lock. */
 export interface HeldLock {
+  /** The lock folder. */
   readonly path: string;
+  /** Set when proper-lockfile reported the lock compromised (its refresh found it taken or gone). */
   compromised?: Error;
+  /**
+   * Throws E_COMPROMISED unless the lock is still ours right now: not reported
+   * compromised, our holder mark in its folder and nobody else's (two
+   * processes can take over one stale lock at once, proper-lockfile #121).
+   */
   assertHeld(): void;
+  /**
+   * A path for a write staged under this lock, inside the lock folder: the
+   * staged file can only be renamed into place while the lock is ours, because
+   * breaking the lock removes it.
+   */
+  stagePath(name: string): string;
+}
+
+class Lock implements HeldLock {
+  compromised?: Error;
+  private staged = 0;
+
+  constructor(
+    readonly path: string,
+    readonly holder: string,
+  ) {}
+
+  stagePath(name: string): string {
+    return join(this.path, this.holder, `${++this.staged}.${name}`);
+  }
+
+  /** Why the lock is no longer ours, or undefined while it is. */
+  lost(): string | undefined {
+    if (this.compromised) return this.compromised.message;
+    const names = readNames(this.path);
+    if (names === undefined) return 'its lock folder is gone';
+    if (!names.includes(this.holder)) return 'another process took it over after it went stale';
+    if (names.length > 1) return 'another process took it over at the same moment';
+    return undefined;
+  }
+
+  assertHeld(): void {
+    const why = this.lost();
+    if (why === undefined) return;
+    throw new TasksError(
+      'E_COMPROMISED',
+      `lost the lock ${this.path} (${why}; the process was stalled or too slow); nothing more was written, run the command again`,
+      { lock: this.path },
+      this.compromised ? { cause: this.compromised } : undefined,
+    );
+  }
+}
+
+/** A lock taken by acquireLock, with the way to let it go. */
+export interface AcquiredLock {
+  lock: HeldLock;
+  release: () => Promise<void>;
 }
 
 /**
- * Takes the lock directory `lockPath` (proper-lockfile, realpath off so the
- * target need not exist), waiting with jittered backoff up to timeoutMs.
- * A compromised lock never crashes the process: it is recorded and the next
- * write under it fails with E_COMPROMISED.
+ * Takes the lock folder `lockPath` (proper-lockfile, realpath off so the
+ * target need not exist), waiting with jittered backoff up to timeoutMs, and
+ * marks it with a holder folder of our own. proper-lockfile refreshes it
+ * while we hold it; a compromised lock never crashes the process: it is
+ * recorded and the next check fails with E_COMPROMISED.
  */
-export async function acquireLock(lockPath: string, options: LockOptions): Promise<{ lock: HeldLock; release: () => Promise<void> }> {
+export async function acquireLock(lockPath: string, options: LockOptions): Promise<AcquiredLock> {
   const deadline = Date.now() + options.timeoutMs;
-  const held: HeldLock = {
-    path: lockPath,
-    assertHeld() {
-      if (this.compromised)
-        throw new TasksError(
-          'E_COMPROMISED',
-          `lost the lock ${lockPath} (${this.compromised.message}); nothing was written, run the command again`,
-          { lock: lockPath },
-          { cause: this.compromised },
-        );
-    },
-  };
   const stale = Math.max(2000, options.staleMs);
   let delay = 1;
   const lockfile = await loadLockfile();
   for (;;) {
+    let lock: Lock | undefined;
+    let release: (() => Promise<void>) | undefined;
+    let busy: unknown;
     try {
-      const release = await lockfile.lock(lockPath, {
+      const holder = `${HOLDER_PREFIX}${process.pid}.${randomBytes(6).toString('hex')}`;
+      const candidate = new Lock(lockPath, holder);
+      const releaseFolder = await lockfile.lock(lockPath, {
         lockfilePath: lockPath,
         realpath: false,
         stale,
         update: Math.max(1000, Math.floor(stale / 2)),
         retries: 0,
+        fs: lockFs,
         onCompromised: (error) => {
-          held.compromised = error;
+          candidate.compromised = error;
         },
       });
-      return {
-        lock: held,
-        release: async () => {
-          try {
-            await release();
-          } catch (error) {
-            // A compromised lock is already gone; anything else is real.
-            if (!held.compromised && !isErrnoException(error, 'ERELEASED') && !isErrnoException(error, 'ENOENT')) throw error;
-          }
-        },
-      };
+      lock = candidate;
+      release = () => releaseLock(candidate, releaseFolder);
+      if (markHolder(lock)) return { lock, release };
+      busy = new Error('contended');
     } catch (error) {
       if (!isErrnoException(error, 'ELOCKED')) {
+        if (release) await release().catch(() => undefined);
         if (isErrnoException(error, 'ENOENT'))
           throw new TasksError('E_IO', `cannot create lock ${lockPath}: its folder is missing (was the board removed?)`, {}, { cause: error });
+        if (isErrnoException(error, 'EACCES') || isErrnoException(error, 'EPERM') || isErrnoException(error, 'EROFS'))
+          throw new TasksError('E_IO', `cannot create lock ${lockPath}: ${(error as Error).message}; the board must be writable`, {}, { cause: error });
         throw error;
       }
-      if (Date.now() >= deadline)
-        throw new TasksError(
-          'E_LOCKED',
-          `timed out after ${options.timeoutMs} ms waiting for lock ${lockPath}; another tasks process holds it (a lock left by a killed process is taken over after ${Math.round(stale / 1000)} s)`,
-          { lock: lockPath },
-          { cause: error },
-        );
-      await sleep(delay + Math.random() * delay);
-      delay = Math.min(delay * 2, 40);
+      busy = error;
     }
+    // Lost the race for the mark (two takers of one stale lock): let go and wait like for a held lock.
+    if (release) await release().catch(() => undefined);
+    if (Date.now() >= deadline)
+      throw new TasksError(
+        'E_LOCKED',
+        `timed out after ${options.timeoutMs} ms waiting for lock ${lockPath}; another tasks process holds it (a lock left by a killed process is taken over after ${Math.round(stale / 1000)} s)`,
+        { lock: lockPath },
+        { cause: busy },
+      );
+    await sleep(delay + Math.random() * delay);
+    delay = Math.min(delay * 2, 40);
+  }
+}
+
+/**
+ * Puts our holder folder into the lock folder. Creating an entry changes the
+ * lock folder's mtime, which proper-lockfile compares against the mtime it
+ * recorded when it took the lock ("is the lock still ours?"), so the mtime is
+ * put back. False when somebody else marked it too, or it vanished.
+ */
+function markHolder(lock: Lock): boolean {
+  let before: fs.Stats;
+  try {
+    before = fs.statSync(lock.path);
+    fs.mkdirSync(join(lock.path, lock.holder));
+    fs.utimesSync(lock.path, before.atime, before.mtime);
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return false;
+    throw error;
+  }
+  return lock.lost() === undefined;
+}
+
+async function releaseLock(lock: Lock, releaseFolder: () => Promise<void>): Promise<void> {
+  const key = resolve(lock.path);
+  releasing.set(key, lock.holder);
+  try {
+    await releaseFolder();
+  } catch (error) {
+    // A compromised lock is already gone; anything else is real.
+    if (!lock.compromised && !isErrnoException(error, 'ERELEASED') && !isErrnoException(error, 'ENOENT') && !isErrnoException(error, 'ENOTACQUIRED')) throw error;
+  } finally {
+    releasing.delete(key);
   }
 }
 
@@ -106,19 +240,22 @@ export async function withLock<T>(lockPath: string, options: LockOptions, fn: (l
   return result;
 }
 
-/** Runs fn holding every lock in `lockPaths`, taken in the given order (callers sort). */
-export async function withLocks<T>(lockPaths: string[], options: LockOptions, fn: (locks: HeldLock[]) => Promise<T> | T): Promise<T> {
-  const taken: { lock: HeldLock; release: () => Promise<void> }[] = [];
-  let result: T;
+/** Takes locks in the given order (callers sort); on failure releases what it took. */
+export async function acquireLocks(lockPaths: string[], options: LockOptions): Promise<AcquiredLock[]> {
+  const taken: AcquiredLock[] = [];
   try {
     for (const path of lockPaths) taken.push(await acquireLock(path, options));
-    result = await fn(taken.map((t) => t.lock));
   } catch (error) {
-    for (const t of taken.reverse()) await t.release().catch(() => undefined);
+    await releaseLocks(taken).catch(() => undefined);
     throw error;
   }
+  return taken;
+}
+
+/** Releases locks in reverse order; the first release error is thrown after all were tried. */
+export async function releaseLocks(taken: AcquiredLock[]): Promise<void> {
   let releaseError: unknown;
-  for (const t of taken.reverse()) {
+  for (const t of [...taken].reverse()) {
     try {
       await t.release();
     } catch (error) {
@@ -126,5 +263,18 @@ export async function withLocks<T>(lockPaths: string[], options: LockOptions, fn
     }
   }
   if (releaseError) throw releaseError;
+}
+
+/** Runs fn holding every lock in `lockPaths`, taken in the given order (callers sort). */
+export async function withLocks<T>(lockPaths: string[], options: LockOptions, fn: (locks: HeldLock[]) => Promise<T> | T): Promise<T> {
+  const taken = await acquireLocks(lockPaths, options);
+  let result: T;
+  try {
+    result = await fn(taken.map((t) => t.lock));
+  } catch (error) {
+    await releaseLocks(taken).catch(() => undefined);
+    throw error;
+  }
+  await releaseLocks(taken);
   return result;
 }

@@ -1,10 +1,7 @@
-import { join } from 'node:path';
-import { CorruptTaskError, CycleError, TasksError, formatCycle } from './errors.js';
-import { appendEvents, type NewEvent, type TaskEvent } from './events.js';
+import { CorruptTaskError, CycleError, formatCycle } from './errors.js';
+import type { TaskEvent } from './events.js';
 import { copyTask, isClosed, normalizeIds, serializeTask, taskFileName, type Task, type TaskStatus } from './format.js';
-import { atomicWriteFile } from './fsio.js';
-import { withLocks } from './locks.js';
-import { BOARD_LOCK, type ActorOptions, type TaskProblem, type TaskStore } from './store.js';
+import type { ActorOptions, TaskProblem, TaskStore } from './store.js';
 
 /**
  * Board consistency (PROTOCOL §4) for changes that did not go through our
@@ -572,26 +569,30 @@ export function settleEdge(verdict: Extract<EdgeVerdict, { kind: 'propagate' | '
 }
 
 /**
- * Fixes one finding under the board lock and the task locks (PROTOCOL §5),
- * re-reading both files first: when they no longer show the problem (someone
- * fixed it meanwhile, or it was a command caught half-way), nothing is
- * written. Idempotent. Returns the events appended (`repaired`, `unblocked`).
- * An `add-side` that would close a cycle in `graph` is refused with E_CYCLE.
+ * Fixes one finding in one transaction (the board lock and both tasks'
+ * locks), re-reading both files first: when they no longer show the problem
+ * (someone fixed it meanwhile, or it was a command caught half-way), nothing
+ * is written. Idempotent. Returns the events appended (`repaired`,
+ * `unblocked`). An `add-side` that would close a cycle in `graph` is refused
+ * with E_CYCLE. `onWrite` sees each file's bytes before and after (the
+ * watcher remembers what it replaced, to recognise an editor's stale save).
  */
-export async function applyFinding(store: TaskStore, finding: BoardFinding, options: ActorOptions & { graph?: BoardGraph } = {}): Promise<TaskEvent[]> {
+export async function applyFinding(
+  store: TaskStore,
+  finding: BoardFinding,
+  options: ActorOptions & { graph?: BoardGraph; onWrite?: (id: number, before: string, after: string) => void } = {},
+): Promise<TaskEvent[]> {
   if (finding.kind === 'invalid') return [];
   if (finding.kind === 'propagate') {
     if (!store.hasTask(finding.task)) return [];
     return (await store.propagateCompletion(finding.task, options)).events;
   }
   const { blocker, waiter } = finding;
-  const ids = normalizeIds([blocker, waiter]);
-  const lockPaths = [join(store.dir, BOARD_LOCK), ...ids.map((id) => `${store.taskPath(id)}.lock`)];
-  return withLocks(lockPaths, store.lockOptions, async (locks) => {
-    const texts = new Map(ids.map((id) => [id, store.readTaskText(id)]));
-    const a = texts.get(blocker) === undefined ? undefined : store.parseTaskText(blocker, texts.get(blocker)!);
-    const w = texts.get(waiter) === undefined ? undefined : store.parseTaskText(waiter, texts.get(waiter)!);
-    if (!a || !w || blocker === waiter) return [];
+  if (blocker === waiter) return [];
+  const result = await store.transact({ board: true, tasks: [blocker, waiter] }, (tx) => {
+    const a = tx.tryRead(blocker);
+    const w = tx.tryRead(waiter);
+    if (!a || !w) return [];
     const inBlocks = a.blocks.includes(waiter);
     const inBlockedBy = w.blockedBy.includes(blocker);
     // Still exactly the one-sided edge the finding describes?
@@ -609,23 +610,16 @@ export async function applyFinding(store: TaskStore, finding: BoardFinding, opti
     const writes = settleEdge(finding, edited.blocker, edited.waiter);
     const source = fileOf(finding.task === blocker ? waiter : blocker);
     const other = finding.field === 'blocks' ? waiter : blocker;
-    const events: NewEvent[] = [
-      { type: 'repaired', task: finding.task, owner: options.actor, field: finding.field, ...(finding.kind === 'add-side' ? { added: other } : { removed: other }), source },
-    ];
+    tx.event({ type: 'repaired', task: finding.task, owner: options.actor, field: finding.field, ...(finding.kind === 'add-side' ? { added: other } : { removed: other }), source });
     if (writes.includes(edited.waiter) && w.blockedBy.length > 0 && edited.waiter.blockedBy.length === 0 && !isClosed(w.status))
-      events.push({ type: 'unblocked', task: waiter, owner: options.actor, by: blocker });
-    for (const lock of locks) lock.assertHeld();
-    // A stale lock can be taken over by two processes (proper-lockfile #121): re-check before writing.
-    for (const id of ids) {
-      if (store.readTaskText(id) !== texts.get(id))
-        throw new TasksError('E_LOCKED', `${fileOf(id)} changed while it was being repaired; the repair is retried on the next change`);
-    }
-    for (const task of writes) {
-      const text = serializeTask(task);
-      if (text !== texts.get(task.id)) atomicWriteFile(store.taskPath(task.id), text);
-    }
-    // What we wrote is what the file says now; the other file keeps its last-seen entry.
-    for (const task of writes) options.graph?.set(task.id, task);
-    return appendEvents(store.runtimeDir, events, store.lockOptions);
+      tx.event({ type: 'unblocked', task: waiter, owner: options.actor, by: blocker });
+    for (const task of writes) tx.put(task);
+    return writes.map((task) => ({ id: task.id, before: tx.readText(task.id)!, after: serializeTask(task), task }));
   });
+  for (const w of result.value) {
+    // What we wrote is what the file says now; the other file keeps its last-seen entry.
+    options.graph?.set(w.id, w.task);
+    if (w.before !== w.after) options.onWrite?.(w.id, w.before, w.after);
+  }
+  return result.events;
 }

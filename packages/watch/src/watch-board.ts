@@ -2,7 +2,6 @@ import { statSync, watch as watchFolder, type FSWatcher as FolderWatcher } from 
 import { basename, dirname, join, resolve } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import {
-  BOARD_LOCK,
   BoardGraph,
   CorruptTaskError,
   EVENTS_FILE,
@@ -12,6 +11,7 @@ import {
   checkBoard,
   checkChangedTask,
   claimWatcherRecord,
+  hashText,
   idFromFileName,
   readLastSeq,
   releaseWatcherRecord,
@@ -21,7 +21,6 @@ import {
   type NewEvent,
   type TaskEvent,
   type WatcherRecord,
-  withLock,
 } from '@dotasks/core';
 
 /** An event the watcher caused, as appended to the log; `unlogged` when the log could not be written. */
@@ -183,7 +182,8 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
       if (closed) return;
       if (finding.kind === 'invalid') continue;
       try {
-        for (const event of await applyFinding(store, finding, { actor, graph })) deliver(event);
+        const onWrite = (id: number, before: string, after: string) => rememberRepair(id, before, after, finding);
+        for (const event of await applyFinding(store, finding, { actor, graph, onWrite })) deliver(event);
       } catch (error) {
         if (error instanceof CorruptTaskError) {
           const id = idFromFileName(basename(error.file));
@@ -223,7 +223,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
    * never reports a transient state as a problem. The lock is held only while
    * reading; fixes take it again themselves.
    */
-  const checkUnderBoardLock = <T>(check: () => T): Promise<T> => withLock(join(store.dir, BOARD_LOCK), store.lockOptions, check);
+  const checkUnderBoardLock = async <T>(check: () => T): Promise<T> => (await store.transact({ board: true }, check)).value;
 
   const fullReconcile = async () => {
     if (closed) return;
@@ -265,12 +265,46 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     notice(`reconciled ${check.tasks} task file${check.tasks === 1 ? '' : 's'} in ${Date.now() - started} ms (${fixes} fix${fixes === 1 ? '' : 'es'}, ${invalid.length} problem${invalid.length === 1 ? '' : 's'})`);
   };
 
+  /**
+   * The bytes each repair replaced, by file, with the repair. An editor that
+   * had the file open saves its old buffer over the repair: those exact bytes
+   * coming back are an old buffer, not a person removing the edge, and the
+   * repair is made again instead of the removal being mirrored.
+   */
+  const repairs = new Map<number, { replaced: string; wrote: string; finding: BoardFinding }>();
+  const rememberRepair = (id: number, before: string, after: string, finding: BoardFinding) => {
+    repairs.delete(id);
+    repairs.set(id, { replaced: hashText(before)!, wrote: hashText(after)!, finding });
+    if (repairs.size > 10_000) repairs.delete(repairs.keys().next().value!);
+  };
+
+  /** True when the file holds exactly what a repair replaced: the repair is made again. */
+  const repairStaleSave = async (id: number): Promise<boolean> => {
+    const repair = repairs.get(id);
+    if (!repair) return false;
+    let text: string | undefined;
+    try {
+      text = store.readTaskText(id);
+    } catch {
+      text = undefined;
+    }
+    const now = hashText(text);
+    if (now !== repair.replaced) {
+      if (text !== undefined && now !== repair.wrote) repairs.delete(id); // moved on: a person's own edit
+      return false;
+    }
+    notice(`${taskFileName(id)} was saved from an old copy that undid a repair; repairing it again`);
+    await applyAll([repair.finding]);
+    return true;
+  };
+
   const processFile = async (id: number, final: boolean) => {
     if (closed || !graph) return;
     if (!boardExists()) return boardGone();
     const path = store.taskPath(id);
     const state = pending.get(id);
     if (state) state.seen = fileSignature(path);
+    if (await repairStaleSave(id)) return;
     const current = graph;
     const findings = await checkUnderBoardLock(() => checkChangedTask(store, current, id));
     const file = taskFileName(id);

@@ -4,7 +4,7 @@ export interface ClearOptions extends GlobalOptions {
   yes?: boolean;
 }
 
-/** Removes every task file and resets the high-water mark; needs --yes. */
+/** Removes every task file (ids are never handed out again); needs --yes. */
 export async function clear(options: ClearOptions): Promise<CommandOutput> {
   const store = openStore(options);
   const { removed } = await store.clearBoard({ confirm: options.yes === true, actor: actingOwner(options) });

@@ -13,6 +13,7 @@ export interface UpdateOptions extends GlobalOptions {
   addBlocks?: unknown;
   removeBlocks?: unknown;
   meta?: unknown;
+  force?: boolean;
 }
 
 /** Changes any field of a task; edges on both sides; completion propagates. */
@@ -31,7 +32,7 @@ export async function update(options: UpdateOptions): Promise<CommandOutput> {
     removeBlocks: parseIdList(options.removeBlocks),
   };
   const store = openStore(options);
-  const result = await store.updateTask(id, patch, { actor: actingOwner(options) });
+  const result = await store.updateTask(id, patch, { actor: actingOwner(options), force: options.force });
   const lines = [`updated ${label(result.task)}`, ...describeUnblocked(store, result.unblocked)];
   return { text: lines.join('\n'), json: { task: viewTask(store, result.task), unblocked: result.unblocked } };
 }

@@ -181,7 +181,11 @@ describe('create, update, edges, done', () => {
     ok(t.root, ['create', 'two']);
     ok(t.root, ['update', '2', '--status', 'in_progress'], { TASKS_OWNER: 'ann' });
     expect(readTaskFile(t.board, 2)).toMatchObject({ status: 'in_progress', owner: 'ann' });
-    ok(t.root, ['update', '2', '--status', 'pending']);
+    // A task another owner holds goes back to pending only with --force (compare-and-swap).
+    const theirs = tasks(t.root, ['update', '2', '--status', 'pending']);
+    expect(theirs.code).toBe(1);
+    expect(theirs.stderr).toContain('belongs to ann');
+    ok(t.root, ['update', '2', '--status', 'pending', '--force']);
     ok(t.root, ['delete', '2']);
     expect(tasks(t.root, ['start', '2']).code).toBe(1);
   });
@@ -200,7 +204,7 @@ describe('create, update, edges, done', () => {
     ok(t.root, ['done', '1', '--force'], { TASKS_OWNER: 'bob' });
   });
 
-  it('clear needs --yes, then removes every task file and resets ids', () => {
+  it('clear needs --yes, then removes every task file; ids are never handed out again', () => {
     const t = board();
     ok(t.root, ['create', 'one']);
     ok(t.root, ['create', 'two']);
@@ -209,8 +213,8 @@ describe('create, update, edges, done', () => {
     expect(readdirSync(t.board).filter((n) => n.startsWith('task_'))).toHaveLength(2);
     expect(ok(t.root, ['clear', '--yes']).stdout).toBe('removed 2 task files\n');
     expect(readdirSync(t.board).filter((n) => n.startsWith('task_'))).toEqual([]);
-    ok(t.root, ['create', 'fresh']);
-    expect(readTaskFile(t.board, 1).subject).toBe('fresh');
+    expect(ok(t.root, ['create', 'fresh']).stdout).toBe('created #3: fresh\n');
+    expect(readTaskFile(t.board, 3).subject).toBe('fresh');
   });
 
   it('ids are never reused after a file is removed by hand', () => {
