@@ -22,3 +22,4 @@ export * from './reconcile.js';
 export * from './follow.js';
 export * from './watcher-record.js';
 export * from './processes.js';
+export * from './claim-watch.js';
