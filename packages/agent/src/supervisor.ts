@@ -5,16 +5,32 @@
  * renews the lease while the command runs, and records the outcome: exit 0
  * completes the task (dependents unblock), anything else releases it with
  * `metadata.lastRun`. `job.started` / `job.finished` go to the event log.
+ * Meanwhile it checks every half second that the task is still its own: a
+ * task reaped, released or claimed by another stops the command's whole
+ * tree, and the job ends `lost` without touching the task.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, realpathSync, writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { TaskStore, getJob, jobLogPath, readJobLogTail, updateJob, type JobRecord, type JobStatus } from '@dotasks/core';
+import {
+  TaskStore,
+  getJob,
+  jobLogPath,
+  readJobLogTail,
+  updateJob,
+  watchClaim,
+  type ClaimLoss,
+  type ClaimResult,
+  type JobRecord,
+  type JobStatus,
+} from '@dotasks/core';
 import { killGroup } from '@dotasks/core';
 
 /** How much output a failed run leaves in `metadata.lastRun.tail`. */
 const TAIL_LINES = 20;
 const TAIL_BYTES = 2000;
+/** How often the supervisor checks that the task is still the job's, ms. */
+const CLAIM_CHECK_MS = 500;
 
 interface Outcome {
   exitCode: number | null;
@@ -27,10 +43,14 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
   let child: ChildProcess | undefined;
   let killRequested = false;
   let stopping: Promise<void> | undefined;
+  let loss: ClaimLoss | undefined;
 
+  const stopCommand = () => {
+    if (child?.pid !== undefined && !stopping) stopping = killGroup(child.pid);
+  };
   const stop = () => {
     killRequested = true;
-    if (child?.pid !== undefined && !stopping) stopping = killGroup(child.pid);
+    stopCommand();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -45,7 +65,13 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
     let unblocked: number[] = [];
     let error = outcome.error;
     const current = store.peekTask(task);
-    if (!current || current.status !== 'in_progress' || current.owner !== owner) {
+    if (loss) {
+      // Someone else's task now (or nobody's): neither complete nor release it.
+      error = loss.message;
+      const stopped = { type: 'work.stopped', task, owner, job: jobId, reason: loss.reason, message: loss.message, ...(child?.pid ? { pid: child.pid } : {}) };
+      // The job record and job.finished below say it too: a busy log must not keep them from being written.
+      await store.recordEvent(stopped).catch(() => {});
+    } else if (!current || current.status !== 'in_progress' || current.owner !== owner) {
       error ??= `task #${task} was no longer in progress for ${owner}; it was left as it is`;
     } else {
       try {
@@ -66,12 +92,23 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
     const patch: Partial<JobRecord> = { status, exitCode: outcome.exitCode, signal: outcome.signal, finishedAt: at, unblocked };
     if (error) patch.error = error;
     await updateJob(store, jobId, () => patch);
-    await store.recordEvent({ type: 'job.finished', task, owner, job: jobId, status, exitCode: outcome.exitCode, ...(outcome.signal ? { signal: outcome.signal } : {}), unblocked });
+    await store.recordEvent({
+      type: 'job.finished',
+      task,
+      owner,
+      job: jobId,
+      status,
+      exitCode: outcome.exitCode,
+      ...(outcome.signal ? { signal: outcome.signal } : {}),
+      unblocked,
+      ...(loss ? { reason: loss.reason, message: loss.message } : {}),
+    });
   };
 
   // Hold the lease with this process's pid, so a dead supervisor is reaped.
+  let claim: ClaimResult;
   try {
-    await store.claimTask(task, { owner, lease: { pid: process.pid } });
+    claim = await store.claimTask(task, { owner, lease: { pid: process.pid } });
   } catch (e) {
     await finish('failed', { exitCode: null, signal: null, error: `could not hold task #${task}: ${(e as Error).message}` });
     return;
@@ -80,10 +117,23 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
     await finish('killed', { exitCode: null, signal: null, error: 'killed before it started' });
     return;
   }
+  const watch = watchClaim(
+    store,
+    { task, owner, claimedAt: claim.lease.claimedAt },
+    {
+      intervalMs: CLAIM_CHECK_MS,
+      sinceSeq: claim.events.find((e) => e.task === task && e.type === 'claimed')?.seq,
+      onLost: (found) => {
+        loss = found;
+        stopCommand();
+      },
+    },
+  );
   // Renew the lease every third of its length while the command runs.
   const every = Math.min(60_000, Math.max(200, (store.config.leaseSeconds * 1000) / 3));
   const heartbeat = setInterval(() => {
-    store.heartbeat({ owner, id: task }).catch(() => {});
+    // A refused renewal is what the watch looks for: let it look now.
+    store.heartbeat({ owner, id: task }).catch(() => watch.check());
   }, every);
 
   const log = openSync(jobLogPath(store, jobId), 'a');
@@ -105,15 +155,21 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
     child.once('spawn', () => {
       const pid = child!.pid!;
       if (killRequested) stop();
+      if (loss) stopCommand();
       started = updateJob(store, jobId, (r) => (r.status === 'starting' ? { status: 'running', pid } : { pid }))
         .then(() => store.recordEvent({ type: 'job.started', task, owner, job: jobId, pid, command: record.command }))
         .catch(() => {});
     });
   });
   closeSync(log);
-  if (outcome.error) {
+  // One last look before recording the outcome on the task: the command may
+  // have ended just as the task was taken.
+  watch.check();
+  watch.stop();
+  const note = loss ? `stopped: ${loss.message}` : outcome.error;
+  if (note) {
     const fd = openSync(jobLogPath(store, jobId), 'a');
-    writeSync(fd, `tasks run: ${outcome.error}\n`);
+    writeSync(fd, `tasks run: ${note}\n`);
     closeSync(fd);
   }
   // Whatever the command left behind in its group goes with it: no orphans.
@@ -122,7 +178,7 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
   await started; // job.started is in the log before job.finished
   // `tasks kill` marks the record before signalling; the group may die before our handler runs.
   killRequested ||= getJob(store, jobId).killRequested === true;
-  const status: JobStatus = killRequested ? 'killed' : outcome.exitCode === 0 ? 'completed' : 'failed';
+  const status: JobStatus = loss ? 'lost' : killRequested ? 'killed' : outcome.exitCode === 0 ? 'completed' : 'failed';
   await finish(status, outcome);
 }
 

@@ -25,3 +25,4 @@ export * from './processes.js';
 export * from './rules.js';
 export * from './journal.js';
 export { NeedLocks, ConcurrentChange, parseHighWaterMark, type Transaction, type TxScope, type TxOptions } from './transaction.js';
+export * from './claim-watch.js';

@@ -11,10 +11,11 @@ import type { TaskStore } from './store.js';
  * (packages/agent) go through these functions and never touch the files.
  */
 
-export type JobStatus = 'starting' | 'running' | 'completed' | 'failed' | 'killed';
+/** `lost`: the task was reaped, released or claimed by another while the job ran; the command was stopped and the task left alone. */
+export type JobStatus = 'starting' | 'running' | 'completed' | 'failed' | 'killed' | 'lost';
 
 /** Final statuses: the supervisor is done with the job. */
-export const FINAL_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'killed'];
+export const FINAL_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'killed', 'lost'];
 
 /** `.tasks/.runtime/jobs/bg_000001.json`. */
 export interface JobRecord {

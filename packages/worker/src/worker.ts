@@ -11,6 +11,9 @@ import {
   killGroup,
   readLastSeq,
   readLeases,
+  watchClaim,
+  type ClaimLoss,
+  type ClaimLossReason,
   type ClaimResult,
   type Task,
   type TaskStore,
@@ -41,6 +44,12 @@ export interface WorkerOptions {
   pollMs?: number;
   /** Time the command's process group gets between SIGTERM and SIGKILL, ms (default 3000). */
   killGraceMs?: number;
+  /**
+   * How often to check, while the command runs, that the task is still ours
+   * (not reaped, released or claimed by another), ms (default 500). A lost
+   * task stops the command at once instead of at the next lease renewal.
+   */
+  claimCheckMs?: number;
   /** Aborting stops the command's whole process group, releases the task and ends the loop. */
   signal?: AbortSignal;
   /** Called with every worker event (see WorkerEvent). */
@@ -60,9 +69,9 @@ export type WorkerEvent = { at: string; owner: string } & (
   | { type: 'task.claimed'; task: number; subject: string; worktree?: string; branch?: string }
   | { type: 'task.completed'; task: number; durationMs: number; unblocked: number[] }
   | { type: 'task.failed'; task: number; exitCode: number | null; signal: string | null; durationMs: number; retry: boolean }
-  | { type: 'task.lost'; task: number; message: string }
+  | { type: 'task.lost'; task: number; message: string; reason?: ClaimLossReason }
   | { type: 'task.interrupted'; task: number }
-  | { type: 'worker.stopped'; reason: StopReason; completed: number[]; failed: number[]; gaveUp: number[] }
+  | { type: 'worker.stopped'; reason: StopReason; completed: number[]; failed: number[]; gaveUp: number[]; lost: number[] }
 );
 
 /** What a worker did. */
@@ -75,6 +84,8 @@ export interface WorkerSummary {
   failed: number[];
   /** Tasks this worker stopped retrying after maxFailures. */
   gaveUp: number[];
+  /** Tasks taken from this worker while it held them (reaped, released, claimed by another); it leaves them to others. */
+  lost: number[];
 }
 
 /** `metadata.lastError` of a task whose command failed. */
@@ -105,7 +116,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   const { store, owner } = options;
   const pollMs = options.pollMs ?? 200;
   const maxFailures = options.maxFailures ?? 2;
-  const summary: WorkerSummary = { owner, reason: 'drained', completed: [], failed: [], gaveUp: [] };
+  const summary: WorkerSummary = { owner, reason: 'drained', completed: [], failed: [], gaveUp: [], lost: [] };
   const failures = new Map<number, number>();
   const excluded = new Set<number>();
   const emit = (body: EventBody) => options.onEvent?.({ at: new Date().toISOString(), owner, ...body } as WorkerEvent);
@@ -155,7 +166,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
 
   function stop(reason: StopReason): WorkerSummary {
     summary.reason = reason;
-    emit({ type: 'worker.stopped', reason, completed: summary.completed, failed: summary.failed, gaveUp: summary.gaveUp });
+    emit({ type: 'worker.stopped', reason, completed: summary.completed, failed: summary.failed, gaveUp: summary.gaveUp, lost: summary.lost });
     return summary;
   }
 
@@ -170,30 +181,54 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     });
     const started = Date.now();
     const run = runCommand(task, claim.worktree?.path);
-    let lost: string | undefined;
+    // The task was reaped, released or taken while we worked: stop the
+    // command at once, and do not complete or release it (it is not ours).
+    let loss: ClaimLoss | undefined;
+    let stopped: Promise<void> = Promise.resolve();
+    const watch = watchClaim(
+      store,
+      { task: id, owner, claimedAt: claim.lease.claimedAt },
+      {
+        intervalMs: options.claimCheckMs ?? 500,
+        sinceSeq: claim.events.find((e) => e.task === id && e.type === 'claimed')?.seq,
+        onLost: (found) => {
+          loss = found;
+          stopped = run.kill();
+        },
+      },
+    );
     const renewEvery = Math.max(100, ((options.leaseSeconds ?? store.config.leaseSeconds) * 1000) / 3);
     const renew = setInterval(() => {
       store.heartbeat({ owner, id, ttlSeconds: options.leaseSeconds }).catch((error: unknown) => {
-        // The task was reaped or taken while we worked: stop, and do not complete it.
-        if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND')) {
-          lost ??= error.message;
-          run.kill();
-        }
+        // A refused renewal means the same as what the watch looks for: let it look now.
+        if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND')) watch.check();
       });
     }, renewEvery);
-    const onAbort = () => run.kill();
+    const onAbort = () => void run.kill();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let exit: { code: number | null; signal: NodeJS.Signals | null };
     try {
       exit = await run.exited;
+      // One last look before completing or releasing: the command may have
+      // ended just as its task was taken (and left something running).
+      watch.check();
     } finally {
+      watch.stop();
       clearInterval(renew);
       options.signal?.removeEventListener('abort', onAbort);
     }
     const durationMs = Date.now() - started;
 
-    if (lost !== undefined) {
-      emit({ type: 'task.lost', task: id, message: lost });
+    if (loss) {
+      await stopped;
+      await store
+        .recordEvent({ type: 'work.stopped', task: id, owner, reason: loss.reason, message: loss.message, ...(run.pid ? { pid: run.pid } : {}), durationMs })
+        .catch((error: unknown) => {
+          // The board's log is busy or gone; the worker's own event below still says it.
+          if (!(error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED'))) throw error;
+        });
+      leave(id);
+      emit({ type: 'task.lost', task: id, message: loss.message, reason: loss.reason });
       return;
     }
     if (options.signal?.aborted) {
@@ -229,9 +264,20 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     emit({ type: 'task.failed', task: id, exitCode: exit.code, signal: exit.signal, durationMs, retry });
   }
 
+  /**
+   * A task taken from us is left to others: whoever released it meant this
+   * worker to stop, and claiming it straight back would start the same work
+   * again (or loop forever on a command that releases its own task).
+   */
+  function leave(id: number): void {
+    summary.lost.push(id);
+    excluded.add(id);
+  }
+
   /** The task was taken from us meanwhile (reaped, forced): report it and carry on. */
   function lose(id: number, error: unknown): void {
     if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND' || error.code === 'E_TRANSITION')) {
+      leave(id);
       emit({ type: 'task.lost', task: id, message: error.message });
       return;
     }
@@ -263,7 +309,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    let killing = false;
+    let killing: Promise<void> | undefined;
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       let result: { code: number | null; signal: NodeJS.Signals | null } | undefined;
       child.on('error', (error) => {
@@ -282,12 +328,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     });
     return {
       exited,
+      pid: child.pid,
       tail: () => tail.trimEnd(),
-      kill() {
-        if (killing || child.pid === undefined) return;
-        killing = true;
-        // The whole group: SIGTERM, then SIGKILL for what is left after the grace time.
-        void killGroup(child.pid, options.killGraceMs ?? 3000).catch(() => undefined);
+      /** Stops the whole group: SIGTERM, then SIGKILL for what is left after the grace time; resolves when none of it runs. */
+      kill(): Promise<void> {
+        if (child.pid === undefined) return Promise.resolve();
+        killing ??= killGroup(child.pid, options.killGraceMs ?? 3000).catch(() => undefined);
+        return killing;
       },
     };
   }
@@ -309,7 +356,8 @@ export function waitingOn(store: TaskStore, owner: string, excluded: ReadonlySet
   const useful: number[] = [];
   for (const task of inProgress) {
     const lease = leases.get(task.id);
-    if (task.owner !== owner && lease && (lease.expiresAt !== null || lease.pid !== undefined)) {
+    // (Not one this worker left to others: its coming back is of no use here.)
+    if (task.owner !== owner && lease && (lease.expiresAt !== null || lease.pid !== undefined) && !excluded.has(task.id)) {
       useful.push(task.id);
       continue;
     }

@@ -33,7 +33,7 @@ export function describeWorkerEvent(e: WorkerEvent): string {
       return `${who} interrupted: stopped the command and released #${e.task}`;
     case 'worker.stopped': {
       const why = { drained: 'nothing left that it can do', max_tasks: 'reached --max-tasks', idle: 'idle for --idle-exit seconds', aborted: 'interrupted' }[e.reason];
-      return `${who} stopped: ${why} (${e.completed.length} completed, ${e.failed.length} failed attempts${e.gaveUp.length ? `, gave up on ${e.gaveUp.map((t) => `#${t}`).join(', ')}` : ''})`;
+      return `${who} stopped: ${why} (${e.completed.length} completed, ${e.failed.length} failed attempts${e.gaveUp.length ? `, gave up on ${e.gaveUp.map((t) => `#${t}`).join(', ')}` : ''}${e.lost.length ? `, lost ${e.lost.map((t) => `#${t}`).join(', ')}` : ''})`;
     }
   }
 }

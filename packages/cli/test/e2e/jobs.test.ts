@@ -129,6 +129,42 @@ describe('background jobs', () => {
     expect(tasks(t.root, ['kill', 'bg_000001']).stdout).toContain('already finished');
   });
 
+  it('a job whose task is released by another owner stops its whole tree within 5 s and ends lost, leaving the task alone', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    tasks(t.root, ['create', 'Serve']);
+    const pids = join(t.root, 'pids');
+    const script = `sleep 300 & echo "$! $$" > ${pids}.tmp; mv ${pids}.tmp ${pids}; wait`;
+    expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', script]).code).toBe(0);
+    await vi.waitFor(() => expect(existsSync(pids)).toBe(true), WAIT);
+    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('running'), WAIT);
+    const record = job(t.root, 'bg_000001');
+    leftovers.push(record.pid!);
+    const tree = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
+    for (const pid of tree) expect(running(pid)).toBe(true);
+
+    expect(tasks(t.root, ['release', '1', '--force', '--owner', 'boss']).code).toBe(0);
+    const released = readFileSync(join(t.board, 'task_1.json'), 'utf8');
+    await vi.waitFor(() => expect(tree.filter(running)).toEqual([]), { timeout: 5000, interval: 25 });
+    await vi.waitFor(() => expect(running(record.supervisorPid!)).toBe(false), WAIT);
+
+    expect(job(t.root, 'bg_000001')).toMatchObject({ state: 'lost', status: 'lost', error: 'task #1 was released by boss (now pending)' });
+    const log = events(t.root);
+    expect(log.find((e) => e.type === 'work.stopped')).toMatchObject({ task: 1, owner: 'ci', job: 'bg_000001', reason: 'released', pid: record.pid });
+    expect(log.find((e) => e.type === 'job.finished')).toMatchObject({
+      task: 1,
+      status: 'lost',
+      reason: 'released',
+      message: 'task #1 was released by boss (now pending)',
+      unblocked: [],
+    });
+    // The supervisor neither completed nor released it again: the file is as boss left it.
+    expect(readFileSync(join(t.board, 'task_1.json'), 'utf8')).toBe(released);
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '' });
+    expect(tasks(t.root, ['logs', 'bg_000001']).stdout).toContain('tasks run: stopped: task #1 was released by boss (now pending)');
+    expect(tasks(t.root, ['kill', 'bg_000001']).stdout).toContain('already finished (lost)');
+  });
+
   it('a killed supervisor stops renewing: the lease expires and reap releases the task', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;

@@ -60,6 +60,9 @@ describe('workers, watcher, doctor and people together', () => {
       expect(completedAt.has(e.task!), `#${e.task} completed twice`).toBe(false);
       completedAt.set(e.task!, e.seq);
     }
+    // Nobody took a task from a worker here, so no command was stopped: the
+    // claim watch raised no false alarm with the watcher and doctor at work.
+    expect(events.filter((e) => e.type === 'work.stopped')).toEqual([]);
     const claims = events.filter((e) => e.type === 'claimed');
     expect(claims.length).toBeGreaterThanOrEqual(TASKS + 6);
     for (const e of claims) {

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TaskStore } from '@dotasks/core';
-import { readTaskFile, tasks, tempBoard } from '../helpers.js';
+import { TaskStore, isRunning } from '@dotasks/core';
+import { TASKS_BIN, readTaskFile, tasks, tempBoard } from '../helpers.js';
 import { isAlive, leftovers, readEventLog, startTasks } from '../agents-helpers.js';
 
 /** A seeded random number generator, so a failing DAG can be reproduced. */
@@ -238,5 +238,134 @@ describe('tasks worker (real processes)', () => {
     const r = tasks(t.root, ['worker', '--owner', 'bot']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('worker needs a command after --');
+  });
+
+  describe('stops its command when the task is taken away', () => {
+    // Whatever a failing test leaves running (the worker, the command's group)
+    // goes with it; after a pass they are gone and their pids may be reused.
+    const stray: number[] = [];
+    afterEach(({ task }) => {
+      const pids = stray.splice(0);
+      if (task.result?.state !== 'fail') return;
+      for (const pid of pids) {
+        for (const target of [pid, -pid]) {
+          try {
+            process.kill(target, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+      }
+    });
+    const start = (root: string, args: string[]) => {
+      const w = startTasks(root, args);
+      stray.push(w.child.pid!);
+      return w;
+    };
+    /** A shell that starts a grandchild and waits; `file` gets "grandchild shell" once both run. */
+    const treeCommand = (file: string) => `sleep 300 & echo "$! $$" > ${file}.tmp; mv ${file}.tmp ${file}; wait`;
+    const pidsIn = async (file: string): Promise<number[]> => {
+      await vi.waitFor(() => expect(existsSync(file)).toBe(true), { timeout: 60_000, interval: 25 });
+      const pids = readFileSync(file, 'utf8').trim().split(' ').map(Number);
+      stray.push(pids[1]); // the shell leads the command's process group
+      expect(pids.filter(isRunning)).toEqual(pids);
+      return pids;
+    };
+    /** Resolves once none of `pids` runs; fails after 5 s. */
+    const goneWithin5s = (pids: number[]) => vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]), { timeout: 5000, interval: 25 });
+    const workerEvents = (stdout: string) => stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+
+    it('released by another owner: the command and its grandchild stop within 5 s, and the task stays released', async () => {
+      const t = tempBoard();
+      cleanup = t.cleanup;
+      tasks(t.root, ['create', 'Endless']);
+      const pids = join(t.root, 'pids');
+      const w = start(t.root, ['worker', '--owner', 'agent-1', '--json', '--', treeCommand(pids)]);
+      const tree = await pidsIn(pids);
+      expect(tasks(t.root, ['release', '1', '--force', '--owner', 'boss']).code).toBe(0);
+      await goneWithin5s(tree);
+
+      const r = await w.done;
+      expect(r.code, r.stderr).toBe(0);
+      const events = workerEvents(r.stdout);
+      expect(events.find((e) => e.type === 'task.lost')).toMatchObject({ task: 1, reason: 'released', message: 'task #1 was released by boss (now pending)' });
+      // It leaves the task to others instead of claiming it straight back.
+      expect(events.at(-1)).toMatchObject({ type: 'worker.stopped', reason: 'drained', completed: [], lost: [1] });
+      expect(r.stderr).toContain('[agent-1] lost #1: task #1 was released by boss (now pending)');
+      const log = readEventLog(t.board);
+      const released = log.findIndex((e) => e.type === 'released');
+      expect(log.slice(released).map((e) => [e.type, e.owner])).toEqual([
+        ['released', 'boss'],
+        ['work.stopped', 'agent-1'],
+      ]);
+      expect(log.at(-1)).toMatchObject({ task: 1, reason: 'released', message: 'task #1 was released by boss (now pending)' });
+      expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '' });
+      expect(leftovers(t.board)).toEqual([]);
+    });
+
+    it("released and claimed by another owner: the command stops and the new owner's claim is left alone", async () => {
+      const t = tempBoard();
+      cleanup = t.cleanup;
+      tasks(t.root, ['create', 'Contested']);
+      const pids = join(t.root, 'pids');
+      const w = start(t.root, ['worker', '--owner', 'agent-1', '--json', '--', treeCommand(pids)]);
+      const tree = await pidsIn(pids);
+      expect(tasks(t.root, ['release', '1', '--force', '--owner', 'boss']).code).toBe(0);
+      expect(tasks(t.root, ['claim', '1', '--owner', 'agent-2']).code).toBe(0);
+      const lease = readFileSync(join(t.board, '.runtime', 'leases', 'task_1.json'), 'utf8');
+      await goneWithin5s(tree);
+
+      const r = await w.done;
+      expect(r.code, r.stderr).toBe(0);
+      // Seen before or after agent-2's claim, depending on timing.
+      const lost = workerEvents(r.stdout).find((e) => e.type === 'task.lost');
+      expect(lost?.message).toMatch(/^task #1 was released by boss \(now (pending|claimed by agent-2)\)$/);
+      const log = readEventLog(t.board);
+      expect(log.find((e) => e.type === 'work.stopped')).toMatchObject({ task: 1, owner: 'agent-1', reason: 'released' });
+      expect(log.filter((e) => e.owner === 'agent-1').map((e) => e.type)).toEqual(['claimed', 'work.stopped']);
+      expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'in_progress', owner: 'agent-2' });
+      expect(readFileSync(join(t.board, '.runtime', 'leases', 'task_1.json'), 'utf8')).toBe(lease);
+    });
+
+    it('reaped after its lease lapsed: the command stops within 5 s and the worker does not complete the task', async () => {
+      const t = tempBoard();
+      cleanup = t.cleanup;
+      tasks(t.root, ['create', 'Overslept']);
+      const pids = join(t.root, 'pids');
+      const w = start(t.root, ['worker', '--owner', 'sleepy', '--json', '--', treeCommand(pids)]);
+      const tree = await pidsIn(pids);
+      // As if the worker had been suspended past its lease (renewed every
+      // 5 min by default): the record says it expired, and someone reaps it.
+      const leaseFile = join(t.board, '.runtime', 'leases', 'task_1.json');
+      const lease = JSON.parse(readFileSync(leaseFile, 'utf8')) as { expiresAt: string };
+      writeFileSync(leaseFile, JSON.stringify({ ...lease, expiresAt: new Date(Date.now() - 1000).toISOString() }));
+      expect(JSON.parse(tasks(t.root, ['reap', '--owner', 'boss', '--json']).stdout)).toMatchObject({ reaped: [{ task: 1, owner: 'sleepy', reason: 'expired' }] });
+      await goneWithin5s(tree);
+
+      const r = await w.done;
+      expect(r.code, r.stderr).toBe(0);
+      expect(workerEvents(r.stdout).find((e) => e.type === 'task.lost')).toMatchObject({
+        reason: 'reaped',
+        message: 'task #1 was reaped by boss: its lease expired (now pending)',
+      });
+      const log = readEventLog(t.board);
+      expect(log.find((e) => e.type === 'work.stopped')).toMatchObject({ task: 1, owner: 'sleepy', reason: 'reaped' });
+      expect(log.filter((e) => e.type === 'completed')).toEqual([]);
+      expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '' });
+    });
+
+    it('the command claiming its own task again is no loss: the worker completes it', async () => {
+      const t = tempBoard();
+      cleanup = t.cleanup;
+      tasks(t.root, ['create', 'Self-aware']);
+      // `tasks claim` writes a new claim record (new claimedAt) for the same
+      // owner; the worker looks several times before the command ends.
+      const cmd = `"${process.execPath}" "${TASKS_BIN}" claim "$TASK_ID" && sleep 2`;
+      const r = await start(t.root, ['worker', '--owner', 'agent-1', '--json', '--', cmd]).done;
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain('already held');
+      expect(workerEvents(r.stdout).map((e) => e.type)).toEqual(['worker.started', 'task.claimed', 'task.completed', 'worker.stopped']);
+      expect(readEventLog(t.board).map((e) => e.type)).toEqual(['created', 'claimed', 'completed']);
+    });
   });
 });
