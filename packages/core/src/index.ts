@@ -8,6 +8,7 @@ export * from './events.js';
 export * from './leases.js';
 export * from './graph.js';
 export * from './store.js';
+export { loadBoardSnapshot, BOARD_INDEX_FILE, FINAL_TRUST_MS } from './board-index.js';
 export * from './render.js';
 export * from './jobs.js';
 export * from './guard-state.js';

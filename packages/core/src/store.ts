@@ -1,15 +1,17 @@
-import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { findBoard, type FindBoardOptions } from './board.js';
+import { loadBoardSnapshot, openClaimView } from './board-index.js';
 import { readConfig, type BoardConfig } from './config.js';
 import { ClaimError, CorruptTaskError, CycleError, TasksError, isErrnoException } from './errors.js';
 import { EVENTS_FILE, appendEvents, parseEvents, type NewEvent, type TaskEvent } from './events.js';
-import { MAX_TASK_FILE_BYTES, createRecord, idFromFileName, isClosed, normalizeIds, parseTask, taskFileName, type Task, type TaskStatus } from './format.js';
+import { createRecord, idFromFileName, isClosed, normalizeIds, parseTask, taskFileName, type Task, type TaskStatus } from './format.js';
 import { atomicWriteFile, isTempFileName, readFileIfExists } from './fsio.js';
 import { findCycle, isReady, openBlockers, type TaskLookup } from './graph.js';
 import { createLease, leaseExpiry, listLeases, readLease, type Lease, type LeaseInput } from './leases.js';
 import { DEFAULT_LOCK_OPTIONS, type LockOptions } from './locks.js';
 import { applyMetadata, assertHeldBy, checkStatus, checkSubject, checkTransition, removeId } from './rules.js';
+import { readTaskFile } from './task-file.js';
 import { HIGHWATERMARK_FILE, ownerLockName, parseHighWaterMark, runTransaction, type Transaction, type TxHost, type TxOptions, type TxScope } from './transaction.js';
 
 export { HIGHWATERMARK_FILE };
@@ -121,9 +123,6 @@ export interface ReapedTask {
   lease: Lease;
 }
 
-/** How long claimNext trusts a closed task it has seen before stat'ing its file again (ms). */
-const CLOSED_RECHECK_MS = 1000;
-
 /**
  * The board: every read and mutation of `.tasks/`. Adapters (CLI, watcher,
  * agent tool) go through this and never touch the files themselves. Every
@@ -134,14 +133,6 @@ export class TaskStore implements TxHost {
   readonly runtimeDir: string;
   readonly lockOptions: LockOptions;
   private configCache?: BoardConfig;
-  /**
-   * Closed tasks already read by claimNext, with the file's identity when read
-   * and when that was last checked. Completed and deleted are final states, so
-   * a later scan does not read these files again: it trusts the entry for
-   * CLOSED_RECHECK_MS, then stats the file (any rewrite, even by hand or by
-   * `clear` and a new task with the same id, changes the stat).
-   */
-  private closedSeen = new Map<number, { ino: number; mtimeMs: number; size: number; checkedAt: number; task: Task }>();
 
   constructor(dir: string, options: { lock?: Partial<LockOptions>; env?: NodeJS.ProcessEnv } = {}) {
     this.dir = dir;
@@ -240,37 +231,7 @@ export class TaskStore implements TxHost {
    * file of that name, a file over the size limit.
    */
   readTaskText(id: number): string | undefined {
-    const path = this.taskPath(id);
-    let fd: number;
-    try {
-      // Non-blocking, so a named pipe called task_N.json cannot hang a listing.
-      fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    } catch (error) {
-      if (isErrnoException(error, 'ENOENT')) return undefined;
-      if (isErrnoException(error, 'EISDIR')) throw notRegular(path);
-      throw error;
-    }
-    try {
-      const stat = fstatSync(fd);
-      if (!stat.isFile()) throw notRegular(path);
-      if (stat.size > MAX_TASK_FILE_BYTES)
-        throw new CorruptTaskError(
-          path,
-          1,
-          1,
-          `file is ${(stat.size / 1024 / 1024).toFixed(1)} MB, over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task`,
-        );
-      const buf = Buffer.alloc(stat.size);
-      let off = 0;
-      while (off < buf.length) {
-        const n = readSync(fd, buf, off, buf.length - off, off);
-        if (n === 0) break;
-        off += n;
-      }
-      return buf.toString('utf8', 0, off);
-    } finally {
-      closeSync(fd);
-    }
+    return readTaskFile(this.taskPath(id))?.text;
   }
 
   /** Parses text read from task_N.json (messages name the full path). */
@@ -296,29 +257,13 @@ export class TaskStore implements TxHost {
     }
   }
 
-  /** Reads every task file; bad files are reported in `problems`, never skipped silently. */
+  /**
+   * Reads every task file; bad files are reported in `problems`, never skipped
+   * silently. Files unchanged since the board index saw them are not read
+   * again (board-index.ts).
+   */
   loadBoard(): BoardSnapshot {
-    const tasks: Task[] = [];
-    const problems: TaskProblem[] = [];
-    for (const name of this.readDirNames()) {
-      const id = idFromFileName(name);
-      if (id === undefined) {
-        if (/^task_.*\.json$/i.test(name))
-          problems.push({ file: join(this.dir, name), message: `not a task file name (expected task_N.json, N without leading zeros)` });
-        continue;
-      }
-      try {
-        const text = this.readTaskText(id);
-        if (text === undefined) continue; // removed between readdir and read
-        tasks.push(this.parseTaskText(id, text));
-      } catch (error) {
-        if (!(error instanceof CorruptTaskError)) throw error;
-        problems.push({ file: error.file, id, line: error.line, column: error.column, message: String(error.details.problem) });
-      }
-    }
-    tasks.sort((a, b) => a.id - b.id);
-    problems.sort((a, b) => (a.id ?? 0) - (b.id ?? 0) || a.file.localeCompare(b.file));
-    return { tasks, byId: new Map(tasks.map((t) => [t.id, t])), problems };
+    return loadBoardSnapshot(this.dir);
   }
 
   /**
@@ -867,11 +812,9 @@ export class TaskStore implements TxHost {
    */
   async claimNext(options: ClaimOptions): Promise<ClaimResult> {
     const exclude = new Set(options.exclude ?? []);
-    const cache = new Map<number, Task | undefined>();
-    const lookup = (n: number) => {
-      if (!cache.has(n)) cache.set(n, this.peekForScan(n));
-      return cache.get(n);
-    };
+    // Candidates come from the board index; the claim itself re-checks under the lock (board-index.ts).
+    let view = openClaimView(this.dir);
+    const lookup = (n: number) => view.lookup(n);
     const busy: number[] = [];
     const attempt = async (id: number, noWait: boolean): Promise<ClaimResult | undefined> => {
       try {
@@ -882,48 +825,33 @@ export class TaskStore implements TxHost {
           return undefined;
         }
         if (error instanceof ClaimError && error.reason !== 'owner_busy') {
-          cache.delete(id);
+          view.forget(id);
           return undefined;
         }
         throw error;
       }
     };
-    // Files are read lazily in id order and the scan stops at the first win.
-    for (const id of this.listIds()) {
-      if (exclude.has(id)) continue;
-      const task = lookup(id);
-      if (!task || !isReady(task, lookup, options.owner)) continue;
-      const won = await attempt(id, true);
-      if (won) return won;
-    }
-    for (const id of busy.splice(0)) {
-      cache.delete(id);
-      const task = lookup(id);
-      if (!task || !isReady(task, lookup, options.owner)) continue;
-      const won = await attempt(id, false);
-      if (won) return won;
+    for (;;) {
+      // Files are read lazily in id order and the scan stops at the first win.
+      for (const id of view.candidates) {
+        if (exclude.has(id)) continue;
+        const task = lookup(id);
+        if (!task || !isReady(task, lookup, options.owner)) continue;
+        const won = await attempt(id, true);
+        if (won) return won;
+      }
+      for (const id of busy.splice(0)) {
+        view.forget(id);
+        const task = lookup(id);
+        if (!task || !isReady(task, lookup, options.owner)) continue;
+        const won = await attempt(id, false);
+        if (won) return won;
+      }
+      if (view.exact) break;
+      // Nothing from the index: look at every file before saying so.
+      view = openClaimView(this.dir, { exact: true });
     }
     throw new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
-  }
-
-  /** peekTask for scans: a closed task seen before is trusted for a moment, then only stat'ed, not read again. */
-  private peekForScan(id: number): Task | undefined {
-    const now = Date.now();
-    const seen = this.closedSeen.get(id);
-    if (seen && now - seen.checkedAt < CLOSED_RECHECK_MS) return seen.task;
-    const stat = statSync(this.taskPath(id), { throwIfNoEntry: false });
-    if (!stat) {
-      this.closedSeen.delete(id);
-      return undefined;
-    }
-    if (seen && seen.ino === stat.ino && seen.mtimeMs === stat.mtimeMs && seen.size === stat.size) {
-      seen.checkedAt = now;
-      return seen.task;
-    }
-    const task = this.peekTask(id);
-    if (task && isClosed(task.status)) this.closedSeen.set(id, { ino: stat.ino, mtimeMs: stat.mtimeMs, size: stat.size, checkedAt: now, task });
-    else this.closedSeen.delete(id);
-    return task;
   }
 
   /** Starts work on a task as a person: like a claim, without a lease that expires. */
@@ -1094,10 +1022,6 @@ export class TaskStore implements TxHost {
   static isIgnoredName(name: string): boolean {
     return isTempFileName(name) || name.endsWith('.lock') || name === RUNTIME_DIR;
   }
-}
-
-function notRegular(path: string): CorruptTaskError {
-  return new CorruptTaskError(path, 1, 1, 'not a regular file (a folder or a device has this name); move it out of the board folder');
 }
 
 /** Lists the lease records of a board (for `tasks reap --dry-run`, workers, doctor). */

@@ -1,0 +1,697 @@
+/**
+ * The board index: a cache of the parsed task files in
+ * `.tasks/.runtime/board-index.v1`, so that reading the board costs what
+ * changed, not its whole history (docs/decisions.md, "The board index").
+ *
+ * It is only a cache. Every entry carries the identity its file had when it
+ * was read (inode, size, mtime, ctime) and is used only while the file still
+ * has it; anything else (a missing, torn, foreign or concurrently replaced
+ * index) means reading the files, with the same results. Readers write it
+ * (a complete temp file renamed into place, never fsync'ed, last writer
+ * wins); the transaction does not know about it.
+ *
+ * - loadBoardSnapshot (`tasks list`, `tasks ready`, TaskStore.loadBoard) is
+ *   exact: it stats every task file and reads the ones whose identity
+ *   changed; the folder's own identity tells whether names came or went.
+ * - openClaimView (claimNext) only chooses candidates, which the claim
+ *   re-checks under the task's lock. It looks at open tasks, at names the
+ *   index does not know and at files it could not trust, but takes
+ *   completed and deleted tasks (final states: no command reopens one) from
+ *   the index for FINAL_TRUST_MS after an exact pass looked at every file.
+ *
+ * An identity is trusted only if its ctime is older than a clock reading of
+ * the same file system taken before the file was looked at (the ctime of a
+ * temp file made for that), as git does with racily clean entries: any later
+ * change, even in place with the same size and mtime, then gives a newer
+ * ctime. Whatever changed too recently is marked unsure and read again.
+ */
+import { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { CorruptTaskError, TasksError, isErrnoException } from './errors.js';
+import { cloneJson, createRecord, idFromFileName, isClosed, parseTask, setOwn, taskFileName, type Task } from './format.js';
+import type { BoardSnapshot, TaskProblem } from './store.js';
+import { readTaskFile } from './task-file.js';
+
+/** The index file, in the board's runtime folder. The version is in the name so two versions of dotasks do not take turns rewriting it. */
+export const BOARD_INDEX_FILE = 'board-index.v1';
+/** How long claimNext trusts completed and deleted tasks from the index after an exact pass (ms). */
+export const FINAL_TRUST_MS = 10_000;
+
+// store.ts's RUNTIME_DIR; not imported, because store.js loads the whole write path.
+const RUNTIME = '.runtime';
+const FORMAT = 'dotasks-board-index';
+const VERSION = 1;
+// The seal line ending each part: '#', 16 hex digits, '\n'.
+const SEAL_BYTES = 18;
+// An exact pass that found the index right moves its mtime on when it is older than this (ms).
+const REFRESH_MS = 1000;
+
+/** inode, size, mtimeMs, ctimeMs of a task file. */
+type FileId = [number, number, number, number];
+/** dev, inode, mtimeMs, ctimeMs of the board folder. */
+type DirId = [number, number, number, number];
+
+interface IndexHeader {
+  format: string;
+  version: number;
+  /** The board folder's identity when its names were listed; null when it changed too recently to trust. */
+  dir: DirId | null;
+  /** Ranges [from, to] of ids whose files hold completed or deleted tasks. */
+  closed: [number, number][];
+  /** Ids whose files are read every time: bad files and files changed too recently to trust. */
+  unsure: number[];
+  /** Bytes from the start of the file to the seal of the open part. */
+  openBytes: number;
+  /** Lines in the open part (open tasks) and in the rest (closed tasks, unsure ids, bad names). */
+  open: number;
+  rest: number;
+}
+
+/**
+ * The file: a header line; one line per open task `[id,ino,size,mtimeMs,ctimeMs,task]`;
+ * a seal; one line per closed task (same shape), unsure id `[id]` or bad name
+ * `["task_01.json"]`; a seal. Each seal is a checksum of every byte before it,
+ * so claimNext reads and checks the small open part only, and listings the whole.
+ */
+interface IndexEntry {
+  line: string;
+  id: number;
+  fileId?: FileId;
+  raw?: RawTask;
+}
+
+type RawTask = Omit<Task, 'extra'> & { extra: Record<string, unknown> };
+
+/** What claimNext scans: candidate ids and a way to look tasks up (see openClaimView). */
+export interface ClaimView {
+  /** Ids that may be ready, ascending: open tasks, unsure files and names the index does not know. */
+  candidates: number[];
+  /** The task with this id, for readiness; completed and deleted ones may come from the index. */
+  lookup(id: number): Task | undefined;
+  /** Forgets what is known about `id`: its file is read at the next lookup. */
+  forget(id: number): void;
+  /** True when every task file was looked at for this view. */
+  exact: boolean;
+}
+
+/** The index file of the board at `dir`. */
+export function boardIndexPath(dir: string): string {
+  return join(dir, RUNTIME, BOARD_INDEX_FILE);
+}
+
+// ---- exact reads ------------------------------------------------------------
+
+/**
+ * Every task on the board and each file that is not a valid task, exactly as
+ * reading every file would give them, reading only files whose identity
+ * changed since the index saw them. Updates the index when it learned
+ * something.
+ */
+export function loadBoardSnapshot(dir: string): BoardSnapshot {
+  const verifiedAt = Date.now();
+  const old = readIndex(boardIndexPath(dir));
+  const writer = new IndexWriter(join(dir, RUNTIME));
+  try {
+    let changed = old === undefined;
+    let dirId: DirId | null;
+    let ids: number[];
+    let badNames: string[];
+    const dirStat = statBoardDir(dir);
+    if (old?.header.dir && sameDir(old.header.dir, dirStat)) {
+      // No name came or went since the index listed them.
+      dirId = old.header.dir;
+      ids = [...old.entries.keys()];
+      badNames = old.badNames;
+    } else {
+      const stamp = writer.stamp();
+      const fresh = statBoardDir(dir);
+      ({ ids, badNames } = sortNames(readBoardNames(dir)));
+      dirId = stamp !== undefined && fresh.ctimeMs < stamp ? dirIdOf(fresh) : null;
+      if (!old || !sameDirId(old.header.dir, dirId) || badNames.join('/') !== old.badNames.join('/')) changed = true;
+    }
+
+    const tasks: Task[] = [];
+    const problems: TaskProblem[] = badNames.map((name) => ({
+      file: join(dir, name),
+      message: `not a task file name (expected task_N.json, N without leading zeros)`,
+    }));
+    const lines: IndexEntry[] = [];
+    const prefix = join(dir, 'task_');
+    for (const id of ids) {
+      const path = `${prefix}${id}.json`;
+      const cached = old?.entries.get(id);
+      if (cached?.fileId) {
+        const stat = statSync(path, { throwIfNoEntry: false });
+        if (stat && stat.isFile() && sameFile(cached.fileId, stat)) {
+          tasks.push(taskFromRaw(cached.raw!));
+          lines.push(cached);
+          continue;
+        }
+      }
+      const stamp = writer.stamp();
+      let entry: IndexEntry;
+      try {
+        const read = readTaskFile(path);
+        if (read === undefined) {
+          changed = true; // removed between listing and reading
+          continue;
+        }
+        const task = parseTask(read.text, path);
+        tasks.push(task);
+        entry = stamp !== undefined && read.stat.ctimeMs < stamp ? taskEntry(task, read.stat) : unsureEntry(id);
+      } catch (error) {
+        if (!(error instanceof CorruptTaskError)) throw error;
+        problems.push({ file: error.file, id, line: error.line, column: error.column, message: String(error.details.problem) });
+        entry = unsureEntry(id);
+      }
+      if (entry.line !== cached?.line) changed = true;
+      lines.push(entry);
+    }
+    if (old && lines.length !== old.entries.size) changed = true;
+
+    tasks.sort((a, b) => a.id - b.id);
+    problems.sort((a, b) => (a.id ?? 0) - (b.id ?? 0) || a.file.localeCompare(b.file));
+    const snapshot = { tasks, byId: new Map(tasks.map((t) => [t.id, t])), problems };
+
+    // The index file's mtime says when an exact pass last found it right (claimNext trusts its closed tasks for a while after).
+    if (changed) writer.write(boardIndexPath(dir), encodeIndex(dirId, lines, badNames), verifiedAt);
+    else if (old && !(verifiedAt - old.verifiedAt >= 0 && verifiedAt - old.verifiedAt < REFRESH_MS)) touch(old.fd, verifiedAt);
+    return snapshot;
+  } finally {
+    writer.close();
+    if (old) closeSync(old.fd);
+  }
+}
+
+/** The ids of task file names, and the other names that look like task files. */
+function sortNames(names: string[]): { ids: number[]; badNames: string[] } {
+  const ids: number[] = [];
+  const badNames: string[] = [];
+  for (const name of names) {
+    const id = idFromFileName(name);
+    if (id !== undefined) ids.push(id);
+    else if (/^task_.*\.json$/i.test(name)) badNames.push(name);
+  }
+  return { ids, badNames: badNames.sort() };
+}
+
+/** Sets a file's mtime (through a descriptor of the very file that was checked); failing only means a staler time. */
+function touch(fd: number, ms: number): void {
+  try {
+    futimesSync(fd, ms / 1000, ms / 1000);
+  } catch {
+    // someone else's file, or a file system without times
+  }
+}
+
+// ---- claim candidates -------------------------------------------------------
+
+/**
+ * The board as claimNext needs it: candidate ids and a lookup. From a fresh
+ * index it reads only the open part of the index, lists the folder if names
+ * came or went, and looks at open and unsure files (stat, and a read when one
+ * changed); completed and deleted tasks come from the index. Without a usable
+ * index, with one whose exact pass is older than FINAL_TRUST_MS, or with
+ * `exact`, it takes an exact snapshot first (which rewrites the index).
+ */
+export function openClaimView(dir: string, options: { exact?: boolean } = {}): ClaimView {
+  if (!options.exact) {
+    const head = readIndexHead(boardIndexPath(dir));
+    const age = head ? Date.now() - head.verifiedAt : Infinity;
+    if (head && age >= 0 && age < FINAL_TRUST_MS) return viewFromIndex(dir, head.header, head.open);
+  }
+  const snapshot = loadBoardSnapshot(dir);
+  const stale = new Set<number>();
+  return {
+    candidates: snapshot.tasks.filter((t) => !isClosed(t.status)).map((t) => t.id),
+    lookup: (id) => (stale.has(id) ? peekTaskFile(dir, id) : snapshot.byId.get(id)),
+    forget: (id) => stale.add(id),
+    exact: true,
+  };
+}
+
+function viewFromIndex(dir: string, header: IndexHeader, openLines: string[]): ClaimView {
+  const open = new Map<number, string>();
+  for (const line of openLines) open.set(leadingId(line), line);
+  const unsure = new Set(header.unsure);
+  const closed = header.closed;
+  // Names the index does not know, when the folder changed since it listed them.
+  let present: Set<number> | undefined;
+  const unknown = new Set<number>();
+  const dirStat = statBoardDir(dir);
+  if (!header.dir || !sameDir(header.dir, dirStat)) {
+    present = new Set();
+    for (const name of readBoardNames(dir)) {
+      const id = idFromFileName(name);
+      if (id === undefined) continue;
+      present.add(id);
+      if (!open.has(id) && !unsure.has(id) && !inRanges(closed, id)) unknown.add(id);
+    }
+  }
+  const candidates = [...open.keys(), ...unsure, ...unknown].filter((id) => !present || present.has(id)).sort((a, b) => a - b);
+  const memo = new Map<number, Task | undefined>();
+  const stale = new Set<number>();
+  const seen = closedSeen(dir);
+  const find = (id: number): Task | undefined => {
+    if (present && !present.has(id)) return undefined;
+    if (stale.has(id)) return peekTaskFile(dir, id);
+    if (seen.trusts(id)) return finalStub(id);
+    if (unsure.has(id) || unknown.has(id)) return peekTaskFile(dir, id, seen);
+    const line = open.get(id);
+    if (line !== undefined) {
+      const [, ino, size, mtimeMs, ctimeMs, raw] = JSON.parse(line) as [number, number, number, number, number, RawTask];
+      const stat = statSync(join(dir, taskFileName(id)), { throwIfNoEntry: false });
+      if (stat && stat.isFile() && sameFile([ino, size, mtimeMs, ctimeMs], stat)) return taskFromRaw(raw);
+      return peekTaskFile(dir, id, seen);
+    }
+    // Completed or deleted when the index was written: only whether it is closed matters here.
+    if (inRanges(closed, id)) return finalStub(id);
+    return undefined;
+  };
+  return {
+    candidates,
+    lookup(id) {
+      if (!memo.has(id)) memo.set(id, find(id));
+      return memo.get(id);
+    },
+    forget(id) {
+      memo.delete(id);
+      stale.add(id);
+      seen.forget(id);
+    },
+    exact: false,
+  };
+}
+
+/** peekTask without a store: the task, or undefined when missing or not a valid task. Closed ones are remembered in `seen`. */
+function peekTaskFile(dir: string, id: number, seen?: ClosedSeen): Task | undefined {
+  const path = join(dir, taskFileName(id));
+  try {
+    const read = readTaskFile(path);
+    if (read === undefined) return undefined;
+    const task = parseTask(read.text, path);
+    if (seen && isClosed(task.status)) seen.remember(id, read.stat);
+    return task;
+  } catch (error) {
+    if (error instanceof CorruptTaskError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Completed and deleted tasks this process read while choosing claims, per
+ * board: a long-lived claimant (a worker, the agent tool) does not read them
+ * again on its next claimNext. Trusted like the index's closed tasks, for
+ * FINAL_TRUST_MS after the file was looked at; then a stat renews the trust
+ * if the file kept its identity and that identity was old enough when read
+ * (a change within the same clock tick as the read could otherwise hide).
+ */
+class ClosedSeen {
+  private readonly files = new Map<number, { fileId: FileId; seenAt: number }>();
+
+  constructor(private readonly dir: string) {}
+
+  remember(id: number, stat: Stats): void {
+    this.files.set(id, { fileId: [stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs], seenAt: Date.now() });
+  }
+
+  forget(id: number): void {
+    this.files.delete(id);
+  }
+
+  trusts(id: number): boolean {
+    const entry = this.files.get(id);
+    if (!entry) return false;
+    const now = Date.now();
+    const age = now - entry.seenAt;
+    if (age >= 0 && age < FINAL_TRUST_MS) return true;
+    const stat = statSync(join(this.dir, taskFileName(id)), { throwIfNoEntry: false });
+    if (stat && stat.isFile() && sameFile(entry.fileId, stat) && entry.fileId[3] < entry.seenAt - RACY_SLACK_MS) {
+      entry.seenAt = now;
+      return true;
+    }
+    this.files.delete(id);
+    return false;
+  }
+}
+
+// How much older than the moment it was read a file's ctime must be for a stat to renew ClosedSeen's trust (ms).
+const RACY_SLACK_MS = 2000;
+const closedSeenByDir = new Map<string, ClosedSeen>();
+
+function closedSeen(dir: string): ClosedSeen {
+  let seen = closedSeenByDir.get(dir);
+  if (!seen) closedSeenByDir.set(dir, (seen = new ClosedSeen(dir)));
+  return seen;
+}
+
+/** A closed task as far as readiness goes; never handed out of claimNext. */
+function finalStub(id: number): Task {
+  return { id, subject: '', description: '', status: 'completed', owner: '', blockedBy: [], blocks: [], extra: createRecord() };
+}
+
+// ---- the folder -------------------------------------------------------------
+
+function statBoardDir(dir: string): Stats {
+  try {
+    return statSync(dir);
+  } catch (error) {
+    throw boardGone(dir, error);
+  }
+}
+
+function readBoardNames(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (error) {
+    throw boardGone(dir, error);
+  }
+}
+
+function boardGone(dir: string, error: unknown): unknown {
+  if (isErrnoException(error, 'ENOENT'))
+    return new TasksError('E_NO_BOARD', `the board ${dir} is gone; run 'tasks init' to create one`, {}, { cause: error });
+  return error;
+}
+
+function dirIdOf(stat: Stats): DirId {
+  return [stat.dev, stat.ino, stat.mtimeMs, stat.ctimeMs];
+}
+
+function sameDir(id: DirId, stat: Stats): boolean {
+  return id[0] === stat.dev && id[1] === stat.ino && id[2] === stat.mtimeMs && id[3] === stat.ctimeMs;
+}
+
+function sameDirId(a: DirId | null, b: DirId | null): boolean {
+  return a === b || (a !== null && b !== null && a.every((v, i) => v === b[i]));
+}
+
+function sameFile(id: FileId, stat: Stats): boolean {
+  return id[0] === stat.ino && id[1] === stat.size && id[2] === stat.mtimeMs && id[3] === stat.ctimeMs;
+}
+
+// ---- entries ----------------------------------------------------------------
+
+function taskEntry(task: Task, stat: Stats): IndexEntry {
+  const fileId: FileId = [stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs];
+  return { id: task.id, fileId, raw: task, line: JSON.stringify([task.id, ...fileId, task]) };
+}
+
+function unsureEntry(id: number): IndexEntry {
+  return { id, line: `[${id}]` };
+}
+
+/** A task as parseTask gives it (prototype-free extra and metadata), from its JSON in the index. */
+function taskFromRaw(raw: RawTask): Task {
+  const extra = createRecord();
+  for (const key of Object.keys(raw.extra)) setOwn(extra, key, raw.extra[key]);
+  const task: Task = {
+    id: raw.id,
+    subject: raw.subject,
+    description: raw.description,
+    status: raw.status,
+    owner: raw.owner,
+    blockedBy: raw.blockedBy,
+    blocks: raw.blocks,
+    extra,
+  };
+  if (raw.activeForm !== undefined) task.activeForm = raw.activeForm;
+  if (raw.metadata !== undefined) task.metadata = cloneJson(raw.metadata) as Record<string, unknown>;
+  return task;
+}
+
+/** The id at the start of an entry line `[id,…`. */
+function leadingId(line: string): number {
+  return Number(line.slice(1, line.search(/[,\]]/)));
+}
+
+function inRanges(ranges: [number, number][], id: number): boolean {
+  let lo = 0;
+  let hi = ranges.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (id < ranges[mid][0]) hi = mid - 1;
+    else if (id > ranges[mid][1]) lo = mid + 1;
+    else return true;
+  }
+  return false;
+}
+
+// ---- the file ---------------------------------------------------------------
+
+function encodeIndex(dir: DirId | null, entries: IndexEntry[], badNames: string[]): Buffer {
+  entries.sort((a, b) => a.id - b.id);
+  const open: string[] = [];
+  const rest: string[] = [];
+  const unsure: number[] = [];
+  const closed: [number, number][] = [];
+  for (const entry of entries) {
+    if (!entry.raw) {
+      unsure.push(entry.id);
+      rest.push(entry.line);
+    } else if (isClosed(entry.raw.status)) {
+      const last = closed.at(-1);
+      if (last && last[1] === entry.id - 1) last[1] = entry.id;
+      else closed.push([entry.id, entry.id]);
+      rest.push(entry.line);
+    } else open.push(entry.line);
+  }
+  for (const name of badNames) rest.push(JSON.stringify([name]));
+  const openText = open.map((l) => l + '\n').join('');
+  const restText = rest.map((l) => l + '\n').join('');
+  // openBytes depends on the header's own length: settle it in two passes.
+  const header: IndexHeader = { format: FORMAT, version: VERSION, dir, closed, unsure, openBytes: 0, open: open.length, rest: rest.length };
+  let headerText = '';
+  for (let pass = 0; pass < 3; pass++) {
+    headerText = JSON.stringify(header) + '\n';
+    const openBytes = Buffer.byteLength(headerText) + Buffer.byteLength(openText);
+    if (openBytes === header.openBytes) break;
+    header.openBytes = openBytes;
+  }
+  const head = Buffer.from(headerText + openText);
+  const sealed = Buffer.concat([head, seal(head, head.length)]);
+  const all = Buffer.concat([sealed, Buffer.from(restText)]);
+  return Buffer.concat([all, seal(all, all.length)]);
+}
+
+function seal(buf: Buffer, end: number): Buffer {
+  return Buffer.from(`#${checksum(buf, end)}\n`);
+}
+
+/** Checks the seal that ends at `end` (exclusive) over every byte before it. */
+function sealed(buf: Buffer, end: number): boolean {
+  const start = end - SEAL_BYTES;
+  return start >= 0 && buf.toString('latin1', start, end) === `#${checksum(buf, start)}\n`;
+}
+
+/**
+ * Two 32-bit multiplicative hashes over the bytes before `end`, four at a
+ * time: catches a torn, truncated or damaged index (it is not a defence
+ * against someone forging one; it lives in the user's own runtime folder).
+ */
+function checksum(buf: Buffer, end: number): string {
+  const words = end >> 2;
+  let bytes: Uint8Array = buf;
+  if ((buf.byteOffset & 3) !== 0) {
+    // Int32Array needs an aligned start (small buffers come from a shared pool).
+    bytes = new Uint8Array(end);
+    bytes.set(buf.subarray(0, end));
+  }
+  const view = new Int32Array(bytes.buffer, bytes.byteOffset, words);
+  let a = 0x811c9dc5 | 0;
+  let b = 0x2545f491 | 0;
+  for (let i = 0; i < words; i++) {
+    const w = view[i];
+    a = Math.imul(a ^ w, 0x01000193);
+    b = Math.imul(b ^ w, 0x5bd1e995);
+    b ^= b >>> 15;
+  }
+  for (let i = words << 2; i < end; i++) {
+    a = Math.imul(a ^ buf[i], 0x01000193);
+    b = Math.imul(b ^ buf[i], 0x5bd1e995);
+  }
+  a = Math.imul(a ^ end, 0x01000193);
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+}
+
+function parseHeader(text: string): IndexHeader | undefined {
+  const header = JSON.parse(text) as IndexHeader;
+  if (header === null || typeof header !== 'object' || header.format !== FORMAT || header.version !== VERSION) return undefined;
+  if (!Number.isSafeInteger(header.openBytes) || !Number.isSafeInteger(header.open) || !Number.isSafeInteger(header.rest)) return undefined;
+  return header;
+}
+
+interface IndexFile {
+  header: IndexHeader;
+  entries: Map<number, IndexEntry>;
+  badNames: string[];
+  /** The file's mtime: when an exact pass last found it right. */
+  verifiedAt: number;
+  /** Open on the file that was read, to move its mtime on; the caller closes it. */
+  fd: number;
+}
+
+/** The whole index, checked; undefined when missing, torn, damaged or not this version. */
+function readIndex(file: string): IndexFile | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined; // missing or unreadable: the files are read instead
+  }
+  let kept = false;
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return undefined;
+    const buf = Buffer.allocUnsafe(stat.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) return undefined;
+      got += n;
+    }
+    if (!sealed(buf, buf.length)) return undefined;
+    const lines = buf.toString('utf8', 0, buf.length - SEAL_BYTES).split('\n');
+    lines.pop();
+    const header = parseHeader(lines[0]);
+    if (!header || lines.length !== header.open + header.rest + 2) return undefined;
+    const body = lines.slice(1, header.open + 1).concat(lines.slice(header.open + 2));
+    const parsed = JSON.parse(`[${body.join(',')}]`) as unknown[][];
+    const entries = new Map<number, IndexEntry>();
+    const badNames: string[] = [];
+    for (let i = 0; i < parsed.length; i++) {
+      const item = parsed[i];
+      if (typeof item[0] === 'string') badNames.push(item[0]);
+      else if (item.length === 1) entries.set(item[0] as number, { id: item[0] as number, line: body[i] });
+      else {
+        const [id, ino, size, mtimeMs, ctimeMs, raw] = item as [number, number, number, number, number, RawTask];
+        entries.set(id, { id, fileId: [ino, size, mtimeMs, ctimeMs], raw, line: body[i] });
+      }
+    }
+    kept = true;
+    return { header, entries, badNames, verifiedAt: stat.mtimeMs, fd };
+  } catch {
+    return undefined;
+  } finally {
+    if (!kept) closeSync(fd);
+  }
+}
+
+/** The header and open part of the index, checked; reads only those bytes. */
+function readIndexHead(file: string): { header: IndexHeader; open: string[]; verifiedAt: number } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    // The header line first (its length varies with the closed ranges), then exactly the open part.
+    let buf = Buffer.alloc(16384);
+    let got = 0;
+    let eol = -1;
+    while (eol < 0) {
+      if (got === buf.length) {
+        const more = Buffer.alloc(buf.length * 4);
+        buf.copy(more, 0, 0, got);
+        buf = more;
+      }
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) return undefined;
+      eol = buf.indexOf(10, got);
+      got += n;
+      if (eol >= got) eol = -1;
+    }
+    const header = parseHeader(buf.toString('utf8', 0, eol));
+    if (!header) return undefined;
+    const want = header.openBytes + SEAL_BYTES;
+    if (want < eol + 1 + SEAL_BYTES) return undefined;
+    if (want > buf.length) {
+      const more = Buffer.alloc(want);
+      buf.copy(more, 0, 0, got);
+      buf = more;
+    }
+    while (got < want) {
+      const n = readSync(fd, buf, got, want - got, got);
+      if (n === 0) return undefined;
+      got += n;
+    }
+    if (!sealed(buf, want)) return undefined;
+    const open = header.open ? buf.toString('utf8', eol + 1, header.openBytes - 1).split('\n') : [];
+    if (open.length !== header.open) return undefined;
+    return { header, open, verifiedAt: fstatSync(fd).mtimeMs };
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+let tempCount = 0;
+
+/**
+ * Writes the index atomically. Its temp file is made lazily, by the first
+ * call of stamp(), whose ctime is the file system's clock at that moment.
+ * Any failure (a read-only board, no space) only means no index.
+ */
+class IndexWriter {
+  private temp?: { fd: number | undefined; path: string; stamp: number } | null;
+
+  constructor(private readonly runtimeDir: string) {}
+
+  /** The file system's clock now (a new file's ctime), or undefined when nothing can be written. */
+  stamp(): number | undefined {
+    if (this.temp === undefined) this.temp = this.create();
+    return this.temp?.stamp;
+  }
+
+  private create(): { fd: number; path: string; stamp: number } | null {
+    // .tmp-….tmp: what isTempFileName (fsio.ts) matches, so doctor clears one left by a killed reader.
+    const path = join(this.runtimeDir, `.tmp-${BOARD_INDEX_FILE}.${process.pid}.${++tempCount}${Math.random().toString(36).slice(2, 8)}.tmp`);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const fd = openSync(path, 'wx', 0o644);
+        return { fd, path, stamp: fstatSync(fd).ctimeMs };
+      } catch (error) {
+        if (attempt > 0 || !isErrnoException(error, 'ENOENT')) return null;
+        try {
+          mkdirSync(this.runtimeDir, { recursive: true });
+        } catch {
+          return null;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Puts `data` in place as `target`, with `verifiedAt` as its mtime. */
+  write(target: string, data: Buffer, verifiedAt: number): void {
+    if (this.temp === undefined) this.temp = this.create();
+    const temp = this.temp;
+    if (!temp || temp.fd === undefined) return;
+    try {
+      let off = 0;
+      while (off < data.length) off += writeSync(temp.fd, data, off, data.length - off);
+      touch(temp.fd, verifiedAt);
+      closeSync(temp.fd);
+      temp.fd = undefined;
+      renameSync(temp.path, target);
+      this.temp = null;
+    } catch {
+      // No index this time; the next reader tries again.
+    }
+  }
+
+  /** Removes the temp file unless it became the index. */
+  close(): void {
+    const temp = this.temp;
+    if (!temp) return;
+    this.temp = null;
+    try {
+      if (temp.fd !== undefined) closeSync(temp.fd);
+      unlinkSync(temp.path);
+    } catch {
+      // already gone
+    }
+  }
+}
