@@ -1,4 +1,6 @@
-import { TaskStore, findBoard, parseTaskId, renderProblem, resolveOwner, toTaskView, TasksError, type BoardSnapshot, type RenderStyle, type Task } from '@dotasks/core';
+import { TaskStore, findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task } from '@dotasks/core';
+
+export { reportProblems } from './problems.js';
 
 /** Options every command takes. */
 export interface GlobalOptions {
@@ -84,9 +86,4 @@ export function describeUnblocked(store: TaskStore, ids: number[]): string[] {
     const task = store.peekTask(id);
     return `unblocked #${id}${task ? `: ${task.subject}` : ''}`;
   });
-}
-
-/** Bad task files as warning lines, and exit status 1 while there are any (lists never skip them silently). */
-export function reportProblems(snapshot: BoardSnapshot, style?: RenderStyle): Pick<CommandOutput, 'warnings' | 'exitCode'> {
-  return { warnings: snapshot.problems.map((p) => renderProblem(p, style)), exitCode: snapshot.problems.length ? 1 : 0 };
 }

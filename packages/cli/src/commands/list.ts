@@ -1,5 +1,18 @@
-import { filterTasks, renderBoard, toTaskView, countTasks, TASK_STATUSES, TasksError, type TaskStatus } from '@dotasks/core';
-import { openStore, reportProblems, type CommandOutput, type GlobalOptions } from '../context.js';
+// The read path only (@dotasks/core/read), not the whole core: see read.ts there.
+import {
+  filterTasks,
+  findBoard,
+  loadBoardSnapshot,
+  readConfig,
+  renderBoard,
+  toTaskView,
+  countTasks,
+  TASK_STATUSES,
+  TasksError,
+  type TaskStatus,
+} from '@dotasks/core/read';
+import type { CommandOutput, GlobalOptions } from '../context.js';
+import { reportProblems } from '../problems.js';
 import { styleFor } from '../style.js';
 
 export interface ListOptions extends GlobalOptions {
@@ -15,8 +28,9 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
   for (const s of statuses)
     if (!(TASK_STATUSES as readonly string[]).includes(s))
       throw new TasksError('E_USAGE', `unknown status '${s}'; use one of ${TASK_STATUSES.join(', ')}`);
-  const store = openStore(options);
-  const snapshot = store.loadBoard();
+  const dir = findBoard({ dir: options.dir, cwd: options.cwd });
+  readConfig(dir); // a broken config.json stops every command, this one too
+  const snapshot = loadBoardSnapshot(dir);
   const filter = { all: options.all, status: statuses as TaskStatus[], owner: options.filterOwner, ready: options.ready };
   const lookup = (id: number) => snapshot.byId.get(id);
   if (options.json) {

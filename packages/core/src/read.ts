@@ -1,0 +1,30 @@
+/**
+ * The read path of the board as its own entry, `@dotasks/core/read`: finding
+ * the board, reading it through the board index, rendering it. `tasks list`
+ * and `tasks ready` import this instead of `@dotasks/core`, whose index loads
+ * every module of the core (locks, transactions, leases, doctor, merge …);
+ * that alone cost more than reading a 1,000-task board (docs/decisions.md,
+ * "The board index").
+ */
+export { findBoard, resolveBoardDir, type FindBoardOptions } from './board.js';
+export { loadBoardSnapshot, BOARD_INDEX_FILE } from './board-index.js';
+export { readConfig, type BoardConfig } from './config.js';
+export { TasksError, CorruptTaskError, isErrnoException, type ErrorCode } from './errors.js';
+export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskStatus } from './format.js';
+export { isReady, openBlockers, type TaskLookup } from './graph.js';
+export {
+  PLAIN_STYLE,
+  countTasks,
+  filterTasks,
+  renderBoard,
+  renderProblem,
+  renderSummary,
+  renderTaskLine,
+  toTaskView,
+  type BoardCounts,
+  type BoardView,
+  type ListFilter,
+  type RenderStyle,
+  type TaskView,
+} from './render.js';
+export type { BoardSnapshot, TaskProblem } from './store.js';
