@@ -59,6 +59,30 @@ export function makeBoard(count, { edges = true, hubs = [] } = {}) {
   return { root, dir };
 }
 
+/**
+ * A board that has been worked through: `count` tasks of which all but the
+ * last `open` are completed (the history), the open ones pending and ready,
+ * some of them waiting for completed tasks. For `claim --next` timing.
+ */
+export function makeHistoryBoard(count, open) {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-bench-')));
+  const dir = join(root, '.tasks');
+  mkdirSync(join(dir, '.runtime'), { recursive: true });
+  writeFileSync(join(dir, '.gitignore'), BOARD_GITIGNORE);
+  const tasks = [];
+  for (let id = 1; id <= count; id++) {
+    const done = id <= count - open;
+    tasks.push({ id, subject: `Task number ${id} of the benchmark board`, description: 'A description of moderate length, as people write them.', status: done ? 'completed' : 'pending', owner: done ? `agent-${id % 4}` : '', blockedBy: [], blocks: [], extra: {} });
+  }
+  for (const t of tasks) {
+    if (t.id > 10 && t.id % 3 === 0) link(tasks[t.id - 1 - 5], t);
+    if (t.id > 20 && t.id % 5 === 0) link(tasks[t.id - 1 - 17], t);
+  }
+  for (const t of tasks) writeFileSync(join(dir, `task_${t.id}.json`), serializeTask(t));
+  writeFileSync(join(dir, '.highwatermark'), `${count}\n`);
+  return { root, dir };
+}
+
 function link(blocker, waiter) {
   if (!blocker.blocks.includes(waiter.id)) blocker.blocks.push(waiter.id);
   if (blocker.status !== 'completed' && !waiter.blockedBy.includes(blocker.id)) waiter.blockedBy.push(blocker.id);
