@@ -1,5 +1,4 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import { TasksError, isErrnoException } from './errors.js';
@@ -71,6 +70,8 @@ export function locateGit(cwd: string): GitLocation | undefined {
 
 function locateGitWithGit(cwd: string): GitLocation | undefined {
   try {
+    // Loaded here, not at the top: only this rare fallback needs it, and it costs `tasks list` milliseconds to load.
+    const { execFileSync } = process.getBuiltinModule('node:child_process');
     const out = execFileSync('git', ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--absolute-git-dir'], {
       cwd,
       encoding: 'utf8',

@@ -1,6 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TasksError } from './errors.js';
-import { readFileIfExists } from './fsio.js';
+import { TasksError, isErrnoException } from './errors.js';
 import { findJsonSyntaxError, positionAt } from './json-locate.js';
 
 /** Board settings from `.tasks/config.json` (all optional). */
@@ -38,7 +38,13 @@ const STRING_KEYS = ['worktreeDir', 'branchPattern'] as const;
 /** Reads `config.json` of a board; a missing file means the defaults. */
 export function readConfig(boardDir: string): BoardConfig {
   const file = join(boardDir, 'config.json');
-  const text = readFileIfExists(file);
+  // Not fsio's readFileIfExists: fsio loads node:crypto, which the read path (`tasks list`) does without.
+  let text: string | undefined;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (!isErrnoException(error, 'ENOENT')) throw error;
+  }
   const config: BoardConfig = { ...DEFAULT_CONFIG };
   if (text === undefined) return config;
   let raw: unknown;
