@@ -28,7 +28,7 @@
 import { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptTaskError, TasksError, isErrnoException } from './errors.js';
-import { cloneJson, createRecord, idFromFileName, isClosed, parseTask, setOwn, taskFileName, type Task } from './format.js';
+import { cloneJson, createRecord, isClosed, parseTask, setOwn, taskFileName, type Task } from './format.js';
 import type { BoardSnapshot, TaskProblem } from './store.js';
 import { readTaskFile } from './task-file.js';
 
@@ -37,12 +37,15 @@ export const BOARD_INDEX_FILE = 'board-index.v1';
 /** How long claimNext trusts completed and deleted tasks from the index after an exact pass (ms). */
 export const FINAL_TRUST_MS = 10_000;
 
-// store.ts's RUNTIME_DIR; not imported, because store.js loads the whole write path.
+// store.ts's RUNTIME_DIR and HIGHWATERMARK_FILE; not imported, because store.js loads the whole write path.
 const RUNTIME = '.runtime';
+const HIGHWATERMARK = '.highwatermark';
+// claimNext lists the folder instead of looking at each id above the index's high-water mark when there are more.
+const MAX_PROBED_IDS = 100_000;
 const FORMAT = 'dotasks-board-index';
 const VERSION = 1;
-// The seal line ending each part: '#', 16 hex digits, '\n'.
-const SEAL_BYTES = 18;
+// The seal line ending each part: '#', 8 hex digits (CRC-32), '\n'.
+const SEAL_BYTES = 10;
 // An exact pass that found the index right moves its mtime on when it is older than this (ms).
 const REFRESH_MS = 1000;
 
@@ -56,6 +59,8 @@ interface IndexHeader {
   version: number;
   /** The board folder's identity when its names were listed; null when it changed too recently to trust. */
   dir: DirId | null;
+  /** `.highwatermark` read before the names were listed; null when missing or not a number. */
+  hwm: number | null;
   /** Ranges [from, to] of ids whose files hold completed or deleted tasks. */
   closed: [number, number][];
   /** Ids whose files are read every time: bad files and files changed too recently to trust. */
@@ -77,10 +82,9 @@ interface IndexEntry {
   line: string;
   id: number;
   fileId?: FileId;
-  raw?: RawTask;
+  /** The task as JSON.parse gives it from the index (see taskFromRaw). */
+  raw?: Task;
 }
-
-type RawTask = Omit<Task, 'extra'> & { extra: Record<string, unknown> };
 
 /** What claimNext scans: candidate ids and a way to look tasks up (see openClaimView). */
 export interface ClaimView {
@@ -109,6 +113,8 @@ export function boardIndexPath(dir: string): string {
  */
 export function loadBoardSnapshot(dir: string): BoardSnapshot {
   const verifiedAt = Date.now();
+  // Before listing: a task made meanwhile is then either listed or above this mark (see viewFromIndex).
+  const hwm = readHighWaterMarkQuiet(dir);
   const old = readIndex(boardIndexPath(dir));
   const writer = new IndexWriter(join(dir, RUNTIME));
   try {
@@ -174,7 +180,8 @@ export function loadBoardSnapshot(dir: string): BoardSnapshot {
     const snapshot = { tasks, byId: new Map(tasks.map((t) => [t.id, t])), problems };
 
     // The index file's mtime says when an exact pass last found it right (claimNext trusts its closed tasks for a while after).
-    if (changed) writer.write(boardIndexPath(dir), encodeIndex(dirId, lines, badNames), verifiedAt);
+    if (old && old.header.hwm !== hwm) changed = true;
+    if (changed) writer.write(boardIndexPath(dir), encodeIndex(dirId, hwm, lines, badNames), verifiedAt);
     else if (old && !(verifiedAt - old.verifiedAt >= 0 && verifiedAt - old.verifiedAt < REFRESH_MS)) touch(old.fd, verifiedAt);
     return snapshot;
   } finally {
@@ -188,7 +195,7 @@ function sortNames(names: string[]): { ids: number[]; badNames: string[] } {
   const ids: number[] = [];
   const badNames: string[] = [];
   for (const name of names) {
-    const id = idFromFileName(name);
+    const id = taskIdOf(name);
     if (id !== undefined) ids.push(id);
     else if (/^task_.*\.json$/i.test(name)) badNames.push(name);
   }
@@ -235,17 +242,26 @@ function viewFromIndex(dir: string, header: IndexHeader, openLines: string[]): C
   for (const line of openLines) open.set(leadingId(line), line);
   const unsure = new Set(header.unsure);
   const closed = header.closed;
-  // Names the index does not know, when the folder changed since it listed them.
+  const known = (id: number) => open.has(id) || unsure.has(id) || inRanges(closed, id);
+  // Task files the index does not know, when the folder changed since it listed them. dotasks
+  // hands out ids up to `.highwatermark` (a git pull that brings tasks raises it too), so the ids
+  // above the index's mark are looked at one by one; a file made some other way below the mark
+  // waits for the next exact pass, like a reopened task. Without both marks: list the folder.
   let present: Set<number> | undefined;
   const unknown = new Set<number>();
   const dirStat = statBoardDir(dir);
   if (!header.dir || !sameDir(header.dir, dirStat)) {
-    present = new Set();
-    for (const name of readBoardNames(dir)) {
-      const id = idFromFileName(name);
-      if (id === undefined) continue;
-      present.add(id);
-      if (!open.has(id) && !unsure.has(id) && !inRanges(closed, id)) unknown.add(id);
+    const hwm = readHighWaterMarkQuiet(dir);
+    if (hwm !== null && header.hwm !== null && hwm >= header.hwm && hwm - header.hwm <= MAX_PROBED_IDS) {
+      for (let id = header.hwm + 1; id <= hwm; id++) if (!known(id)) unknown.add(id);
+    } else {
+      present = new Set();
+      for (const name of readBoardNames(dir)) {
+        const id = taskIdOf(name);
+        if (id === undefined) continue;
+        present.add(id);
+        if (!known(id)) unknown.add(id);
+      }
     }
   }
   const candidates = [...open.keys(), ...unsure, ...unknown].filter((id) => !present || present.has(id)).sort((a, b) => a - b);
@@ -259,7 +275,7 @@ function viewFromIndex(dir: string, header: IndexHeader, openLines: string[]): C
     if (unsure.has(id) || unknown.has(id)) return peekTaskFile(dir, id, seen);
     const line = open.get(id);
     if (line !== undefined) {
-      const [, ino, size, mtimeMs, ctimeMs, raw] = JSON.parse(line) as [number, number, number, number, number, RawTask];
+      const [, ino, size, mtimeMs, ctimeMs, raw] = JSON.parse(line) as [number, number, number, number, number, Task];
       const stat = statSync(join(dir, taskFileName(id)), { throwIfNoEntry: false });
       if (stat && stat.isFile() && sameFile([ino, size, mtimeMs, ctimeMs], stat)) return taskFromRaw(raw);
       return peekTaskFile(dir, id, seen);
@@ -374,6 +390,19 @@ function boardGone(dir: string, error: unknown): unknown {
   return error;
 }
 
+/** `.highwatermark` as a number, or null when missing or not one plain integer (transaction.ts's parseHighWaterMark throws instead). */
+function readHighWaterMarkQuiet(dir: string): number | null {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, HIGHWATERMARK), 'utf8');
+  } catch {
+    return null;
+  }
+  const m = /^\s*([0-9]+)\s*$/.exec(text);
+  const n = m ? Number(m[1]) : NaN;
+  return Number.isSafeInteger(n) ? n : null;
+}
+
 function dirIdOf(stat: Stats): DirId {
   return [stat.dev, stat.ino, stat.mtimeMs, stat.ctimeMs];
 }
@@ -401,23 +430,32 @@ function unsureEntry(id: number): IndexEntry {
   return { id, line: `[${id}]` };
 }
 
-/** A task as parseTask gives it (prototype-free extra and metadata), from its JSON in the index. */
-function taskFromRaw(raw: RawTask): Task {
+/**
+ * A task as parseTask gives it (prototype-free extra and metadata), made in
+ * place from its JSON in the index: the keys come in the order parseTask
+ * builds them, since that is the order they were written in.
+ */
+function taskFromRaw(raw: Task): Task {
   const extra = createRecord();
   for (const key of Object.keys(raw.extra)) setOwn(extra, key, raw.extra[key]);
-  const task: Task = {
-    id: raw.id,
-    subject: raw.subject,
-    description: raw.description,
-    status: raw.status,
-    owner: raw.owner,
-    blockedBy: raw.blockedBy,
-    blocks: raw.blocks,
-    extra,
-  };
-  if (raw.activeForm !== undefined) task.activeForm = raw.activeForm;
-  if (raw.metadata !== undefined) task.metadata = cloneJson(raw.metadata) as Record<string, unknown>;
-  return task;
+  raw.extra = extra;
+  if (raw.metadata !== undefined) raw.metadata = cloneJson(raw.metadata) as Record<string, unknown>;
+  return raw;
+}
+
+/**
+ * idFromFileName without a regular expression: the claim view runs it on
+ * every name of a 10,000-task folder, where the regex cost milliseconds.
+ */
+function taskIdOf(name: string): number | undefined {
+  const end = name.length - 5;
+  if (end <= 5 || name.charCodeAt(5) === 48 || !name.startsWith('task_') || !name.endsWith('.json')) return undefined;
+  for (let i = 5; i < end; i++) {
+    const c = name.charCodeAt(i);
+    if (c < 48 || c > 57) return undefined;
+  }
+  const id = Number(name.slice(5, end));
+  return Number.isSafeInteger(id) ? id : undefined;
 }
 
 /** The id at the start of an entry line `[id,…`. */
@@ -439,7 +477,7 @@ function inRanges(ranges: [number, number][], id: number): boolean {
 
 // ---- the file ---------------------------------------------------------------
 
-function encodeIndex(dir: DirId | null, entries: IndexEntry[], badNames: string[]): Buffer {
+function encodeIndex(dir: DirId | null, hwm: number | null, entries: IndexEntry[], badNames: string[]): Buffer {
   entries.sort((a, b) => a.id - b.id);
   const open: string[] = [];
   const rest: string[] = [];
@@ -460,7 +498,7 @@ function encodeIndex(dir: DirId | null, entries: IndexEntry[], badNames: string[
   const openText = open.map((l) => l + '\n').join('');
   const restText = rest.map((l) => l + '\n').join('');
   // openBytes depends on the header's own length: settle it in two passes.
-  const header: IndexHeader = { format: FORMAT, version: VERSION, dir, closed, unsure, openBytes: 0, open: open.length, rest: rest.length };
+  const header: IndexHeader = { format: FORMAT, version: VERSION, dir, hwm, closed, unsure, openBytes: 0, open: open.length, rest: rest.length };
   let headerText = '';
   for (let pass = 0; pass < 3; pass++) {
     headerText = JSON.stringify(header) + '\n';
@@ -485,39 +523,23 @@ function sealed(buf: Buffer, end: number): boolean {
 }
 
 /**
- * Two 32-bit multiplicative hashes over the bytes before `end`, four at a
- * time: catches a torn, truncated or damaged index (it is not a defence
- * against someone forging one; it lives in the user's own runtime folder).
+ * CRC-32 of the bytes before `end`: catches a torn, truncated or damaged
+ * index (not someone forging one: it lives in the user's own runtime
+ * folder). zlib is loaded on first use, through getBuiltinModule, which costs
+ * about a millisecond where an ESM import of it costs several.
  */
 function checksum(buf: Buffer, end: number): string {
-  const words = end >> 2;
-  let bytes: Uint8Array = buf;
-  if ((buf.byteOffset & 3) !== 0) {
-    // Int32Array needs an aligned start (small buffers come from a shared pool).
-    bytes = new Uint8Array(end);
-    bytes.set(buf.subarray(0, end));
-  }
-  const view = new Int32Array(bytes.buffer, bytes.byteOffset, words);
-  let a = 0x811c9dc5 | 0;
-  let b = 0x2545f491 | 0;
-  for (let i = 0; i < words; i++) {
-    const w = view[i];
-    a = Math.imul(a ^ w, 0x01000193);
-    b = Math.imul(b ^ w, 0x5bd1e995);
-    b ^= b >>> 15;
-  }
-  for (let i = words << 2; i < end; i++) {
-    a = Math.imul(a ^ buf[i], 0x01000193);
-    b = Math.imul(b ^ buf[i], 0x5bd1e995);
-  }
-  a = Math.imul(a ^ end, 0x01000193);
-  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+  crc32 ??= process.getBuiltinModule('node:zlib').crc32;
+  return crc32(buf.subarray(0, end)).toString(16).padStart(8, '0');
 }
+
+let crc32: ((data: Uint8Array) => number) | undefined;
 
 function parseHeader(text: string): IndexHeader | undefined {
   const header = JSON.parse(text) as IndexHeader;
   if (header === null || typeof header !== 'object' || header.format !== FORMAT || header.version !== VERSION) return undefined;
   if (!Number.isSafeInteger(header.openBytes) || !Number.isSafeInteger(header.open) || !Number.isSafeInteger(header.rest)) return undefined;
+  if (header.hwm !== null && !Number.isSafeInteger(header.hwm)) return undefined;
   return header;
 }
 
@@ -564,7 +586,7 @@ function readIndex(file: string): IndexFile | undefined {
       if (typeof item[0] === 'string') badNames.push(item[0]);
       else if (item.length === 1) entries.set(item[0] as number, { id: item[0] as number, line: body[i] });
       else {
-        const [id, ino, size, mtimeMs, ctimeMs, raw] = item as [number, number, number, number, number, RawTask];
+        const [id, ino, size, mtimeMs, ctimeMs, raw] = item as [number, number, number, number, number, Task];
         entries.set(id, { id, fileId: [ino, size, mtimeMs, ctimeMs], raw, line: body[i] });
       }
     }
