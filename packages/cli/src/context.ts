@@ -1,4 +1,6 @@
-import { TaskStore, findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task } from '@dotasks/core';
+// The read path and the store only, not the whole core (see read.ts in the core): the fast path's commands start sooner.
+import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task } from '@dotasks/core/read';
+import { TaskStore } from '@dotasks/core/store';
 
 export { reportProblems } from './problems.js';
 

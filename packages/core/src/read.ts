@@ -4,12 +4,13 @@
  * and `tasks ready` import this instead of `@dotasks/core`, whose index loads
  * every module of the core (locks, transactions, leases, doctor, merge …);
  * that alone cost more than reading a 1,000-task board (docs/decisions.md,
- * "The board index").
+ * "The board index"). Commands that write take TaskStore from
+ * `@dotasks/core/store` (store.js and what it imports) for the same reason.
  */
-export { findBoard, resolveBoardDir, type FindBoardOptions } from './board.js';
+export { findBoard, resolveBoardDir, resolveOwner, type FindBoardOptions } from './board.js';
 export { loadBoardSnapshot, BOARD_INDEX_FILE } from './board-index.js';
 export { readConfig, type BoardConfig } from './config.js';
-export { TasksError, CorruptTaskError, isErrnoException, type ErrorCode } from './errors.js';
+export { ClaimError, TasksError, CorruptTaskError, isErrnoException, type ErrorCode } from './errors.js';
 export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskStatus } from './format.js';
 export { isReady, openBlockers, type TaskLookup } from './graph.js';
 export {

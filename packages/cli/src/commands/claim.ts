@@ -1,4 +1,5 @@
-import { ClaimError, TasksError, claimWithWorktree, parseTaskId, type ClaimResult, type WorktreeClaimResult } from '@dotasks/core';
+import type { ClaimResult, WorktreeClaimResult } from '@dotasks/core';
+import { ClaimError, TasksError, parseTaskId } from '@dotasks/core/read';
 import { actingOwner, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 
 export interface ClaimOptions extends GlobalOptions {
@@ -32,8 +33,11 @@ export async function claim(options: ClaimOptions): Promise<CommandOutput> {
   const lease = { ttlSeconds: options.lease, pid: options.pid };
   let result: ClaimResult | WorktreeClaimResult;
   try {
-    if (options.worktree) result = await claimWithWorktree(store, id, { owner, lease, path: options.path, base: options.base });
-    else result = id !== undefined ? await store.claimTask(id, { owner, lease }) : await store.claimNext({ owner, lease });
+    if (options.worktree) {
+      // Loaded only here: worktrees (and the rest of the core) are not needed for a plain claim.
+      const { claimWithWorktree } = await import('@dotasks/core');
+      result = await claimWithWorktree(store, id, { owner, lease, path: options.path, base: options.base });
+    } else result = id !== undefined ? await store.claimTask(id, { owner, lease }) : await store.claimNext({ owner, lease });
   } catch (error) {
     if (!(error instanceof ClaimError)) throw error;
     const d = error.details;
