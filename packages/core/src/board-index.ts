@@ -14,10 +14,11 @@
  *   exact: it stats every task file and reads the ones whose identity
  *   changed; the folder's own identity tells whether names came or went.
  * - openClaimView (claimNext) only chooses candidates, which the claim
- *   re-checks under the task's lock. It looks at open tasks, at names the
- *   index does not know and at files it could not trust, but takes
- *   completed and deleted tasks (final states: no command reopens one) from
- *   the index for FINAL_TRUST_MS after an exact pass looked at every file.
+ *   re-checks under the task's lock. It looks at the open tasks, at files
+ *   it could not trust and at ids above the high-water mark the index saw,
+ *   and takes the rest (completed and deleted tasks, final states no
+ *   command reopens; which files exist below the mark) from the index, for
+ *   FINAL_TRUST_MS after an exact pass found the index right.
  *
  * An identity is trusted only if its ctime is older than a clock reading of
  * the same file system taken before the file was looked at (the ctime of a
@@ -25,16 +26,16 @@
  * change, even in place with the same size and mtime, then gives a newer
  * ctime. Whatever changed too recently is marked unsure and read again.
  */
-import { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, futimesSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptTaskError, TasksError, isErrnoException } from './errors.js';
-import { cloneJson, createRecord, isClosed, parseTask, setOwn, taskFileName, type Task } from './format.js';
+import { cloneJson, createRecord, isClosed, parseTask, setOwn, taskFileName, type Task, type TaskStatus } from './format.js';
 import type { BoardSnapshot, TaskProblem } from './store.js';
 import { readTaskFile } from './task-file.js';
 
 /** The index file, in the board's runtime folder. The version is in the name so two versions of dotasks do not take turns rewriting it. */
 export const BOARD_INDEX_FILE = 'board-index.v1';
-/** How long claimNext trusts completed and deleted tasks from the index after an exact pass (ms). */
+/** How long claimNext trusts the index for what it does not look at, after an exact pass found it right (ms). */
 export const FINAL_TRUST_MS = 10_000;
 
 // store.ts's RUNTIME_DIR and HIGHWATERMARK_FILE; not imported, because store.js loads the whole write path.
@@ -48,12 +49,22 @@ const VERSION = 1;
 const SEAL_BYTES = 10;
 // An exact pass that found the index right moves its mtime on when it is older than this (ms).
 const REFRESH_MS = 1000;
+const NOT_A_TASK_NAME = 'not a task file name (expected task_N.json, N without leading zeros)';
+const NO_THROW = { throwIfNoEntry: false } as const;
+const { S_IFMT, S_IFREG } = constants;
 
 /** inode, size, mtimeMs, ctimeMs of a task file. */
 type FileId = [number, number, number, number];
 /** dev, inode, mtimeMs, ctimeMs of the board folder. */
 type DirId = [number, number, number, number];
 
+/**
+ * The file: this header as one line; the open part, a JSON array of the
+ * open tasks' entries, one a line; a seal; the rest, an array of the
+ * closed tasks' and unsure ids' entries; a seal. Each seal is a CRC of every
+ * byte before it, so claimNext reads and checks the open part only. The
+ * header alone says which ids the index holds.
+ */
 interface IndexHeader {
   format: string;
   version: number;
@@ -65,30 +76,28 @@ interface IndexHeader {
   closed: [number, number][];
   /** Ids whose files are read every time: bad files and files changed too recently to trust. */
   unsure: number[];
+  /** Names that look like task files but are not (`task_01.json`), reported as problems. */
+  bad: string[];
   /** Bytes from the start of the file to the seal of the open part. */
   openBytes: number;
-  /** Lines in the open part (open tasks) and in the rest (closed tasks, unsure ids, bad names). */
+  /** Entries in the open part and in the rest. */
   open: number;
   rest: number;
 }
 
-/**
- * The file: a header line; one line per open task `[id,ino,size,mtimeMs,ctimeMs,task]`;
- * a seal; one line per closed task (same shape), unsure id `[id]` or bad name
- * `["task_01.json"]`; a seal. Each seal is a checksum of every byte before it,
- * so claimNext reads and checks the small open part only, and listings the whole.
- */
-interface IndexEntry {
-  line: string;
+/** An entry: `[id, ino, size, mtimeMs, ctimeMs, task]` for a trusted file, `[id]` for one read every time. */
+type EntryItem = [number, number, number, number, number, Task] | [number];
+
+/** An entry of the index being written: its line, and its task's status unless it is unsure. */
+interface IndexLine {
   id: number;
-  fileId?: FileId;
-  /** The task as JSON.parse gives it from the index (see taskFromRaw). */
-  raw?: Task;
+  line: string;
+  status?: TaskStatus;
 }
 
 /** What claimNext scans: candidate ids and a way to look tasks up (see openClaimView). */
 export interface ClaimView {
-  /** Ids that may be ready, ascending: open tasks, unsure files and names the index does not know. */
+  /** Ids that may be ready, ascending: open tasks, unsure files and ids the index does not know. */
   candidates: number[];
   /** The task with this id, for readiness; completed and deleted ones may come from the index. */
   lookup(id: number): Task | undefined;
@@ -121,41 +130,54 @@ export function loadBoardSnapshot(dir: string): BoardSnapshot {
     let changed = old === undefined;
     let dirId: DirId | null;
     let ids: number[];
-    let badNames: string[];
+    let bad: string[];
     const dirStat = statBoardDir(dir);
     if (old?.header.dir && sameDir(old.header.dir, dirStat)) {
       // No name came or went since the index listed them.
       dirId = old.header.dir;
-      ids = [...old.entries.keys()];
-      badNames = old.badNames;
+      ids = idsOf(old);
+      bad = old.header.bad;
     } else {
       const stamp = writer.stamp();
       const fresh = statBoardDir(dir);
-      ({ ids, badNames } = sortNames(readBoardNames(dir)));
+      ({ ids, bad } = sortNames(readBoardNames(dir)));
       dirId = stamp !== undefined && fresh.ctimeMs < stamp ? dirIdOf(fresh) : null;
-      if (!old || !sameDirId(old.header.dir, dirId) || badNames.join('/') !== old.badNames.join('/')) changed = true;
+      if (!old || !sameDirId(old.header.dir, dirId) || bad.join('/') !== old.header.bad.join('/')) changed = true;
+    }
+    if (old && old.header.hwm !== hwm) changed = true;
+
+    // Every file is looked at before the index's tasks are parsed: the garbage of thousands of
+    // stats is then collected while little else is alive, instead of copying those tasks each time.
+    const prefix = join(dir, 'task_');
+    const paths = ids.map((id) => `${prefix}${id}.json`);
+    const seen = new Float64Array(ids.length * 4);
+    const isFile = new Uint8Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const stat = statSync(paths[i], NO_THROW);
+      if (!stat || (stat.mode & S_IFMT) !== S_IFREG) continue;
+      isFile[i] = 1;
+      seen[i * 4] = stat.ino;
+      seen[i * 4 + 1] = stat.size;
+      seen[i * 4 + 2] = stat.mtimeMs;
+      seen[i * 4 + 3] = stat.ctimeMs;
     }
 
+    const entries = old ? parseEntries(old) : undefined;
     const tasks: Task[] = [];
-    const problems: TaskProblem[] = badNames.map((name) => ({
-      file: join(dir, name),
-      message: `not a task file name (expected task_N.json, N without leading zeros)`,
-    }));
-    const lines: IndexEntry[] = [];
-    const prefix = join(dir, 'task_');
-    for (const id of ids) {
-      const path = `${prefix}${id}.json`;
-      const cached = old?.entries.get(id);
-      if (cached?.fileId) {
-        const stat = statSync(path, { throwIfNoEntry: false });
-        if (stat && stat.isFile() && sameFile(cached.fileId, stat)) {
-          tasks.push(taskFromRaw(cached.raw!));
-          lines.push(cached);
-          continue;
-        }
+    const problems: TaskProblem[] = bad.map((name) => ({ file: join(dir, name), message: NOT_A_TASK_NAME }));
+    const lines: (IndexLine | number)[] = []; // a number: the old entry at that position, kept
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      const path = paths[i];
+      const at = entries?.positions.get(id);
+      const item = at === undefined ? undefined : entries!.items[at];
+      if (item && item.length === 6 && isFile[i] && item[1] === seen[i * 4] && item[2] === seen[i * 4 + 1] && item[3] === seen[i * 4 + 2] && item[4] === seen[i * 4 + 3]) {
+        tasks.push(taskFromRaw(item[5]));
+        lines.push(at!);
+        continue;
       }
       const stamp = writer.stamp();
-      let entry: IndexEntry;
+      let entry: IndexLine;
       try {
         const read = readTaskFile(path);
         if (read === undefined) {
@@ -164,24 +186,24 @@ export function loadBoardSnapshot(dir: string): BoardSnapshot {
         }
         const task = parseTask(read.text, path);
         tasks.push(task);
-        entry = stamp !== undefined && read.stat.ctimeMs < stamp ? taskEntry(task, read.stat) : unsureEntry(id);
+        entry = stamp !== undefined && read.stat.ctimeMs < stamp ? taskLine(task, read.stat) : unsureLine(id);
       } catch (error) {
         if (!(error instanceof CorruptTaskError)) throw error;
         problems.push({ file: error.file, id, line: error.line, column: error.column, message: String(error.details.problem) });
-        entry = unsureEntry(id);
+        entry = unsureLine(id);
       }
-      if (entry.line !== cached?.line) changed = true;
+      // An unsure entry that stays unsure changes nothing; anything else does.
+      if (!item || item.length === 6 || entry.status !== undefined) changed = true;
       lines.push(entry);
     }
-    if (old && lines.length !== old.entries.size) changed = true;
+    if (old && lines.length !== old.header.open + old.header.rest) changed = true;
 
     tasks.sort((a, b) => a.id - b.id);
     problems.sort((a, b) => (a.id ?? 0) - (b.id ?? 0) || a.file.localeCompare(b.file));
     const snapshot = { tasks, byId: new Map(tasks.map((t) => [t.id, t])), problems };
 
-    // The index file's mtime says when an exact pass last found it right (claimNext trusts its closed tasks for a while after).
-    if (old && old.header.hwm !== hwm) changed = true;
-    if (changed) writer.write(boardIndexPath(dir), encodeIndex(dirId, hwm, lines, badNames), verifiedAt);
+    // The index file's mtime says when an exact pass last found it right (claimNext trusts it for a while after).
+    if (changed) writer.write(boardIndexPath(dir), encodeIndex(dirId, hwm, bad, lines.map((l) => (typeof l === 'number' ? entries!.lineAt(l) : l))), verifiedAt);
     else if (old && !(verifiedAt - old.verifiedAt >= 0 && verifiedAt - old.verifiedAt < REFRESH_MS)) touch(old.fd, verifiedAt);
     return snapshot;
   } finally {
@@ -191,15 +213,23 @@ export function loadBoardSnapshot(dir: string): BoardSnapshot {
 }
 
 /** The ids of task file names, and the other names that look like task files. */
-function sortNames(names: string[]): { ids: number[]; badNames: string[] } {
+function sortNames(names: string[]): { ids: number[]; bad: string[] } {
   const ids: number[] = [];
-  const badNames: string[] = [];
+  const bad: string[] = [];
   for (const name of names) {
     const id = taskIdOf(name);
     if (id !== undefined) ids.push(id);
-    else if (/^task_.*\.json$/i.test(name)) badNames.push(name);
+    else if (/^task_.*\.json$/i.test(name)) bad.push(name);
   }
-  return { ids, badNames: badNames.sort() };
+  return { ids, bad: bad.sort() };
+}
+
+/** The ids an index holds, from its header and the ids that start its open lines. */
+function idsOf(index: IndexFile): number[] {
+  const ids = splitLines(index.openText).map(leadingId);
+  for (const [from, to] of index.header.closed) for (let id = from; id <= to; id++) ids.push(id);
+  ids.push(...index.header.unsure);
+  return ids;
 }
 
 /** Sets a file's mtime (through a descriptor of the very file that was checked); failing only means a staler time. */
@@ -421,12 +451,11 @@ function sameFile(id: FileId, stat: Stats): boolean {
 
 // ---- entries ----------------------------------------------------------------
 
-function taskEntry(task: Task, stat: Stats): IndexEntry {
-  const fileId: FileId = [stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs];
-  return { id: task.id, fileId, raw: task, line: JSON.stringify([task.id, ...fileId, task]) };
+function taskLine(task: Task, stat: Stats): IndexLine {
+  return { id: task.id, status: task.status, line: JSON.stringify([task.id, stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs, task]) };
 }
 
-function unsureEntry(id: number): IndexEntry {
+function unsureLine(id: number): IndexLine {
   return { id, line: `[${id}]` };
 }
 
@@ -477,28 +506,27 @@ function inRanges(ranges: [number, number][], id: number): boolean {
 
 // ---- the file ---------------------------------------------------------------
 
-function encodeIndex(dir: DirId | null, hwm: number | null, entries: IndexEntry[], badNames: string[]): Buffer {
+function encodeIndex(dir: DirId | null, hwm: number | null, bad: string[], entries: IndexLine[]): Buffer {
   entries.sort((a, b) => a.id - b.id);
   const open: string[] = [];
   const rest: string[] = [];
   const unsure: number[] = [];
   const closed: [number, number][] = [];
   for (const entry of entries) {
-    if (!entry.raw) {
+    if (entry.status === undefined) {
       unsure.push(entry.id);
       rest.push(entry.line);
-    } else if (isClosed(entry.raw.status)) {
+    } else if (isClosed(entry.status)) {
       const last = closed.at(-1);
       if (last && last[1] === entry.id - 1) last[1] = entry.id;
       else closed.push([entry.id, entry.id]);
       rest.push(entry.line);
     } else open.push(entry.line);
   }
-  for (const name of badNames) rest.push(JSON.stringify([name]));
-  const openText = open.map((l) => l + '\n').join('');
-  const restText = rest.map((l) => l + '\n').join('');
-  // openBytes depends on the header's own length: settle it in two passes.
-  const header: IndexHeader = { format: FORMAT, version: VERSION, dir, hwm, closed, unsure, openBytes: 0, open: open.length, rest: rest.length };
+  const openText = `[${open.join(',\n')}]\n`;
+  const restText = `[${rest.join(',\n')}]\n`;
+  // openBytes depends on the header's own length: settle it in a few passes.
+  const header: IndexHeader = { format: FORMAT, version: VERSION, dir, hwm, closed, unsure, bad, openBytes: 0, open: open.length, rest: rest.length };
   let headerText = '';
   for (let pass = 0; pass < 3; pass++) {
     headerText = JSON.stringify(header) + '\n';
@@ -507,8 +535,8 @@ function encodeIndex(dir: DirId | null, hwm: number | null, entries: IndexEntry[
     header.openBytes = openBytes;
   }
   const head = Buffer.from(headerText + openText);
-  const sealed = Buffer.concat([head, seal(head, head.length)]);
-  const all = Buffer.concat([sealed, Buffer.from(restText)]);
+  const sealedHead = Buffer.concat([head, seal(head, head.length)]);
+  const all = Buffer.concat([sealedHead, Buffer.from(restText)]);
   return Buffer.concat([all, seal(all, all.length)]);
 }
 
@@ -540,20 +568,27 @@ function parseHeader(text: string): IndexHeader | undefined {
   if (header === null || typeof header !== 'object' || header.format !== FORMAT || header.version !== VERSION) return undefined;
   if (!Number.isSafeInteger(header.openBytes) || !Number.isSafeInteger(header.open) || !Number.isSafeInteger(header.rest)) return undefined;
   if (header.hwm !== null && !Number.isSafeInteger(header.hwm)) return undefined;
+  if (!Array.isArray(header.closed) || !Array.isArray(header.unsure) || !Array.isArray(header.bad)) return undefined;
   return header;
+}
+
+/** The lines of a part (`[line,\nline]\n`). */
+function splitLines(part: string): string[] {
+  return part.length > 3 ? part.slice(1, -2).split(',\n') : [];
 }
 
 interface IndexFile {
   header: IndexHeader;
-  entries: Map<number, IndexEntry>;
-  badNames: string[];
+  /** The open part and the rest, as written (JSON arrays). */
+  openText: string;
+  restText: string;
   /** The file's mtime: when an exact pass last found it right. */
   verifiedAt: number;
   /** Open on the file that was read, to move its mtime on; the caller closes it. */
   fd: number;
 }
 
-/** The whole index, checked; undefined when missing, torn, damaged or not this version. */
+/** The whole index, checked; undefined when missing, torn, damaged or not this version. Its parts are parsed by parseEntries. */
 function readIndex(file: string): IndexFile | undefined {
   let fd: number;
   try {
@@ -573,30 +608,40 @@ function readIndex(file: string): IndexFile | undefined {
       got += n;
     }
     if (!sealed(buf, buf.length)) return undefined;
-    const lines = buf.toString('utf8', 0, buf.length - SEAL_BYTES).split('\n');
-    lines.pop();
-    const header = parseHeader(lines[0]);
-    if (!header || lines.length !== header.open + header.rest + 2) return undefined;
-    const body = lines.slice(1, header.open + 1).concat(lines.slice(header.open + 2));
-    const parsed = JSON.parse(`[${body.join(',')}]`) as unknown[][];
-    const entries = new Map<number, IndexEntry>();
-    const badNames: string[] = [];
-    for (let i = 0; i < parsed.length; i++) {
-      const item = parsed[i];
-      if (typeof item[0] === 'string') badNames.push(item[0]);
-      else if (item.length === 1) entries.set(item[0] as number, { id: item[0] as number, line: body[i] });
-      else {
-        const [id, ino, size, mtimeMs, ctimeMs, raw] = item as [number, number, number, number, number, Task];
-        entries.set(id, { id, fileId: [ino, size, mtimeMs, ctimeMs], raw, line: body[i] });
-      }
-    }
+    const eol = buf.indexOf(10);
+    const header = parseHeader(buf.toString('utf8', 0, eol));
+    if (!header || header.openBytes <= eol || header.openBytes + SEAL_BYTES > buf.length - SEAL_BYTES) return undefined;
+    const openText = buf.toString('utf8', eol + 1, header.openBytes);
+    const restText = buf.toString('utf8', header.openBytes + SEAL_BYTES, buf.length - SEAL_BYTES);
     kept = true;
-    return { header, entries, badNames, verifiedAt: stat.mtimeMs, fd };
+    return { header, openText, restText, verifiedAt: stat.mtimeMs, fd };
   } catch {
     return undefined;
   } finally {
     if (!kept) closeSync(fd);
   }
+}
+
+/** The entries of an index: by position (the open part first), each id's position, and each position's line (split on demand). */
+function parseEntries(index: IndexFile): { items: EntryItem[]; positions: Map<number, number>; lineAt(at: number): IndexLine } {
+  let items: EntryItem[];
+  try {
+    items = (JSON.parse(index.openText) as EntryItem[]).concat(JSON.parse(index.restText) as EntryItem[]);
+  } catch {
+    items = []; // cannot happen with a sealed index; then nothing is trusted
+  }
+  const positions = new Map<number, number>();
+  for (let at = 0; at < items.length; at++) positions.set(items[at][0], at);
+  let lines: string[] | undefined;
+  return {
+    items,
+    positions,
+    lineAt(at) {
+      lines ??= splitLines(index.openText).concat(splitLines(index.restText));
+      const item = items[at];
+      return { id: item[0], line: lines[at], status: item.length === 6 ? item[5].status : undefined };
+    },
+  };
 }
 
 /** The header and open part of the index, checked; reads only those bytes. */
@@ -625,9 +670,8 @@ function readIndexHead(file: string): { header: IndexHeader; open: string[]; ver
       if (eol >= got) eol = -1;
     }
     const header = parseHeader(buf.toString('utf8', 0, eol));
-    if (!header) return undefined;
+    if (!header || header.openBytes <= eol) return undefined;
     const want = header.openBytes + SEAL_BYTES;
-    if (want < eol + 1 + SEAL_BYTES) return undefined;
     if (want > buf.length) {
       const more = Buffer.alloc(want);
       buf.copy(more, 0, 0, got);
@@ -639,7 +683,7 @@ function readIndexHead(file: string): { header: IndexHeader; open: string[]; ver
       got += n;
     }
     if (!sealed(buf, want)) return undefined;
-    const open = header.open ? buf.toString('utf8', eol + 1, header.openBytes - 1).split('\n') : [];
+    const open = splitLines(buf.toString('utf8', eol + 1, header.openBytes));
     if (open.length !== header.open) return undefined;
     return { header, open, verifiedAt: fstatSync(fd).mtimeMs };
   } catch {
