@@ -105,35 +105,61 @@ export function filterTasks(snapshot: BoardSnapshot, filter: ListFilter = {}): T
 
 /** Counts of a board, for summaries. */
 export function countTasks(snapshot: BoardSnapshot): BoardCounts {
-  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  return countWith(snapshot, openBlockersOf(snapshot));
+}
+
+function countWith(snapshot: BoardSnapshot, open: (task: Task) => readonly number[]): BoardCounts {
   const counts: BoardCounts = { total: 0, pending: 0, in_progress: 0, completed: 0, deleted: 0, ready: 0, blocked: 0 };
   for (const t of snapshot.tasks) {
     counts.total++;
     counts[t.status]++;
     if (t.status === 'pending') {
-      if (openBlockers(t, lookup).length) counts.blocked++;
+      if (open(t).length) counts.blocked++;
       else if (t.owner === '') counts.ready++;
     }
   }
   return counts;
 }
 
+// Internal: no open blockers. Never handed out (the public functions return fresh arrays).
+const NONE: readonly number[] = [];
+
+/**
+ * openBlockers for the tasks of one snapshot, each computed once: a listing
+ * needs them for its lines, its counts and its ready list, which on 10,000
+ * tasks cost as much as reading the board through its index.
+ */
+function openBlockersOf(snapshot: BoardSnapshot): (task: Task) => readonly number[] {
+  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const memo = new Map<Task, number[]>();
+  return (task) => {
+    if (task.blockedBy.length === 0) return NONE;
+    let open = memo.get(task);
+    if (open === undefined) memo.set(task, (open = openBlockers(task, lookup)));
+    return open;
+  };
+}
+
 /** `[>] #2: Transform AST (agent-1: transforming)`, `[ ] #4: Run tests (blocked by: #2, #3)` (PROTOCOL §8). */
 export function renderTaskLine(task: Task, lookup: TaskLookup, style: RenderStyle = PLAIN_STYLE): string {
-  const notes: string[] = [];
+  return taskLine(task, task.status === 'pending' ? openBlockers(task, lookup) : NONE, style);
+}
+
+/** renderTaskLine with the task's open blockers already known (only a pending task's are used). */
+function taskLine(task: Task, open: readonly number[], style: RenderStyle): string {
+  let notes = '';
   let paint = style.muted;
   if (task.status === 'in_progress') {
     const who = task.owner || 'unowned';
-    notes.push(task.activeForm ? `${who}: ${task.activeForm}` : who);
+    notes = task.activeForm ? `${who}: ${task.activeForm}` : who;
     paint = style.inProgress;
   } else if (task.status === 'pending') {
-    const open = openBlockers(task, lookup);
-    if (open.length) notes.push(`blocked by: ${open.map((id) => `#${id}`).join(', ')}`);
-    if (task.owner) notes.push(`owner: ${task.owner}`);
+    if (open.length) notes = `blocked by: ${open.map((id) => `#${id}`).join(', ')}`;
+    if (task.owner) notes = notes ? `${notes}; owner: ${task.owner}` : `owner: ${task.owner}`;
     paint = open.length || task.owner ? style.blocked : style.ready;
-  } else if (task.status === 'deleted') notes.push('deleted');
+  } else if (task.status === 'deleted') notes = 'deleted';
   else paint = style.completed;
-  return paint(`${MARKS[task.status]} #${task.id}: ${task.subject}${notes.length ? ` (${notes.join('; ')})` : ''}`);
+  return paint(`${MARKS[task.status]} #${task.id}: ${task.subject}${notes ? ` (${notes})` : ''}`);
 }
 
 /** One line per problem file: `! path:line:col: message`. */
@@ -144,13 +170,21 @@ export function renderProblem(problem: TaskProblem, style: RenderStyle = PLAIN_S
 
 /** The summary line under a board: counts, and which tasks are ready right now. */
 export function renderSummary(snapshot: BoardSnapshot): string {
-  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
-  const c = countTasks(snapshot);
+  return summaryWith(snapshot, openBlockersOf(snapshot));
+}
+
+function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly number[]): string {
+  const c = countWith(snapshot, open);
   const live = c.total - c.deleted;
-  const ready = snapshot.tasks.filter((t) => isReady(t, lookup)).map((t) => `#${t.id}`);
+  // The first ten ready tasks (isReady: pending, unowned, nothing open); c.ready counts them all.
+  const ready: string[] = [];
+  for (const t of snapshot.tasks) {
+    if (ready.length === 10) break;
+    if (t.status === 'pending' && t.owner === '' && open(t).length === 0) ready.push(`#${t.id}`);
+  }
   const parts = [`${c.completed}/${live} done`];
   if (c.in_progress) parts.push(`${c.in_progress} in progress`);
-  parts.push(ready.length ? `ready: ${ready.slice(0, 10).join(', ')}${ready.length > 10 ? ` (+${ready.length - 10})` : ''}` : 'nothing ready');
+  parts.push(c.ready ? `ready: ${ready.join(', ')}${c.ready > 10 ? ` (+${c.ready - 10})` : ''}` : 'nothing ready');
   if (c.blocked) parts.push(`${c.blocked} blocked`);
   if (snapshot.problems.length) parts.push(`${snapshot.problems.length} bad file${snapshot.problems.length > 1 ? 's' : ''}`);
   return parts.join(' · ');
@@ -163,11 +197,11 @@ export function renderBoard(
   options: { summary?: boolean; style?: RenderStyle } = {},
 ): string {
   const style = options.style ?? PLAIN_STYLE;
-  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
-  const lines = filterTasks(snapshot, filter).map((t) => renderTaskLine(t, lookup, style));
+  const open = openBlockersOf(snapshot);
+  const lines = filterTasks(snapshot, filter).map((t) => taskLine(t, t.status === 'pending' ? open(t) : NONE, style));
   if (lines.length === 0) lines.push(snapshot.tasks.length ? '(no tasks match)' : "(no tasks yet: add one with 'tasks create \"subject\"')");
   for (const p of snapshot.problems) lines.push(renderProblem(p, style));
-  if (options.summary !== false && snapshot.tasks.length) lines.push(style.muted(renderSummary(snapshot)));
+  if (options.summary !== false && snapshot.tasks.length) lines.push(style.muted(summaryWith(snapshot, open)));
   return lines.join('\n');
 }
 
