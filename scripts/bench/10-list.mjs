@@ -13,6 +13,7 @@
 // last rows time the exact pass and a claim without any index on their own.
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { TaskStore, BOARD_INDEX_FILE } from '../../packages/core/dist/index.js';
 import { TASKS_BIN, makeBoard, makeHistoryBoard, median, percentile, timeProcess, verdict } from '../lib/bench-util.mjs';
@@ -40,6 +41,8 @@ async function claimAndRelease() {
   return ms;
 }
 
+// Other work on the machine moves every row (on 2 cores, a busy neighbour doubles them): say how busy it was.
+const loadAtStart = loadavg()[0];
 // First runs write each board's index.
 for (const b of boards) timeProcess([TASKS_BIN, 'list', '--dir', b.dir], { env, allowFail: true });
 await claimAndRelease();
@@ -68,6 +71,7 @@ for (let i = 0; i < Math.min(RUNS, 3); i++) {
 
 const base = median(rows.base);
 const list100 = median(rows[100]);
+const loadBefore = loadAtStart;
 let failed = false;
 const line = (label, values, against, againstLabel, target) => {
   const m = median(values);
@@ -79,7 +83,7 @@ const line = (label, values, against, againstLabel, target) => {
     `${label.padEnd(34)} median ${m.toFixed(1).padStart(6)} ms (${spread}) = ${ratio.toFixed(2)}x ${againstLabel}${target ? ` (target <= ${target}x: ${verdict(ok)})` : ''}`,
   );
 };
-console.log(`node -e 0: median ${base.toFixed(1)} ms over ${RUNS} runs`);
+console.log(`node -e 0: median ${base.toFixed(1)} ms over ${RUNS} runs (load average ${loadBefore.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end)`);
 line('tasks list, 100 tasks', rows[100], base, 'node -e 0');
 line('tasks list, 1,000 tasks', rows[1000], base, 'node -e 0', 1.5);
 line('tasks list, 10,000 tasks', rows[10000], base, 'node -e 0', 3);
