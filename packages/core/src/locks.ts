@@ -113,7 +113,7 @@ class Lock implements HeldLock {
     const names = readNames(this.path);
     if (names === undefined) return 'its lock folder is gone';
     if (!names.includes(this.holder)) return 'another process took it over after it went stale';
-    if (names.length > 1) return 'another process took it over at the same moment';
+    if (names.some((n) => n.startsWith(HOLDER_PREFIX) && n !== this.holder)) return 'another process took it over at the same moment';
     return undefined;
   }
 
@@ -212,6 +212,27 @@ function markHolder(lock: Lock): boolean {
   }
   return lock.lost() === undefined;
 }
+
+/**
+ * Marks a held lock exclusive: `exclusive.<holder>` in its folder (mtime put
+ * back, as for the holder mark). The board lock held this way stands for
+ * every task lock (docs/decisions.md, "One writer").
+ */
+export function markExclusive(lock: HeldLock): void {
+  const path = lock.path;
+  const holder = (lock as Lock).holder;
+  const before = fs.statSync(path);
+  fs.mkdirSync(join(path, `${EXCLUSIVE_PREFIX}${holder}`));
+  fs.utimesSync(path, before.atime, before.mtime);
+  lock.assertHeld();
+}
+
+/** True when the lock folder at `lockPath` is held with the exclusive mark. */
+export function isExclusivelyHeld(lockPath: string): boolean {
+  return readNames(lockPath)?.some((n) => n.startsWith(EXCLUSIVE_PREFIX)) ?? false;
+}
+
+const EXCLUSIVE_PREFIX = 'exclusive.';
 
 async function releaseLock(lock: Lock, releaseFolder: () => Promise<void>): Promise<void> {
   const key = resolve(lock.path);

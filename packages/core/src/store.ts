@@ -1005,7 +1005,7 @@ export class TaskStore implements TxHost {
         continue;
       }
       if (!options.dryRun) {
-        const reaped = await this.reapOne(lease, reason, options);
+        const reaped = await this.reapOne(lease, reason, options, options.now);
         if (!reaped) continue;
       }
       out.push({ task: lease.task, owner: lease.owner, reason, lease });
@@ -1013,12 +1013,12 @@ export class TaskStore implements TxHost {
     return out;
   }
 
-  private async reapOne(lease: Lease, reason: string, options: ActorOptions): Promise<boolean> {
+  private async reapOne(lease: Lease, reason: string, options: ActorOptions, now?: number): Promise<boolean> {
     const result = await this.transact({ tasks: [lease.task] }, (tx) => {
       // Re-check under the lock: a heartbeat may have renewed it meanwhile.
       const fresh = tx.readLease(lease.task);
       const task = tx.edit(lease.task);
-      if (!fresh || fresh.claimedAt !== lease.claimedAt || !leaseExpiry(fresh) || task.status !== 'in_progress' || task.owner !== lease.owner)
+      if (!fresh || fresh.claimedAt !== lease.claimedAt || !leaseExpiry(fresh, now) || task.status !== 'in_progress' || task.owner !== lease.owner)
         return false;
       task.status = 'pending';
       task.owner = '';
