@@ -116,7 +116,7 @@ describe('a change of several files is whole or not at all', () => {
     setFaultHook((call, path) => {
       if (call === 'rename' && ++seen >= 3) throw systemError('EIO', call, path);
     });
-    const error = await store.completeTask(1, { actor: 'ann' }).catch((e: TasksError) => e);
+    const error = (await store.completeTask(1, { actor: 'ann' }).catch((e: unknown) => e)) as TasksError;
     setFaultHook(undefined);
     expect(error).toMatchObject({ code: 'E_IO' });
     expect(error.message).toMatch(/half applied and the next command that takes these locks completes it/);
@@ -187,7 +187,7 @@ describe('the high-water mark', () => {
       const store = board();
       await store.createTask({ subject: 'one' });
       writeFileSync(join(store.dir, '.highwatermark'), text);
-      const error = await store.createTask({ subject: 'two' }).catch((e: TasksError) => e);
+      const error = (await store.createTask({ subject: 'two' }).catch((e: unknown) => e)) as TasksError;
       expect(error).toMatchObject({ code: 'E_CORRUPT' });
       expect(error.message).toContain(join(store.dir, '.highwatermark'));
       expect(error.message).toContain('tasks doctor --fix');

@@ -345,7 +345,11 @@ export class Transaction {
     if (ops.length === 0 && this.events.length === 0) return { written: [], events: [] };
     // Two processes can both take over one stale lock (proper-lockfile #121): re-check what we read.
     for (const op of ops) if (readFileIfExists(join(this.host.dir, op.file)) !== op.before) throw new ConcurrentChange();
-    this.assertAllHeld();
+    try {
+      this.assertAllHeld();
+    } catch (error) {
+      throw new LockLost(error);
+    }
 
     // Stage: complete files inside the lock folders, fsync'd in batches.
     const staged = new Map<PendingOp, string>();
