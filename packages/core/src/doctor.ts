@@ -449,8 +449,13 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
     });
   }
 
-  // Changes a writer committed but did not finish (it died or lost its locks).
+  // Changes a writer committed but did not finish (it died or lost its
+  // locks). A journal whose lock is held and fresh belongs to a change in
+  // flight right now: not a problem.
   for (const name of listJournals(store.runtimeDir)) {
+    const lockPath = name === 'board.json' ? store.boardLockPath() : store.taskLockPath(Number(/[0-9]+/.exec(name)![0]));
+    const lockAge = statSync(lockPath, { throwIfNoEntry: false })?.mtimeMs;
+    if (lockAge !== undefined && now - lockAge <= staleMs) continue;
     let tasks: number[] = [];
     try {
       const journal = readJournal(store.runtimeDir, name);

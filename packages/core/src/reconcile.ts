@@ -469,13 +469,14 @@ export function checkBoard(store: TaskStore, options: { previous?: BoardGraph } 
  * edges other tasks state towards it, reading each neighbour fresh from
  * disk: the work follows the changed file's edges, not the board's size.
  * Neighbours' entries are left as last seen: when their own change is
- * checked, that is what tells a removal from an addition.
+ * checked, that is what tells a removal from an addition. `read` is the
+ * file's text when the caller has read it already (so one reading decides).
  */
-export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number): BoardFinding[] {
+export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number, read?: { text: string | undefined }): BoardFinding[] {
   const before = graph.get(id);
   let task: Task | undefined;
   try {
-    const text = store.readTaskText(id);
+    const text = read ? read.text : store.readTaskText(id);
     task = text === undefined ? undefined : store.parseTaskText(id, text);
   } catch (error) {
     if (error instanceof CorruptTaskError) return [corruptFinding(error, id, store.dir)];
