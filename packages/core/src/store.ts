@@ -614,7 +614,8 @@ export class TaskStore implements TxHost {
    */
   private closeInTx(tx: Transaction, id: number, status: 'completed' | 'deleted', options: ActorOptions): number[] {
     const task = tx.edit(id);
-    tx.need({ board: true, tasks: task.blocks });
+    // Propagation writes the dependents: the board lock; a task nobody waits for is a change of one file.
+    if (task.blocks.length) tx.need({ board: true, tasks: task.blocks });
     const wasOpen = task.status !== status;
     task.status = status;
     tx.put(task);
@@ -636,6 +637,12 @@ export class TaskStore implements TxHost {
     return unblocked;
   }
 
+  /** The locks a completion or deletion of `id` will want: its own, and its dependents' under the board lock. */
+  private closingScope(id: number): Partial<TxScope> {
+    const blocks = this.peekTask(id)?.blocks ?? [];
+    return { board: blocks.length > 0, tasks: [id, ...blocks] };
+  }
+
   /** Adds the edge "`blocker` blocks `task`" on both sides, refusing cycles. */
   async addDependency(task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
     return this.updateTask(task, { addBlockedBy: [blocker] }, options);
@@ -652,7 +659,7 @@ export class TaskStore implements TxHost {
    */
   async completeTask(id: number, options: ActorOptions & { force?: boolean; heldBy?: string } = {}): Promise<MutationResult> {
     const unblocked: number[] = [];
-    const result = await this.transact({ board: true, tasks: [id, ...(this.peekTask(id)?.blocks ?? [])] }, (tx) => {
+    const result = await this.transact(this.closingScope(id), (tx) => {
       unblocked.length = 0;
       const task = tx.read(id);
       if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
@@ -680,7 +687,7 @@ export class TaskStore implements TxHost {
   /** Propagates completions that were made by hand (idempotent; writes nothing when settled). */
   async propagateCompletion(id: number, options: ActorOptions = {}): Promise<MutationResult> {
     const unblocked: number[] = [];
-    const result = await this.transact({ board: true, tasks: [id, ...(this.peekTask(id)?.blocks ?? [])] }, (tx) => {
+    const result = await this.transact(this.closingScope(id), (tx) => {
       unblocked.length = 0;
       const task = tx.read(id);
       if (!isClosed(task.status)) return;
@@ -692,7 +699,7 @@ export class TaskStore implements TxHost {
   /** Tombstones a task: its file stays, it never blocks anyone again. */
   async deleteTask(id: number, options: ActorOptions = {}): Promise<MutationResult> {
     const unblocked: number[] = [];
-    const result = await this.transact({ board: true, tasks: [id, ...(this.peekTask(id)?.blocks ?? [])] }, (tx) => {
+    const result = await this.transact(this.closingScope(id), (tx) => {
       unblocked.length = 0;
       tx.read(id);
       unblocked.push(...this.closeInTx(tx, id, 'deleted', options));

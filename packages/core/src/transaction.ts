@@ -100,6 +100,8 @@ function isLockLoss(error: unknown): boolean {
 }
 
 const MAX_ATTEMPTS = 8;
+/** The board's and the tasks' locks carry a holder mark: writes are staged under them. */
+const GATE = { mark: true };
 export const HIGHWATERMARK_FILE = '.highwatermark';
 
 /** Board-relative path of a claim record. */
@@ -551,7 +553,7 @@ export async function runTransaction<T>(
       }
       let boardLock: HeldLock | undefined;
       if (scope.board) {
-        const t = await acquireLock(host.boardLockPath(), host.lockOptions);
+        const t = await acquireLock(host.boardLockPath(), host.lockOptions, GATE);
         taken.push(t);
         boardLock = t.lock;
         await recoverBoardJournal(host, boardLock);
@@ -564,7 +566,7 @@ export async function runTransaction<T>(
       pausePoint('locked');
       value = undefined;
       const tx = new Transaction(host, scope, cover, boardLock, ownerLocks, async (id) => {
-        const t = await acquireLock(host.taskLockPath(id), host.lockOptions);
+        const t = await acquireLock(host.taskLockPath(id), host.lockOptions, GATE);
         taken.push(t);
         return t.lock;
       });
@@ -609,7 +611,7 @@ async function finishCommitted<T>(
   try {
     for (const owner of scope.owners) taken.push(await acquireLock(host.ownerLockPath(owner), host.lockOptions));
     if (scope.board) {
-      const t = await acquireLock(host.boardLockPath(), host.lockOptions);
+      const t = await acquireLock(host.boardLockPath(), host.lockOptions, GATE);
       taken.push(t);
       await recoverBoardJournal(host, t.lock);
     }
@@ -709,14 +711,14 @@ async function takeTaskCover(host: TxHost, ids: number[], boardLock: HeldLock | 
     for (const name of readdirSync(host.dir)) {
       const m = /^task_([1-9][0-9]*)\.json\.lock$/.exec(name);
       if (!m) continue;
-      const t = await acquireLock(host.taskLockPath(Number(m[1])), host.lockOptions);
+      const t = await acquireLock(host.taskLockPath(Number(m[1])), host.lockOptions, GATE);
       taken.push(t);
       locks.set(Number(m[1]), t.lock);
     }
     return new TaskCover(locks, boardLock);
   }
   for (const id of ids) {
-    const t = await acquireLock(host.taskLockPath(id), options);
+    const t = await acquireLock(host.taskLockPath(id), options, GATE);
     taken.push(t);
     locks.set(id, t.lock);
   }

@@ -21,7 +21,11 @@ const { claim } = await import(new URL('commands/claim.js', cliDist).href);
 const { exitCodeFor } = await import(new URL('run.js', cliDist).href);
 writeFileSync(\`\${dir}/ready-\${k}\`, '');
 for (let round = 1; round <= Number(rounds); round++) {
-  while (!existsSync(\`\${dir}/go-\${round}\`)) await sleep(1);
+  // A test that failed (its folder removed) must not leave racers polling for ever.
+  while (!existsSync(\`\${dir}/go-\${round}\`)) {
+    if (!existsSync(dir)) process.exit(1);
+    await sleep(1);
+  }
   let result;
   try {
     const out = await claim({ id: String(round), owner: \`racer-\${round}-\${k}\`, cwd: dir });
