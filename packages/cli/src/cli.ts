@@ -57,7 +57,7 @@ export function buildCli(args: string[]): Argv {
       (y) =>
         y
           .positional('subject', { type: 'string', describe: 'one-line title' })
-          .option('description', { alias: 'd', type: 'string', describe: 'details' })
+          .option('description', { alias: 'd', type: 'string', describe: 'details (- reads them from stdin)' })
           .option('active-form', { type: 'string', describe: 'present-tense progress text' })
           .option('assign', { type: 'string', describe: 'owner of the new task' })
           .option('status', { type: 'string', choices: ['pending', 'in_progress', 'completed'] })
@@ -98,7 +98,7 @@ export function buildCli(args: string[]): Argv {
         y
           .positional('id', { type: 'string' })
           .option('subject', { type: 'string' })
-          .option('description', { alias: 'd', type: 'string' })
+          .option('description', { alias: 'd', type: 'string', describe: 'details (- reads them from stdin)' })
           .option('active-form', { type: 'string', describe: 'progress text ("" removes it)' })
           .option('assign', { type: 'string', describe: 'set the owner ("" unassigns)' })
           .option('status', { type: 'string', choices: ['pending', 'in_progress', 'completed', 'deleted'] })

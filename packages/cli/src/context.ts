@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { TaskStore, findBoard, parseTaskId, renderProblem, resolveOwner, toTaskView, TasksError, type BoardSnapshot, type RenderStyle, type Task } from '@dotasks/core';
 
 /** Options every command takes. */
@@ -66,6 +67,16 @@ export function parseMeta(values: unknown): Record<string, unknown> | undefined 
     Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   }
   return out;
+}
+
+/** `-d -` reads the description from stdin (for long text, and text an agent pipes in); anything else is the text itself. */
+export function readDescription(value: string | undefined): string | undefined {
+  if (value !== '-') return value;
+  try {
+    return readFileSync(0, 'utf8');
+  } catch (error) {
+    throw new TasksError('E_USAGE', `-d - reads the description from stdin, which could not be read (${(error as Error).message})`);
+  }
 }
 
 /** `#3 Subject` for messages. */

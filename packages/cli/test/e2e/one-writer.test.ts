@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHash } from 'node:crypto';
@@ -245,6 +245,53 @@ describe('a completion of 5,000 dependents racing edits (locks stale after 2 s)'
     expect(log.filter((e) => e.type === 'completed')).toHaveLength(1);
     expect(log.filter((e) => e.type === 'unblocked')).toHaveLength(n);
     expectSettled(b.board);
+  });
+});
+
+describe('input the board could not read back', () => {
+  it('a 2 MB description on stdin and a 100 kB subject are refused in one line, and nothing is written', () => {
+    const b = staleBoard();
+    const big = tasks(b.root, ['create', 'big', '-d', '-'], {}, 'x'.repeat(2 * 1024 * 1024));
+    expect(big.code).toBe(1);
+    expect(big.stderr).toMatch(/^tasks: task #1 would be 2\.0 MB, over the 1 MiB limit for a task file; nothing was written/);
+    expect(big.stderr.trim().split('\n')).toHaveLength(1);
+    const long = tasks(b.root, ['create', 's'.repeat(100_000)]);
+    expect(long.code).toBe(1);
+    expect(long.stderr).toContain('at most 500 characters (this one has 100000)');
+    expect(readdirSync(b.board).filter((n) => n.startsWith('task_'))).toEqual([]);
+    expect(readFileSync(join(b.board, '.highwatermark'), 'utf8')).toBe('0\n');
+    // A description read from stdin is kept as written.
+    ok(b.root, ['create', 'small', '-d', '-'], {}).stdout;
+  });
+
+  it('a folder named task_N.json is reported by list, ready, graph, export and doctor, and skipped', () => {
+    const b = staleBoard();
+    ok(b.root, ['create', 'one']);
+    mkdirSync(join(b.board, 'task_14.json'));
+    const list = tasks(b.root, ['list']);
+    expect(list.code).toBe(1);
+    expect(list.stdout).toContain('#1: one');
+    expect(list.stderr).toMatch(/task_14\.json.*not a regular file/);
+    for (const args of [['ready'], ['graph'], ['export', '--format', 'json']]) {
+      const r = tasks(b.root, args);
+      expect(r.stderr, args.join(' ')).not.toMatch(/unexpected error|EISDIR/);
+    }
+    const doctor = tasks(b.root, ['doctor', '--fix']);
+    expect(doctor.stdout + doctor.stderr).toMatch(/task_14\.json is not a regular file/);
+    expect(doctor.stderr).not.toMatch(/unexpected error|EISDIR/);
+  });
+
+  it('a .highwatermark with conflict markers stops create until doctor --fix sets it past every id seen', () => {
+    const b = staleBoard();
+    ok(b.root, ['create', 'one']);
+    writeFileSync(join(b.board, '.highwatermark'), '<<<<<<< HEAD\n7\n=======\n9\n>>>>>>> theirs\n');
+    const refused = tasks(b.root, ['create', 'two']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(".highwatermark must hold one plain integer");
+    expect(refused.stderr).toContain("tasks doctor --fix");
+    ok(b.root, ['doctor', '--fix']);
+    expect(readFileSync(join(b.board, '.highwatermark'), 'utf8')).toBe('9\n');
+    expect(ok(b.root, ['create', 'two']).stdout).toBe('created #10: two\n');
   });
 });
 
