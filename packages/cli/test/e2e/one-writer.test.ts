@@ -343,4 +343,76 @@ describe('rename failures injected by strace into a real process', () => {
     expect(readTaskFile(b.board, 2).blockedBy).toEqual([]);
     statSync(b.board);
   });
+
+  it('writes in the order a power cut needs: each file fsync\'d before its rename, the journal and its folder first, the folders and the log after', () => {
+    expect(hasStrace, 'strace is needed for this test (.ci/run installs it)').toBe(true);
+    const b = staleBoard();
+    ok(b.root, ['create', 'hub']);
+    ok(b.root, ['create', 'two', '--blocked-by', '1']);
+    ok(b.root, ['create', 'three', '--blocked-by', '1']);
+    ok(b.root, ['claim', '1', '--owner', 'ann']);
+    const traced = spawnSync('strace', ['-f', '-qq', '-y', '-e', 'trace=fsync,rename,unlink,write', process.execPath, TASKS_BIN, 'done', '1'], {
+      cwd: b.root,
+      env: cleanEnv({ TASKS_OWNER: 'ann' }),
+      encoding: 'utf8',
+    });
+    expect(traced.status, traced.stderr).toBe(0);
+    // One syscall a line, in order; an fsync split by strace across threads counts when it started (it returns before the next step awaits it).
+    const calls = traced.stderr
+      .split('\n')
+      .map((l) => l.replace(/^\[pid +\d+\] |^\d+ +/, ''))
+      .filter((l) => /^(fsync|rename|unlink|write)\(/.test(l))
+      .map((l) => {
+        const fsync = /^fsync\(\d+<([^>]*)>/.exec(l);
+        if (fsync) return { call: 'fsync', path: fsync[1] };
+        const rename = /^rename\("([^"]*)", "([^"]*)"\)/.exec(l);
+        if (rename) return { call: 'rename', path: rename[1], to: rename[2] };
+        const unlink = /^unlink\("([^"]*)"\)/.exec(l);
+        if (unlink) return { call: 'unlink', path: unlink[1] };
+        const write = /^write\(\d+<([^>]*)>/.exec(l);
+        return { call: 'write', path: write ? write[1] : '' };
+      });
+    const at = (test: (c: (typeof calls)[number]) => boolean) => calls.findIndex(test);
+    const last = (test: (c: (typeof calls)[number]) => boolean) => calls.map(test).lastIndexOf(true);
+    const renames = calls.filter((c) => c.call === 'rename');
+    expect(renames.map((r) => r.to!.slice(b.board.length + 1))).toEqual(['.runtime/journal/board.json', 'task_1.json', 'task_2.json', 'task_3.json']);
+    for (const r of renames) expect(at((c) => c.call === 'fsync' && c.path === r.path), `fsync before rename of ${r.path}`).toBeLessThan(calls.indexOf(r));
+    const journalRename = calls.indexOf(renames[0]);
+    const journalFolderSync = at((c) => c.call === 'fsync' && c.path === join(b.board, '.runtime', 'journal'));
+    expect(journalFolderSync).toBeGreaterThan(journalRename);
+    expect(journalFolderSync).toBeLessThan(calls.indexOf(renames[1]));
+    const lastRename = calls.indexOf(renames.at(-1)!);
+    const leaseRemoved = at((c) => c.call === 'unlink' && c.path.endsWith('leases/task_1.json'));
+    expect(leaseRemoved).toBeGreaterThan(lastRename);
+    const boardSync = last((c) => c.call === 'fsync' && c.path === b.board);
+    expect(boardSync).toBeGreaterThan(lastRename);
+    const logWrite = at((c) => c.call === 'write' && c.path.endsWith('events.jsonl'));
+    expect(logWrite).toBeGreaterThan(boardSync);
+    expect(at((c) => c.call === 'fsync' && c.path.endsWith('events.jsonl'))).toBeGreaterThan(logWrite);
+    expect(at((c) => c.call === 'unlink' && c.path.endsWith('journal/board.json'))).toBeGreaterThan(logWrite);
+  });
+});
+
+describe('a writer killed after its commit point', () => {
+  it('has its change finished, events once, by the next command that takes its locks', async () => {
+    const b = staleBoard();
+    ok(b.root, ['create', 'hub']);
+    ok(b.root, ['create', 'two', '--blocked-by', '1']);
+    const a = start(b.root, ['done', '1'], { TASKS_TEST_PAUSE: 'renamed' });
+    await stopped(a.child, a.done);
+    a.child.kill('SIGKILL');
+    await a.done;
+    // Renamed but not logged: the files say so already, the log does not.
+    expect(readTaskFile(b.board, 1).status).toBe('completed');
+    expect(events(b.board).filter((e) => e.type === 'completed')).toEqual([]);
+    // Once its lock is stale (2 s here), doctor reports the change as unfinished rather than in flight.
+    await vi.waitFor(() => expect(tasks(b.root, ['doctor']).stdout).toMatch(/committed but not finished/), { timeout: 15_000, interval: 250 });
+    ok(b.root, ['doctor', '--fix']);
+    const log = events(b.board);
+    expect(log.filter((e) => e.type === 'completed').map((e) => e.task)).toEqual([1]);
+    expect(log.filter((e) => e.type === 'unblocked').map((e) => e.task)).toEqual([2]);
+    expect(log.find((e) => e.type === 'recovered')).toMatchObject({ applied: [] });
+    expectSettled(b.board);
+    expect(tasks(b.root, ['doctor']).code).toBe(0);
+  });
 });
