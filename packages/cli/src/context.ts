@@ -20,12 +20,12 @@ export interface CommandOutput {
   exitCode?: number;
 }
 
-/** Opens the board the options point at (PROTOCOL §1). */
+/** Opens the board the options point at (docs/protocol.md, "Where the board is"). */
 export function openStore(options: GlobalOptions): TaskStore {
   return new TaskStore(findBoard({ dir: options.dir, cwd: options.cwd }));
 }
 
-/** The acting owner (PROTOCOL §6). */
+/** The acting owner (docs/protocol.md, "Who acts"). */
 export function actingOwner(options: GlobalOptions): string {
   return resolveOwner({ owner: options.owner, cwd: options.cwd }).owner;
 }

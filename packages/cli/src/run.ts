@@ -2,7 +2,7 @@ import type { CommandOutput, GlobalOptions } from './context.js';
 
 export type Args = GlobalOptions & Record<string, unknown>;
 
-/** Exit statuses of PROTOCOL §9 by error code. */
+/** Exit statuses by error code (docs/protocol.md, "Exit statuses"). */
 export function exitCodeFor(code: string | undefined): number {
   switch (code) {
     case 'E_USAGE':

@@ -23,7 +23,7 @@ export type EventType =
   | 'invalid'
   | (string & {});
 
-/** One line of `.tasks/.runtime/events.jsonl` (PROTOCOL §7). */
+/** One line of `.tasks/.runtime/events.jsonl` (docs/protocol.md, "Events"). */
 export interface TaskEvent {
   seq: number;
   at: string;

@@ -7,8 +7,8 @@ import { atomicWriteFile, readFileIfExists } from './fsio.js';
 
 /**
  * A claim's runtime record in `.tasks/.runtime/leases/task_N.json`, never in
- * the task file (PROTOCOL §6). `expiresAt: null` is a claim that never
- * expires (a person's `tasks start`).
+ * the task file (docs/protocol.md, "Leases"). `expiresAt: null` is a claim
+ * that never expires (a person's `tasks start`).
  */
 export interface Lease {
   task: number;

@@ -118,7 +118,7 @@ export function countTasks(snapshot: BoardSnapshot): BoardCounts {
   return counts;
 }
 
-/** `[>] #2: Transform AST (agent-1: transforming)`, `[ ] #4: Run tests (blocked by: #2, #3)` (PROTOCOL §8). */
+/** `[>] #2: Transform AST (agent-1: transforming)`, `[ ] #4: Run tests (blocked by: #2, #3)` (docs/protocol.md, "Output"). */
 export function renderTaskLine(task: Task, lookup: TaskLookup, style: RenderStyle = PLAIN_STYLE): string {
   const notes: string[] = [];
   let paint = style.muted;
@@ -171,7 +171,7 @@ export function renderBoard(
   return lines.join('\n');
 }
 
-/** The board for agents, wrapped so a model finds it in any tool result (PROTOCOL §8). */
+/** The board for agents, wrapped so a model finds it in any tool result (docs/protocol.md, "Output"). */
 export function renderAgentBoard(snapshot: BoardSnapshot): string {
   return `<TASK_BOARD>\n${renderBoard(snapshot)}\n</TASK_BOARD>`;
 }

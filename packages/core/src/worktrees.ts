@@ -7,9 +7,10 @@ import type { Task, TaskStatus } from './format.js';
 import type { ClaimOptions, ClaimResult, TaskStore } from './store.js';
 
 /**
- * Git worktrees for claimed tasks (PROTOCOL §6): `claim --worktree` creates
- * one on a branch named after the task and records `metadata.worktree` and
- * `metadata.branch`; the board itself stays in the main worktree (§1).
+ * Git worktrees for claimed tasks (docs/protocol.md, "Claims"): `claim
+ * --worktree` creates one on a branch named after the task and records
+ * `metadata.worktree` and `metadata.branch`; the board itself stays in the
+ * main worktree (docs/protocol.md, "Where the board is").
  */
 
 /** Where a task's worktree lives and on which branch. */

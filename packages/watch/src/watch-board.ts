@@ -87,7 +87,8 @@ function describe(error: unknown): { code: string; message: string } {
 
 /**
  * Watches a board (`.tasks/`) and keeps it consistent when files change
- * outside our commands (PROTOCOL §4, §7): propagates completions, writes the
+ * outside our commands (docs/protocol.md, "Status, edges and readiness" and
+ * "Events"): propagates completions, writes the
  * missing side of one-sided edges, reports what it cannot fix as `invalid`,
  * reaps expired leases. It watches the board's parent folder so a `.tasks/`
  * removed and re-created keeps being watched.
