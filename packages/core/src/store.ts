@@ -388,7 +388,9 @@ export class TaskStore implements TxHost {
 
   /** The next id: above `.highwatermark`, every task file and every task this transaction created. */
   private allocateId(tx: Transaction): number {
-    const highest = Math.max(tx.readHighWaterMark(), this.listIds().at(-1) ?? 0, tx.stagedTasks().at(-1)?.id ?? 0);
+    // Under the board lock no other command adds a file: the folder is listed once per transaction.
+    const present = tx.memo('highestPresent', () => this.listIds().at(-1) ?? 0);
+    const highest = Math.max(tx.readHighWaterMark(), present, tx.highestStagedId());
     const id = highest + 1;
     if (!Number.isSafeInteger(id))
       throw new TasksError(

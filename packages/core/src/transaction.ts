@@ -129,6 +129,8 @@ export class Transaction {
   readonly events: NewEvent[] = [];
 
   private removed = new Set<number>();
+  private maxStaged = 0;
+  private memos = new Map<string, unknown>();
   private rawTexts = new Map<number, string>();
 
   constructor(
@@ -149,6 +151,11 @@ export class Transaction {
   async lockNewTask(id: number): Promise<void> {
     if (this.cover.covers(id)) return;
     this.need({ board: true });
+    if (this.cover.locks.size >= EXCLUSIVE_ABOVE) {
+      // A batch or an import of many new tasks: hold the board lock exclusively instead.
+      await this.cover.escalate(this.host, this.boardLock!, this.acquireTask);
+      return;
+    }
     this.cover.locks.set(id, await this.acquireTask(id));
     this.scope.tasks.push(id);
   }
@@ -245,6 +252,18 @@ export class Transaction {
     this.need({ tasks: [task.id] });
     if (!this.current.has(task.id) && !this.staged.has(task.id)) this.tryRead(task.id);
     this.staged.set(task.id, task);
+    if (task.id > this.maxStaged) this.maxStaged = task.id;
+  }
+
+  /** The highest id this transaction wrote (0 if none). */
+  highestStagedId(): number {
+    return this.maxStaged;
+  }
+
+  /** A value computed once per transaction (e.g. a folder listing a batch needs for every item). */
+  memo<T>(key: string, compute: () => T): T {
+    if (!this.memos.has(key)) this.memos.set(key, compute());
+    return this.memos.get(key) as T;
   }
 
   /** The claim record of a task (staged changes included). */
@@ -690,8 +709,15 @@ export const EXCLUSIVE_ABOVE = 64;
 class TaskCover {
   constructor(
     readonly locks: Map<number, HeldLock>,
-    readonly exclusive: HeldLock | undefined,
+    public exclusive: HeldLock | undefined,
   ) {}
+
+  /** From task locks to the board lock held exclusively (see takeTaskCover), in the middle of a transaction. */
+  async escalate(host: TxHost, boardLock: HeldLock, acquire: (id: number) => Promise<HeldLock>): Promise<void> {
+    markExclusive(boardLock);
+    for (const id of heldTaskLocks(host)) if (!this.locks.has(id)) this.locks.set(id, await acquire(id));
+    this.exclusive = boardLock;
+  }
 
   covers(id: number): boolean {
     return this.locks.has(id) || this.exclusive !== undefined;
@@ -708,12 +734,10 @@ async function takeTaskCover(host: TxHost, ids: number[], boardLock: HeldLock | 
   if (boardLock && ids.length > EXCLUSIVE_ABOVE) {
     markExclusive(boardLock);
     // Task locks held right now belong to changes in flight: wait for each (and keep it).
-    for (const name of readdirSync(host.dir)) {
-      const m = /^task_([1-9][0-9]*)\.json\.lock$/.exec(name);
-      if (!m) continue;
-      const t = await acquireLock(host.taskLockPath(Number(m[1])), host.lockOptions, GATE);
+    for (const id of heldTaskLocks(host)) {
+      const t = await acquireLock(host.taskLockPath(id), host.lockOptions, GATE);
       taken.push(t);
-      locks.set(Number(m[1]), t.lock);
+      locks.set(id, t.lock);
     }
     return new TaskCover(locks, boardLock);
   }
@@ -723,6 +747,16 @@ async function takeTaskCover(host: TxHost, ids: number[], boardLock: HeldLock | 
     locks.set(id, t.lock);
   }
   return new TaskCover(locks, undefined);
+}
+
+/** Ids whose task lock folder exists right now. */
+function heldTaskLocks(host: TxHost): number[] {
+  const ids: number[] = [];
+  for (const name of readdirSync(host.dir)) {
+    const m = /^task_([1-9][0-9]*)\.json\.lock$/.exec(name);
+    if (m) ids.push(Number(m[1]));
+  }
+  return ids;
 }
 
 function gateFor(file: string, cover: TaskCover, boardLock: HeldLock | undefined): HeldLock {

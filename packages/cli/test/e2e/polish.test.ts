@@ -61,3 +61,24 @@ describe('everyday polish', () => {
     }
   });
 });
+
+describe('a shell that behaves', () => {
+  it('a closed pipe (| head -1) ends list, export, graph and events quietly with their usual status', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { TaskStore } = await import('@dotasks/core');
+    const { TASKS_BIN, cleanEnv } = await import('../helpers.js');
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const store = new TaskStore(t.board);
+    await store.batchWrite(Array.from({ length: 3000 }, (_, i) => ({ subject: `Task ${i + 1}, long enough that 3,000 of them fill a pipe` })));
+    for (const args of [['list'], ['list', '--json'], ['export'], ['export', '--format', 'markdown'], ['graph'], ['events']]) {
+      const r = spawnSync('bash', ['-c', `"${process.execPath}" "${TASKS_BIN}" ${args.join(' ')} | head -1 >/dev/null; exit \${PIPESTATUS[0]}`], {
+        cwd: t.root,
+        env: cleanEnv(),
+        encoding: 'utf8',
+      });
+      expect(r.stderr, args.join(' ')).toBe('');
+      expect(r.status, args.join(' ')).toBe(0);
+    }
+  });
+});
