@@ -82,3 +82,31 @@ describe('a shell that behaves', () => {
     }
   });
 });
+
+describe('file system errors say what and where in one line', () => {
+  it('init --dir on or under a file, a merge driver given a missing file, a board folder that is a file', async () => {
+    const { writeFileSync, mkdirSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const t = tempBoard({ init: false });
+    cleanup = t.cleanup;
+    writeFileSync(join(t.root, 'afile'), 'x');
+    const cases: [string[], RegExp][] = [
+      [['init', '--dir', 'afile'], /^tasks: .*afile exists and is not a folder; choose another --dir$/],
+      [['init', '--dir', 'afile/sub'], /^tasks: cannot stat .*afile\/sub: a part of that path is a file, not a folder \(ENOTDIR\)$/],
+      [['merge-driver', join(t.root, 'nope-base'), join(t.root, 'nope-ours'), join(t.root, 'nope-theirs'), 'task_1.json'], /^tasks: cannot open .*nope-\w+: no such file or folder \(ENOENT\)$/],
+      [['list', '--dir', 'afile'], /^tasks: no task board found/],
+    ];
+    for (const [args, expected] of cases) {
+      const r = tasks(t.root, args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr.trim(), args.join(' ')).toMatch(expected);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.stderr).not.toContain('unexpected error');
+    }
+    mkdirSync(join(t.root, 'board', '.runtime'), { recursive: true });
+    writeFileSync(join(t.root, 'board', '.highwatermark'), '0\n');
+    mkdirSync(join(t.root, 'board', 'task_1.json'));
+    const show = tasks(t.root, ['show', '1', '--dir', 'board']);
+    expect(show.stderr).toMatch(/^tasks: .*task_1\.json:1:1: not a regular file/);
+  });
+});
