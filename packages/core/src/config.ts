@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { TasksError } from './errors.js';
 import { readFileIfExists } from './fsio.js';
 import { findJsonSyntaxError, positionAt } from './json-locate.js';
+import { stripBom } from './format.js';
 
 /** Board settings from `.tasks/config.json` (all optional). */
 export interface BoardConfig {
@@ -43,7 +44,7 @@ export function readConfig(boardDir: string): BoardConfig {
   if (text === undefined) return config;
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(stripBom(text));
   } catch {
     const problem = findJsonSyntaxError(text);
     const at = positionAt(text, problem?.offset ?? 0);

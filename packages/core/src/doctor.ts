@@ -5,6 +5,7 @@ import {
   MAX_TASK_FILE_BYTES,
   TASK_STATUSES,
   copyTask,
+  stripBom,
   idFromFileName,
   serializeTask,
   taskFileName,
@@ -532,7 +533,7 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(stripBom(text));
   } catch {
     const marker = CONFLICT_RE.exec(text);
     if (marker) {

@@ -70,6 +70,11 @@ export function parseTaskId(input: unknown): number {
   });
 }
 
+/** The text without a leading UTF-8 byte order mark. */
+export function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** Sorted ascending, without duplicates. */
 export function normalizeIds(ids: Iterable<number>): number[] {
   return [...new Set(ids)].sort((a, b) => a - b);
@@ -102,6 +107,8 @@ export function cloneJson(value: unknown): unknown {
  * Throws CorruptTaskError with line and column on any problem.
  */
 export function parseTask(text: string, fileName: string): Task {
+  // Editors such as Notepad save a byte order mark; JSON has no room for one. The next rewrite drops it.
+  text = stripBom(text);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -110,3 +110,20 @@ describe('file system errors say what and where in one line', () => {
     expect(show.stderr).toMatch(/^tasks: .*task_1\.json:1:1: not a regular file/);
   });
 });
+
+describe('a task file saved with a byte order mark (Notepad)', () => {
+  it('is read as it is; doctor calls it non-canonical and --fix drops the mark', async () => {
+    const { readFileSync: read, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const t = board();
+    const file = join(t.board, 'task_1.json');
+    writeFileSync(file, '\uFEFF' + read(file, 'utf8').replace('Parse AST', 'Parse the AST'));
+    const list = tasks(t.root, ['list']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toContain('#1: Parse the AST');
+    expect(tasks(t.root, ['doctor']).stdout).toContain('not in canonical form');
+    expect(tasks(t.root, ['doctor', '--fix']).code).toBe(0);
+    expect(read(file, 'utf8').charCodeAt(0)).toBe('{'.charCodeAt(0));
+    expect(tasks(t.root, ['done', '1']).code).toBe(0);
+  });
+});
