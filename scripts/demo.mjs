@@ -103,7 +103,8 @@ for (const t of personal)
 const workers = WORKERS.map((name) => {
   const path = join(tmp, name);
   git(repo, ['worktree', 'add', '-q', '--detach', path]);
-  // The owner is the worktree's name (PROTOCOL §6); the board is the main worktree's (§1).
+  // The owner is the worktree's name and the board the main worktree's
+  // (docs/protocol.md, "Who acts" and "Where the board is").
   const child = spawn(process.execPath, [BIN, 'worker', '--', process.execPath, work], { cwd: path, env: cleanEnv() });
   let buffer = '';
   child.stderr.on('data', (d) => {

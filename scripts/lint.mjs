@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// House rules that the compiler does not check (STYLE.md):
+// House rules that the compiler does not check (docs/style.md):
 // - packages/core imports no CLI, watcher, MCP or chokidar code;
 // - only the CLI entry exits the process (commands throw);
 // - file names are kebab-case;

@@ -7,12 +7,13 @@
 // same run. Reports claims/s, the claim latency p50/p99 and double claims
 // (checked from the event log and the final files).
 //
-// Targets: dotasks ≥ 0.5× the plain loop's claims/s, p99 < 250 ms, 0 double claims.
-// The target is measured against the plainest loop (writeFileSync, no fsync);
-// a variant that writes its file the way the board does (temp file, fsync,
-// rename) is printed too, for information. dotasks' loop also completes every
-// task it claims (an extra locked write per claim) and still has to beat half
-// the plain loop's rate.
+// Targets: dotasks ≥ 0.8× the plain loop's claims/s, p99 < 100 ms, 0 double claims.
+// The plain loop writes its one file as durably as the board writes its files
+// (temp file, fsync, rename, fsync of the folder): a command that exited 0
+// survives a power cut in both. The same loop without any fsync, and dotasks
+// with TASKS_FSYNC=0, are printed too: the difference is what durability costs.
+// dotasks' loop also completes every task it claims (an extra locked write per
+// claim, with its own fsyncs) and still has to reach 0.8× the plain loop.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -83,7 +84,7 @@ async function childPlain(file, k, go, durable) {
         entry.owner = owner;
         entry.status = 'in_progress';
         id = entry.id;
-        if (durable === '1') core.atomicWriteFile(file, JSON.stringify(board, null, 2) + '\n');
+        if (durable === '1') core.atomicWriteFile(file, JSON.stringify(board, null, 2) + '\n'); // temp, fsync, rename, fsync the folder
         else writeFileSync(file, JSON.stringify(board, null, 2) + '\n');
       }
     } finally {
@@ -96,9 +97,9 @@ async function childPlain(file, k, go, durable) {
   process.stdout.write(JSON.stringify({ claimed, latencies, end: Date.now() }));
 }
 
-function runChild(args) {
+function runChild(args, env = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SELF, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [SELF, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.on('error', reject);
@@ -107,9 +108,9 @@ function runChild(args) {
 }
 
 /** Starts the contenders, waits until they are loaded, then releases them at once. */
-async function race(dir, childArgs, extra = []) {
+async function race(dir, childArgs, extra = [], env = {}) {
   const go = join(dir, `go-${Math.random().toString(36).slice(2)}`);
-  const children = Array.from({ length: PROCESSES }, (_, k) => runChild([...childArgs(k), go, ...extra]));
+  const children = Array.from({ length: PROCESSES }, (_, k) => runChild([...childArgs(k), go, ...extra], env));
   await sleep(1500); // let every process load its modules before the start
   const start = Date.now();
   writeFileSync(go, '');
@@ -135,14 +136,19 @@ function doubles(ids) {
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'dotasks-bench-claims-'));
   try {
-    // The board: 2,000 ready tasks, written as `tasks create` would write them.
-    const board = join(dir, '.tasks');
-    core.TaskStore.init(board);
-    for (let id = 1; id <= TASKS; id++) {
-      const task = { id, subject: `Task ${id}`, description: '', status: 'pending', owner: '', blockedBy: [], blocks: [], extra: core.createRecord() };
-      writeFileSync(join(board, core.taskFileName(id)), core.serializeTask(task));
-    }
-    writeFileSync(join(board, core.HIGHWATERMARK_FILE), `${TASKS}\n`);
+    // The boards: 2,000 ready tasks, written as `tasks create` would write them.
+    const makeBoard = (name) => {
+      const board = join(dir, name, '.tasks');
+      core.TaskStore.init(board);
+      for (let id = 1; id <= TASKS; id++) {
+        const task = { id, subject: `Task ${id}`, description: '', status: 'pending', owner: '', blockedBy: [], blocks: [], extra: core.createRecord() };
+        writeFileSync(join(board, core.taskFileName(id)), core.serializeTask(task));
+      }
+      writeFileSync(join(board, core.HIGHWATERMARK_FILE), `${TASKS}\n`);
+      return board;
+    };
+    const board = makeBoard('durable');
+    const boardNoSync = makeBoard('nosync');
     const plainFile = (name) => {
       const file = join(dir, name);
       const tasks = Array.from({ length: TASKS }, (_, i) => ({ id: i + 1, subject: `Task ${i + 1}`, status: 'pending', owner: '' }));
@@ -156,6 +162,7 @@ async function main() {
     const plainD = await race(dir, (k) => ['plain', plainDurable, String(k)], ['1']);
     const plainF = await race(dir, (k) => ['plain', plainFast, String(k)], ['0']);
     const ours = await race(dir, (k) => ['dotasks', board, String(k)]);
+    const oursNoSync = await race(dir, (k) => ['dotasks', boardNoSync, String(k)], [], { TASKS_FSYNC: '0' });
 
     // Double claims: from the processes' own reports, the event log and the files.
     const store = new core.TaskStore(board);
@@ -169,20 +176,21 @@ async function main() {
 
     const row = (name, r) =>
       `${name.padEnd(44)} ${r.rate.toFixed(0).padStart(6)} claims/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  (${r.claimed.length} in ${r.seconds.toFixed(1)} s; per process ${r.perProcess.join('/')})`;
-    console.log(row('plain lockfile RMW, one file (temp+fsync)', plainD));
-    console.log(row('plain lockfile RMW, one file (no fsync)', plainF));
-    console.log(row('dotasks claimNext + done, one file a task', ours));
-    const ratio = ours.rate / plainF.rate;
+    console.log(row('plain lockfile RMW, one file, durable', plainD));
+    console.log(row('plain lockfile RMW, one file, no fsync', plainF));
+    console.log(row('dotasks claimNext + done, durable', ours));
+    console.log(row('dotasks claimNext + done, TASKS_FSYNC=0', oursNoSync));
+    const ratio = ours.rate / plainD.rate;
     const checks = [
-      [`claims/s ratio vs the plain (no fsync) loop: ${ratio.toFixed(2)}×`, 'target ≥ 0.5×', ratio >= 0.5],
-      [`p99 claim latency: ${ours.p99.toFixed(1)} ms`, 'target < 250 ms', ours.p99 < 250],
+      [`claims/s ratio vs the plain loop (both durable): ${ratio.toFixed(2)}×`, 'target ≥ 0.8×', ratio >= 0.8],
+      [`p99 claim latency: ${ours.p99.toFixed(1)} ms`, 'target < 100 ms', ours.p99 < 100],
       [
         `double claims: ${oursDoubles} (${claimEvents.length} claimed events for ${TASKS} tasks, ${notCompleted} not completed; plain: ${plainDoubles}, ${leftovers} unclaimed)`,
         'target 0',
         oursDoubles === 0 && claimEvents.length === TASKS && notCompleted === 0 && plainDoubles === 0,
       ],
     ];
-    console.log(`(ratio vs the temp+fsync plain loop, for information: ${(ours.rate / plainD.rate).toFixed(2)}×)`);
+    console.log(`(for information: ${(ours.rate / plainF.rate).toFixed(2)}× the plain loop without fsync; durability costs dotasks ${(100 * (1 - ours.rate / oursNoSync.rate)).toFixed(0)}% of its claims/s, the plain loop ${(100 * (1 - plainD.rate / plainF.rate)).toFixed(0)}%)`);
     for (const [what, target, ok] of checks) console.log(`${ok ? 'PASS' : 'MISS'}  ${what}  (${target})`);
     if (checks.some(([, , ok]) => !ok)) process.exitCode = 1;
   } finally {

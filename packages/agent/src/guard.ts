@@ -1,8 +1,9 @@
 import { markNudged, type Task, type TaskStore } from '@dotasks/core';
 
 /**
- * The stop guard (seed 000's TaskGuardHook): when an agent is about to stop
- * with a task still in progress, remind it once to complete or release it.
+ * The stop guard, a hook at the end of an agent's turn that keeps it from
+ * quitting early: when an agent is about to stop with a task still in
+ * progress, remind it once to complete or release it.
  */
 
 /** The owner's tasks that are still in progress, ascending id. */

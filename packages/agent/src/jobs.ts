@@ -15,8 +15,9 @@ import {
 import { groupMembers, isRunning, killGroup } from '@dotasks/core';
 
 /**
- * Background jobs (seed 000's BackgroundRunner), for processes that outlive
- * the command that started them: each job runs under a small detached
+ * Background jobs (slow commands, such as tests or builds, run beside the
+ * agent instead of blocking its turn), for processes that outlive the
+ * command that started them: each job runs under a small detached
  * supervisor (supervisor.ts) that keeps the task's lease alive and records
  * the outcome on the task and in the event log.
  */

@@ -34,7 +34,7 @@ export const TODO_DESCRIPTION = [
 
 /** Options of createTodoTool. */
 export interface TodoToolOptions {
-  /** The board to work on; default: found from `dir`/`cwd` like the CLI does (PROTOCOL §1). */
+  /** The board to work on; default: found from `dir`/`cwd` like the CLI does (docs/protocol.md, "Where the board is"). */
   store?: TaskStore;
   dir?: string;
   cwd?: string;
@@ -211,8 +211,8 @@ function hintFor(error: TasksError, owner: string): string {
 }
 
 /**
- * The `todo` tool (seed 000) over the board: one tool, `action` dispatching
- * create/update/list/get/clear/write/claim/release. Every mutating result
+ * The `todo` tool over the board: one tool for the whole plan, `action`
+ * dispatching create/update/list/get/clear/write/claim/release. Every mutating result
  * carries the board as `<TASK_BOARD>…</TASK_BOARD>`.
  */
 export function createTodoTool(options: TodoToolOptions = {}): TodoTool {

@@ -135,6 +135,15 @@ describe('todo tool actions', () => {
     expect(named.task).toMatchObject({ id: 3, owner: 'agent-2', activeForm: 'emitting' });
   });
 
+  it('a 2 MB subject or description is refused with the limit named, and nothing is written', async () => {
+    const subject = await refused({ action: 'create', subject: 's'.repeat(2 * 1024 * 1024) }, 'E_INVALID');
+    expect(subject.error.message).toMatch(/at most 500 characters/);
+    const description = await refused({ action: 'create', subject: 'big', description: 'd'.repeat(2 * 1024 * 1024) }, 'E_INVALID');
+    expect(description.error.message).toMatch(/over the 1 MiB limit/);
+    await refused({ action: 'write', todos: [{ content: 'w'.repeat(2 * 1024 * 1024), status: 'pending' }] }, 'E_INVALID');
+    expect(store.listIds()).toEqual([]);
+  });
+
   it('clear empties the board', async () => {
     await threeTasks();
     const cleared = await ok({ action: 'clear' });

@@ -57,7 +57,7 @@ export function buildCli(args: string[]): Argv {
       (y) =>
         y
           .positional('subject', { type: 'string', describe: 'one-line title' })
-          .option('description', { alias: 'd', type: 'string', describe: 'details' })
+          .option('description', { alias: 'd', type: 'string', describe: 'details (- reads them from stdin)' })
           .option('active-form', { type: 'string', describe: 'present-tense progress text' })
           .option('assign', { type: 'string', describe: 'owner of the new task' })
           .option('status', { type: 'string', choices: ['pending', 'in_progress', 'completed'] })
@@ -98,7 +98,7 @@ export function buildCli(args: string[]): Argv {
         y
           .positional('id', { type: 'string' })
           .option('subject', { type: 'string' })
-          .option('description', { alias: 'd', type: 'string' })
+          .option('description', { alias: 'd', type: 'string', describe: 'details (- reads them from stdin)' })
           .option('active-form', { type: 'string', describe: 'progress text ("" removes it)' })
           .option('assign', { type: 'string', describe: 'set the owner ("" unassigns)' })
           .option('status', { type: 'string', choices: ['pending', 'in_progress', 'completed', 'deleted'] })
@@ -298,14 +298,14 @@ export function buildCli(args: string[]): Argv {
     )
     .command(
       'import <kind> <source>',
-      'import a Claude Code task list (claude DIR) or seed 000 tasks.json (store FILE) onto the next free ids',
+      'import a Claude Code task list (claude DIR) or a single-file tasks.json store (store FILE) onto the next free ids',
       (y) =>
         y
           .positional('kind', { type: 'string', choices: ['claude', 'store'] })
           .positional('source', { type: 'string', describe: 'the folder (claude) or file (store)' })
           .option('dry-run', { type: 'boolean', describe: 'show the id mapping, write nothing' })
           .example('$0 import claude ~/.claude/tasks/my-list --dry-run', 'see which ids the tasks would get')
-          .example('$0 import store .my_agent_core/tasks.json', 'bring seed 000 TaskStore tasks over'),
+          .example('$0 import store .my_agent_core/tasks.json', 'bring the tasks of a single-file tasks.json store over'),
       (a) => run(a as Args, async () => (await import('./commands/import.js')).importCommand(a as never)),
     )
     .command(

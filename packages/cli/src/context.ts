@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 // The read path and the store only, not the whole core (see read.ts in the core): the fast path's commands start sooner.
 import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task } from '@dotasks/core/read';
 import { TaskStore } from '@dotasks/core/store';
@@ -23,12 +24,12 @@ export interface CommandOutput {
   exitCode?: number;
 }
 
-/** Opens the board the options point at (PROTOCOL §1). */
+/** Opens the board the options point at (docs/protocol.md, "Where the board is"). */
 export function openStore(options: GlobalOptions): TaskStore {
   return new TaskStore(findBoard({ dir: options.dir, cwd: options.cwd }));
 }
 
-/** The acting owner (PROTOCOL §6). */
+/** The acting owner (docs/protocol.md, "Who acts"). */
 export function actingOwner(options: GlobalOptions): string {
   return resolveOwner({ owner: options.owner, cwd: options.cwd }).owner;
 }
@@ -70,6 +71,16 @@ export function parseMeta(values: unknown): Record<string, unknown> | undefined 
     Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   }
   return out;
+}
+
+/** `-d -` reads the description from stdin (for long text, and text an agent pipes in); anything else is the text itself. */
+export function readDescription(value: string | undefined): string | undefined {
+  if (value !== '-') return value;
+  try {
+    return readFileSync(0, 'utf8');
+  } catch (error) {
+    throw new TasksError('E_USAGE', `-d - reads the description from stdin, which could not be read (${(error as Error).message})`);
+  }
 }
 
 /** `#3 Subject` for messages. */

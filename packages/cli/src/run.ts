@@ -2,7 +2,7 @@ import type { CommandOutput, GlobalOptions } from './context.js';
 
 export type Args = GlobalOptions & Record<string, unknown>;
 
-/** Exit statuses of PROTOCOL §9 by error code. */
+/** Exit statuses by error code (docs/protocol.md, "Exit statuses"). */
 export function exitCodeFor(code: string | undefined): number {
   switch (code) {
     case 'E_USAGE':
@@ -23,6 +23,29 @@ export function print(out: CommandOutput, json: boolean | undefined): void {
   else if (out.text !== undefined && out.text !== '') process.stdout.write(out.text + '\n');
 }
 
+/** What a file system error means, in words, and what to do. */
+const SYSTEM_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file or folder',
+  ENOTDIR: 'a part of that path is a file, not a folder',
+  EISDIR: 'that is a folder, not a file',
+  EACCES: 'permission denied (you need write access to it)',
+  EPERM: 'operation not permitted',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the disk',
+  EDQUOT: 'disk quota exceeded',
+  EIO: 'the disk reported an I/O error',
+  EMFILE: 'too many open files (raise ulimit -n)',
+  ENAMETOOLONG: 'the path is too long',
+};
+
+/** A Node.js system error (ENOENT, EACCES …) as one line that says what and where, instead of "unexpected error". */
+function describeSystemError(error: unknown): string | undefined {
+  const err = error as NodeJS.ErrnoException;
+  if (!err || typeof err.code !== 'string' || !(err.code in SYSTEM_ERRORS) || typeof err.syscall !== 'string') return undefined;
+  const where = err.path ? ` ${err.path}` : '';
+  return `cannot ${err.syscall}${where}: ${SYSTEM_ERRORS[err.code]} (${err.code})`;
+}
+
 export async function run(argv: Args, load: () => Promise<CommandOutput>): Promise<void> {
   try {
     const out = await load();
@@ -31,12 +54,13 @@ export async function run(argv: Args, load: () => Promise<CommandOutput>): Promi
   } catch (error) {
     const err = error as { code?: string; message?: string; name?: string };
     const known = typeof err?.code === 'string' && err.code.startsWith('E_') && err.name !== undefined;
-    const code = known ? err.code! : 'E_INTERNAL';
-    const message = known ? err.message! : `unexpected error: ${err?.message ?? String(error)}`;
+    const system = known ? undefined : describeSystemError(error);
+    const code = known ? err.code! : system ? 'E_IO' : 'E_INTERNAL';
+    const message = known ? err.message! : (system ?? `unexpected error: ${err?.message ?? String(error)}`);
     process.stderr.write(`tasks: ${message}\n`);
     if (argv.json) process.stdout.write(JSON.stringify({ error: { code, message } }) + '\n');
     if (!known && process.env.TASKS_DEBUG) process.stderr.write(String((error as Error)?.stack) + '\n');
-    process.exitCode = exitCodeFor(known ? code : undefined);
+    process.exitCode = exitCodeFor(known || system ? code : undefined);
   }
 }
 

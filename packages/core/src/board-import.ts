@@ -11,7 +11,7 @@ import type { TaskStore } from './store.js';
 /**
  * Imports task lists from other tools onto a board: ids are renumbered onto
  * the board's next free ids, edges rewritten to the new ids and written on
- * both sides (PROTOCOL §4), all under the board lock.
+ * both sides (docs/protocol.md, "Edges"), all under the board lock.
  */
 
 /** A task as read from another tool, with that tool's ids (as strings). */
@@ -146,7 +146,7 @@ export function readClaudeTaskList(dir: string): ForeignList {
 const STORE_KEYS = new Set(['id', 'subject', 'description', 'status', 'owner', 'active_form', 'blocked_by', 'blocks', 'metadata']);
 
 /**
- * Reads seed 000's single `tasks.json` (`{"next_id", "tasks": [{"id": "task_1",
+ * Reads a single-file task store's `tasks.json` (`{"next_id", "tasks": [{"id": "task_1",
  * "active_form", "blocked_by": ["task_2"], …}]}`).
  */
 export function readTaskStoreFile(file: string): ForeignList {
@@ -234,7 +234,7 @@ export function planImport(list: ForeignList, firstId: number): ImportPlan {
     const blocker = byId.get(from)!;
     const waiter = byId.get(to)!;
     blocker.blocks.push(to);
-    // A finished blocker no longer blocks: the edge stays on its side as history (PROTOCOL §4).
+    // A finished blocker no longer blocks: the edge stays on its side as history (docs/protocol.md, "Edges").
     if (!isClosed(blocker.status)) waiter.blockedBy.push(from);
   }
   for (const t of tasks) {

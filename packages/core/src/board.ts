@@ -5,7 +5,7 @@ import { TasksError, isErrnoException } from './errors.js';
 
 export const BOARD_DIR_NAME = '.tasks';
 
-/** Where to look for a board (PROTOCOL §1). */
+/** Where to look for a board (docs/protocol.md, "Where the board is"). */
 export interface FindBoardOptions {
   /** `--dir PATH`: the board directory itself. */
   dir?: string;
@@ -110,7 +110,7 @@ export function resolveBoardDir(options: FindBoardOptions = {}): { dir: string; 
   return { dir: join(resolve(cwd), BOARD_DIR_NAME), tried, via: 'cwd' };
 }
 
-/** Finds an existing board (PROTOCOL §1) or throws E_NO_BOARD naming what was tried. */
+/** Finds an existing board (docs/protocol.md, "Where the board is") or throws E_NO_BOARD naming what was tried. */
 export function findBoard(options: FindBoardOptions = {}): string {
   const found = resolveBoardDir(options);
   let isDir = false;
@@ -133,7 +133,7 @@ export function findBoard(options: FindBoardOptions = {}): string {
   });
 }
 
-/** Where the acting owner's name came from (PROTOCOL §6). */
+/** Where the acting owner's name came from (docs/protocol.md, "Who acts"). */
 export type OwnerSource = '--owner' | 'TASKS_OWNER' | 'worktree' | 'user';
 
 /**

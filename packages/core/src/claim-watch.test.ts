@@ -61,9 +61,12 @@ describe('judgeClaim: is a claim still ours?', () => {
     expect(verdict).toMatchObject({ state: 'lost', loss: { reason: 'released', by: 'boss', message: 'task #3 was released by boss (now claimed by agent-2)' } });
   });
 
-  it('a claim by another owner with no event to explain it says who holds it', () => {
+  it('a claim by another owner with no event to explain it (yet) says who holds it, and waits one look for the log', () => {
+    // The transaction appends its events just after its renames: a look in between sees the file first.
     const verdict = judgeClaim(CLAIM, sighting(task('in_progress', 'agent-2'), lease('agent-2')));
-    expect(verdict).toMatchObject({ state: 'lost', loss: { reason: 'claimed', by: 'agent-2', message: 'task #3 was claimed by agent-2' } });
+    expect(verdict).toMatchObject({ state: 'suspect', loss: { reason: 'claimed', by: 'agent-2', message: 'task #3 was claimed by agent-2' } });
+    const explained = judgeClaim(CLAIM, sighting(task('in_progress', 'agent-2'), lease('agent-2'), [event('claimed', 'agent-2')]));
+    expect(explained).toMatchObject({ state: 'lost', loss: { reason: 'claimed', by: 'agent-2', message: 'task #3 was claimed by agent-2' } });
   });
 
   it('a reap says why the lease lapsed', () => {

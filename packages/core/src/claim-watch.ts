@@ -105,8 +105,12 @@ export function judgeClaim(claim: WatchedClaim, seen: ClaimSighting): ClaimVerdi
     if (close.owner === claim.owner) return { state: 'closed' };
   }
   // A task file that parses and is not ours is a committed change (writes
-  // are atomic renames): no second look needed.
-  return { state: 'lost', loss: explainLoss(claim, seen) };
+  // are atomic renames). Its event follows the file by a moment (the
+  // transaction appends events after its renames): until the log explains
+  // the loss, one more look, so the reason and who did it are right.
+  const events = seen.events();
+  const explained = firstLetGo(claim.owner, events) || events.some((e) => e.type === 'updated' && Array.isArray(e.fields) && e.fields.includes('owner'));
+  return { state: explained ? 'lost' : 'suspect', loss: explainLoss(claim, seen) };
 }
 
 /** Describes a loss from the first event that let go of the claim, or from the task's state. */

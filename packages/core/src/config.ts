@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError, isErrnoException } from './errors.js';
 import { findJsonSyntaxError, positionAt } from './json-locate.js';
+import { stripBom } from './format.js';
 
 /** Board settings from `.tasks/config.json` (all optional). */
 export interface BoardConfig {
@@ -49,7 +50,7 @@ export function readConfig(boardDir: string): BoardConfig {
   if (text === undefined) return config;
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(stripBom(text));
   } catch {
     const problem = findJsonSyntaxError(text);
     const at = positionAt(text, problem?.offset ?? 0);

@@ -5,6 +5,7 @@ import {
   MAX_TASK_FILE_BYTES,
   TASK_STATUSES,
   copyTask,
+  stripBom,
   idFromFileName,
   serializeTask,
   taskFileName,
@@ -449,8 +450,13 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
     });
   }
 
-  // Changes a writer committed but did not finish (it died or lost its locks).
+  // Changes a writer committed but did not finish (it died or lost its
+  // locks). A journal whose lock is held and fresh belongs to a change in
+  // flight right now: not a problem.
   for (const name of listJournals(store.runtimeDir)) {
+    const lockPath = name === 'board.json' ? store.boardLockPath() : store.taskLockPath(Number(/[0-9]+/.exec(name)![0]));
+    const lockAge = statSync(lockPath, { throwIfNoEntry: false })?.mtimeMs;
+    if (lockAge !== undefined && now - lockAge <= staleMs) continue;
     let tasks: number[] = [];
     try {
       const journal = readJournal(store.runtimeDir, name);
@@ -527,7 +533,7 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(stripBom(text));
   } catch {
     const marker = CONFLICT_RE.exec(text);
     if (marker) {

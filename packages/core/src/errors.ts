@@ -22,7 +22,7 @@ export type ErrorCode =
   | 'E_GIT'
   | 'E_DIRTY';
 
-/** Why a claim was refused (PROTOCOL §6). */
+/** Why a claim was refused (docs/protocol.md, "Claims"). */
 export type ClaimRefusal = 'already_claimed' | 'blocked' | 'not_pending' | 'owner_busy' | 'not_found' | 'nothing_ready';
 
 /** Base class of every error the core throws on purpose. */
@@ -72,7 +72,7 @@ export class CycleError extends TasksError {
   }
 }
 
-/** A claim lost or refused; `reason` is one of PROTOCOL §6's reasons. */
+/** A claim lost or refused; `reason` is one of the reasons in docs/protocol.md, "Claims". */
 export class ClaimError extends TasksError {
   readonly reason: ClaimRefusal;
 

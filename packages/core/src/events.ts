@@ -1,6 +1,6 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { isErrnoException } from './errors.js';
+import { TasksError, isErrnoException } from './errors.js';
 import { appendToFile, syncFile } from './fsio.js';
 import { withLock, type LockOptions } from './locks.js';
 
@@ -23,7 +23,7 @@ export type EventType =
   | 'invalid'
   | (string & {});
 
-/** One line of `.tasks/.runtime/events.jsonl` (PROTOCOL §7). */
+/** One line of `.tasks/.runtime/events.jsonl` (docs/protocol.md, "Events"). */
 export interface TaskEvent {
   seq: number;
   at: string;
@@ -86,6 +86,18 @@ export async function appendEvents(runtimeDir: string, events: NewEvent[], lockO
   if (events.length === 0) return [];
   mkdirSync(runtimeDir, { recursive: true });
   const file = join(runtimeDir, EVENTS_FILE);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await appendUnderLock(file, runtimeDir, events, lockOptions, options);
+    } catch (error) {
+      // The log's lock was taken over before we appended (we stalled): nothing was written, append again.
+      if (error instanceof TasksError && error.code === 'E_COMPROMISED' && attempt < 5) continue;
+      throw error;
+    }
+  }
+}
+
+async function appendUnderLock(file: string, runtimeDir: string, events: NewEvent[], lockOptions: LockOptions, options: { tx?: string }): Promise<TaskEvent[]> {
   let fd: number | undefined;
   try {
     const written = await withLock(join(runtimeDir, 'events.lock'), lockOptions, (lock) => {
@@ -169,4 +181,16 @@ export function logHasTx(runtimeDir: string, tx: string, notBefore: string): boo
   } finally {
     closeSync(fd);
   }
+}
+
+/** The events of transaction `tx` (for a writer whose change another process finished). */
+export function readTxEvents(runtimeDir: string, tx: string): TaskEvent[] {
+  let text: string;
+  try {
+    text = readFileSync(join(runtimeDir, EVENTS_FILE), 'utf8');
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return [];
+    throw error;
+  }
+  return parseEvents(text).filter((e) => e.tx === tx && e.type !== 'recovered');
 }

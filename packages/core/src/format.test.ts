@@ -47,7 +47,7 @@ describe('serializeTask', () => {
     expect(serializeTask(parseTask(once, file))).toBe(once);
   });
 
-  it("reads the seed's Python TaskManager output (json.dumps indent=2, no trailing newline)", () => {
+  it("reads a Python TaskManager's output (json.dumps indent=2, no trailing newline)", () => {
     const python = '{\n  "id": 3,\n  "subject": "Emit output",\n  "description": "",\n  "status": "pending",\n  "blockedBy": [\n    1\n  ],\n  "blocks": [],\n  "owner": ""\n}';
     const task = parseTask(python, file);
     expect(task).toMatchObject({ id: 3, subject: 'Emit output', status: 'pending', blockedBy: [1], blocks: [], owner: '' });
@@ -104,7 +104,7 @@ describe('validation errors name file, line and column', () => {
     expect(e.message).toContain('"id" is 4 but the file name says 3');
   });
 
-  it('accepts a missing description, owner null (seed TaskItem) and absent edges', () => {
+  it('accepts a missing description, owner null (as Python task stores write it) and absent edges', () => {
     expect(validateTask({ id: 3, subject: 'S', status: 'pending', owner: null }, file)).toMatchObject({ description: '', owner: '', blockedBy: [], blocks: [] });
   });
 

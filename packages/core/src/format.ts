@@ -4,7 +4,7 @@ import { findJsonSyntaxError, findTopLevelKey, positionAt } from './json-locate.
 export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'deleted'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-/** One task, as held in `.tasks/task_N.json` (PROTOCOL §2). */
+/** One task, as held in `.tasks/task_N.json` (docs/protocol.md, "One task, one file"). */
 export interface Task {
   id: number;
   subject: string;
@@ -70,6 +70,11 @@ export function parseTaskId(input: unknown): number {
   });
 }
 
+/** The text without a leading UTF-8 byte order mark. */
+export function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** Sorted ascending, without duplicates. */
 export function normalizeIds(ids: Iterable<number>): number[] {
   return [...new Set(ids)].sort((a, b) => a - b);
@@ -102,6 +107,8 @@ export function cloneJson(value: unknown): unknown {
  * Throws CorruptTaskError with line and column on any problem.
  */
 export function parseTask(text: string, fileName: string): Task {
+  // Editors such as Notepad save a byte order mark; JSON has no room for one. The next rewrite drops it.
+  text = stripBom(text);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -140,7 +147,7 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   if (typeof status !== 'string' || !(TASK_STATUSES as readonly string[]).includes(status))
     at('status', `"status" must be one of ${TASK_STATUSES.join(', ')}, got ${show(status)}`);
 
-  // The seed's TaskItem writes owner None; read it as unclaimed.
+  // Python task stores write owner None for nobody; read it as unclaimed.
   const owner = obj.owner ?? '';
   if (typeof owner !== 'string') at('owner', `"owner" must be a string, got ${show(owner)}`);
 
@@ -183,9 +190,9 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
 }
 
 /**
- * The canonical bytes of a task (PROTOCOL §2): known keys in order, then
- * unknown keys in their original order, sorted unique id arrays, 2-space
- * indent, trailing newline. Same task, same bytes.
+ * The canonical bytes of a task (docs/protocol.md, "One task, one file"):
+ * known keys in order, then unknown keys in their original order, sorted
+ * unique id arrays, 2-space indent, trailing newline. Same task, same bytes.
  */
 export function serializeTask(task: Task): string {
   const out = createRecord();

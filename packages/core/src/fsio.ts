@@ -44,6 +44,13 @@ export function systemError(code: string, call: string, path: string): NodeJS.Er
   return error;
 }
 
+/**
+ * TASKS_FSYNC=0 skips every fsync (files, folders, the event log): for
+ * benchmarks that measure what durability costs, and throwaway boards. A
+ * power cut can then lose changes whose command exited 0.
+ */
+const FSYNC = process.env.TASKS_FSYNC !== '0';
+
 function fault(call: FsCall, path: string): void {
   if (faultHook) faultHook(call, path);
 }
@@ -122,7 +129,7 @@ export function appendToFile(fd: number, path: string, text: string): void {
 /** fsyncSync through the fault hook. */
 export function syncFile(fd: number, path: string): void {
   fault('fsync', path);
-  fsyncSync(fd);
+  if (FSYNC) fsyncSync(fd);
 }
 
 /** fsyncs then closes descriptors, several at a time on libuv's pool (ext4 commits concurrent fsyncs together). */
@@ -135,7 +142,7 @@ export async function syncAndClose(fds: { fd: number; path: string }[], parallel
       try {
         if (!failure) {
           fault('fsync', path);
-          await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+          if (FSYNC) await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
         }
       } catch (error) {
         failure ??= error;
@@ -155,6 +162,7 @@ export async function syncAndClose(fds: { fd: number; path: string }[], parallel
  */
 export function syncFolder(dir: string): void {
   fault('fsync', dir);
+  if (!FSYNC) return;
   let fd: number;
   try {
     fd = openSync(dir, 'r');
@@ -185,7 +193,7 @@ export function atomicWriteFile(path: string, data: string, options: { fsync?: b
   try {
     const fd = writeNewFile(temp, data);
     try {
-      if (options.fsync !== false) fsyncSync(fd);
+      if (options.fsync !== false && FSYNC) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }

@@ -186,7 +186,7 @@ function mermaidText(text: string): string {
     .replace(/>/g, '#gt;');
 }
 
-/** A Mermaid flowchart (as in the seeds' diagrams); paste it into a ```mermaid block. */
+/** A Mermaid flowchart; paste it into a ```mermaid block. */
 export function renderMermaid(model: GraphModel): string {
   const lines = ['graph LR'];
   for (const n of model.nodes) lines.push(`  t${n.id}["${mermaidText(`#${n.id} ${n.subject}`)}<br/>${mermaidText(stateText(n))}"]:::${n.state}`);

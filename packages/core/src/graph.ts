@@ -47,7 +47,7 @@ export function openBlockers(task: Task, lookup: TaskLookup): number[] {
   });
 }
 
-/** Ready = pending, unowned, and every blocker completed or deleted (PROTOCOL §4). */
+/** Ready = pending, unowned, and every blocker completed or deleted (docs/protocol.md, "Ready"). */
 export function isReady(task: Task, lookup: TaskLookup, forOwner?: string): boolean {
   if (task.status !== 'pending') return false;
   if (task.owner !== '' && task.owner !== forOwner) return false;

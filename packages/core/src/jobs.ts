@@ -6,8 +6,8 @@ import { withLock } from './locks.js';
 import type { TaskStore } from './store.js';
 
 /**
- * Background jobs' records (PROTOCOL §3: `.tasks/.runtime/jobs/`): one JSON
- * file per job, its output log next to it. The runner and its supervisor
+ * Background jobs' records (`.tasks/.runtime/jobs/`, docs/protocol.md,
+ * "Board files"): one JSON file per job, its output log next to it. The runner and its supervisor
  * (packages/agent) go through these functions and never touch the files.
  */
 

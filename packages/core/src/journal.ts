@@ -172,7 +172,7 @@ export async function recoverJournal(
   return result;
 }
 
-/** Writes a journal, staged under `gate` and renamed into place: the commit point. */
+/** Writes a journal, staged under `gate` and renamed into place: the commit point (the caller fsyncs the folder). */
 export async function commitJournal(runtimeDir: string, name: string, journal: Journal, gate: HeldLock, checkLocks: () => void): Promise<string> {
   const dir = journalDir(runtimeDir);
   mkdirSync(dir, { recursive: true });
@@ -182,7 +182,6 @@ export async function commitJournal(runtimeDir: string, name: string, journal: J
   checkLocks();
   const path = join(dir, name);
   renameFile(staged, path);
-  syncFolder(dir);
   return path;
 }
 

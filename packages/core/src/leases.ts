@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isErrnoException } from './errors.js';
@@ -7,8 +7,8 @@ import { atomicWriteFile, readFileIfExists } from './fsio.js';
 
 /**
  * A claim's runtime record in `.tasks/.runtime/leases/task_N.json`, never in
- * the task file (PROTOCOL §6). `expiresAt: null` is a claim that never
- * expires (a person's `tasks start`).
+ * the task file (docs/protocol.md, "Leases"). `expiresAt: null` is a claim
+ * that never expires (a person's `tasks start`).
  */
 export interface Lease {
   task: number;
@@ -47,22 +47,13 @@ export function readLease(runtimeDir: string, id: number): Lease | undefined {
 }
 
 /**
- * Writes a lease atomically. Not fsync'ed: a lease is runtime state like the
- * event log, renewed every few minutes, and a claim whose lease was lost in a
- * crash is still held (it just never expires); a reader never sees it torn.
+ * Writes a lease record directly, atomically. For tests and tools that set up
+ * a board; the store writes claim records through its transaction (with the
+ * task's lock, durably, in the right order with the task file).
  */
 export function writeLease(runtimeDir: string, lease: Lease): void {
   mkdirSync(join(runtimeDir, LEASES_DIR), { recursive: true });
   atomicWriteFile(leaseFile(runtimeDir, lease.task), JSON.stringify(lease, null, 2) + '\n', { fsync: false });
-}
-
-/** Removes a lease; a missing one is fine. */
-export function removeLease(runtimeDir: string, id: number): void {
-  try {
-    unlinkSync(leaseFile(runtimeDir, id));
-  } catch (error) {
-    if (!isErrnoException(error, 'ENOENT')) throw error;
-  }
 }
 
 /** Every lease on the board. */

@@ -27,7 +27,7 @@ async function loadLockfile(): Promise<typeof ProperLockfile> {
 const HOLDER_PREFIX = 'holder.';
 
 /** Lock folders this process is releasing, so the folder is removed only while it is still ours. */
-const releasing = new Map<string, string>();
+const releasing = new Map<string, { holder: string; marked: boolean; stillOurs: () => boolean }>();
 
 /**
  * The file system proper-lockfile uses. A lock folder holds our holder
@@ -50,6 +50,7 @@ const lockFs = {
   },
   rmdirSync(path: string): void {
     // Only proper-lockfile's exit handler calls this.
+    // (unmarked locks of this process are left to go stale: telling them apart from another's costs more than it saves)
     const names = readNames(path);
     if (names && names.some((n) => n.startsWith(`${HOLDER_PREFIX}${process.pid}.`))) removeLockFolder(path);
   },
@@ -66,7 +67,19 @@ function readNames(path: string): string[] | undefined {
 
 function removeLockFolder(path: string): void {
   const ours = releasing.get(resolve(path));
-  if (ours !== undefined && !readNames(path)?.includes(ours)) return; // taken over meanwhile: it is someone else's now
+  if (ours !== undefined) {
+    // Our own lock: only while it is still ours; usually just our (empty) holder mark inside.
+    if (!ours.stillOurs()) return; // taken over meanwhile: it is someone else's now
+    try {
+      if (ours.marked) fs.rmdirSync(join(path, ours.holder));
+      fs.rmdirSync(path);
+      return;
+    } catch (error) {
+      if (isErrnoException(error, 'ENOENT')) return;
+      if (!isErrnoException(error, 'ENOTEMPTY') && !isErrnoException(error, 'EEXIST')) throw error;
+      // leftovers of a failed commit: remove them all below
+    }
+  }
   try {
     fs.rmSync(path, { recursive: true });
   } catch (error) {
@@ -97,23 +110,33 @@ export interface HeldLock {
 class Lock implements HeldLock {
   compromised?: Error;
   private staged = 0;
+  /** For a lock without a holder mark: the folder's identity when we took it. */
+  identity?: string;
 
   constructor(
     readonly path: string,
     readonly holder: string,
+    /** Whether the lock folder carries our holder mark (locks that gate staged writes do). */
+    readonly marked: boolean,
   ) {}
 
   stagePath(name: string): string {
+    if (!this.marked) throw new Error(`internal: nothing is staged under ${this.path}`);
     return join(this.path, this.holder, `${++this.staged}.${name}`);
   }
 
   /** Why the lock is no longer ours, or undefined while it is. */
   lost(): string | undefined {
     if (this.compromised) return this.compromised.message;
+    if (!this.marked) {
+      const now = folderIdentity(this.path);
+      if (now === undefined) return 'its lock folder is gone';
+      return now === this.identity ? undefined : 'another process took it over after it went stale';
+    }
     const names = readNames(this.path);
     if (names === undefined) return 'its lock folder is gone';
     if (!names.includes(this.holder)) return 'another process took it over after it went stale';
-    if (names.length > 1) return 'another process took it over at the same moment';
+    if (names.some((n) => n.startsWith(HOLDER_PREFIX) && n !== this.holder)) return 'another process took it over at the same moment';
     return undefined;
   }
 
@@ -135,14 +158,24 @@ export interface AcquiredLock {
   release: () => Promise<void>;
 }
 
+/** A folder's identity: inode and birth time (a folder made again after a takeover differs in one of them). */
+function folderIdentity(path: string): string | undefined {
+  const stat = fs.statSync(path, { throwIfNoEntry: false });
+  return stat ? `${stat.ino}:${stat.birthtimeMs}` : undefined;
+}
+
 /**
  * Takes the lock folder `lockPath` (proper-lockfile, realpath off so the
- * target need not exist), waiting with jittered backoff up to timeoutMs, and
- * marks it with a holder folder of our own. proper-lockfile refreshes it
+ * target need not exist), waiting with jittered backoff up to timeoutMs.
+ * With `mark` (the locks under which writes are staged: the board's and the
+ * tasks'), the folder gets a holder folder of our own, so a takeover is seen
+ * for certain and destroys what we staged. Other locks (owners, the event
+ * log, runtime records) are recognised by the folder's identity, which is
+ * cheaper: two directory operations fewer. proper-lockfile refreshes the lock
  * while we hold it; a compromised lock never crashes the process: it is
  * recorded and the next check fails with E_COMPROMISED.
  */
-export async function acquireLock(lockPath: string, options: LockOptions): Promise<AcquiredLock> {
+export async function acquireLock(lockPath: string, options: LockOptions, { mark = false }: { mark?: boolean } = {}): Promise<AcquiredLock> {
   const deadline = Date.now() + options.timeoutMs;
   const stale = Math.max(2000, options.staleMs);
   let delay = 1;
@@ -153,7 +186,7 @@ export async function acquireLock(lockPath: string, options: LockOptions): Promi
     let busy: unknown;
     try {
       const holder = `${HOLDER_PREFIX}${process.pid}.${randomBytes(6).toString('hex')}`;
-      const candidate = new Lock(lockPath, holder);
+      const candidate = new Lock(lockPath, holder, mark);
       const releaseFolder = await lockfile.lock(lockPath, {
         lockfilePath: lockPath,
         realpath: false,
@@ -167,7 +200,10 @@ export async function acquireLock(lockPath: string, options: LockOptions): Promi
       });
       lock = candidate;
       release = () => releaseLock(candidate, releaseFolder);
-      if (markHolder(lock)) return { lock, release };
+      if (!mark) {
+        candidate.identity = folderIdentity(lockPath);
+        if (candidate.identity !== undefined) return { lock, release };
+      } else if (markHolder(lock)) return { lock, release };
       busy = new Error('contended');
     } catch (error) {
       if (!isErrnoException(error, 'ELOCKED')) {
@@ -213,9 +249,30 @@ function markHolder(lock: Lock): boolean {
   return lock.lost() === undefined;
 }
 
+/**
+ * Marks a held lock exclusive: `exclusive.<holder>` in its folder (mtime put
+ * back, as for the holder mark). The board lock held this way stands for
+ * every task lock (docs/decisions.md, "One writer").
+ */
+export function markExclusive(lock: HeldLock): void {
+  const path = lock.path;
+  const holder = (lock as Lock).holder;
+  const before = fs.statSync(path);
+  fs.mkdirSync(join(path, `${EXCLUSIVE_PREFIX}${holder}`));
+  fs.utimesSync(path, before.atime, before.mtime);
+  lock.assertHeld();
+}
+
+/** True when the lock folder at `lockPath` is held with the exclusive mark. */
+export function isExclusivelyHeld(lockPath: string): boolean {
+  return readNames(lockPath)?.some((n) => n.startsWith(EXCLUSIVE_PREFIX)) ?? false;
+}
+
+const EXCLUSIVE_PREFIX = 'exclusive.';
+
 async function releaseLock(lock: Lock, releaseFolder: () => Promise<void>): Promise<void> {
   const key = resolve(lock.path);
-  releasing.set(key, lock.holder);
+  releasing.set(key, { holder: lock.holder, marked: lock.marked, stillOurs: () => lock.lost() === undefined });
   try {
     await releaseFolder();
   } catch (error) {
@@ -226,7 +283,7 @@ async function releaseLock(lock: Lock, releaseFolder: () => Promise<void>): Prom
   }
 }
 
-/** Runs fn while holding the lock; the original error wins over a release error. */
+/** Runs fn while holding the lock (unmarked); the original error wins over a release error. */
 export async function withLock<T>(lockPath: string, options: LockOptions, fn: (lock: HeldLock) => Promise<T> | T): Promise<T> {
   const { lock, release } = await acquireLock(lockPath, options);
   let result: T;
@@ -241,10 +298,10 @@ export async function withLock<T>(lockPath: string, options: LockOptions, fn: (l
 }
 
 /** Takes locks in the given order (callers sort); on failure releases what it took. */
-export async function acquireLocks(lockPaths: string[], options: LockOptions): Promise<AcquiredLock[]> {
+export async function acquireLocks(lockPaths: string[], options: LockOptions, mark = false): Promise<AcquiredLock[]> {
   const taken: AcquiredLock[] = [];
   try {
-    for (const path of lockPaths) taken.push(await acquireLock(path, options));
+    for (const path of lockPaths) taken.push(await acquireLock(path, options, { mark }));
   } catch (error) {
     await releaseLocks(taken).catch(() => undefined);
     throw error;

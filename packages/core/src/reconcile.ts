@@ -4,10 +4,11 @@ import { copyTask, isClosed, normalizeIds, serializeTask, taskFileName, type Tas
 import type { ActorOptions, TaskProblem, TaskStore } from './store.js';
 
 /**
- * Board consistency (PROTOCOL §4) for changes that did not go through our
- * commands: hand edits, scripts, git. Finds what needs fixing — a completion
- * not yet propagated, an edge stated on one side only — and what cannot be
- * fixed without a person (a cycle, a missing task, a file that does not parse).
+ * Board consistency (docs/protocol.md, "Status, edges and readiness") for
+ * changes that did not go through our commands: hand edits, scripts, git.
+ * Finds what needs fixing — a completion not yet propagated, an edge stated
+ * on one side only — and what cannot be fixed without a person (a cycle, a
+ * missing task, a file that does not parse).
  * `checkBoard` looks at the whole board; `checkChangedTask` looks at one file
  * and follows only its edges; `applyFinding` fixes one finding under locks.
  */
@@ -34,8 +35,8 @@ export type BoardFinding =
 export type EdgeField = 'blocks' | 'blockedBy';
 
 /**
- * What PROTOCOL §4 says about one edge "blocker blocks waiter" as the files
- * state it. The one judgement of board consistency: the watcher turns it into
+ * What docs/protocol.md ("Edges") says about one edge "blocker blocks
+ * waiter" as the files state it. The one judgement of board consistency: the watcher turns it into
  * `BoardFinding`s, `tasks doctor` into its own findings, and both repair with
  * `settleEdge`.
  */
@@ -469,13 +470,14 @@ export function checkBoard(store: TaskStore, options: { previous?: BoardGraph } 
  * edges other tasks state towards it, reading each neighbour fresh from
  * disk: the work follows the changed file's edges, not the board's size.
  * Neighbours' entries are left as last seen: when their own change is
- * checked, that is what tells a removal from an addition.
+ * checked, that is what tells a removal from an addition. `read` is the
+ * file's text when the caller has read it already (so one reading decides).
  */
-export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number): BoardFinding[] {
+export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number, read?: { text: string | undefined }): BoardFinding[] {
   const before = graph.get(id);
   let task: Task | undefined;
   try {
-    const text = store.readTaskText(id);
+    const text = read ? read.text : store.readTaskText(id);
     task = text === undefined ? undefined : store.parseTaskText(id, text);
   } catch (error) {
     if (error instanceof CorruptTaskError) return [corruptFinding(error, id, store.dir)];
@@ -539,8 +541,8 @@ export function isFixable(finding: BoardFinding): boolean {
  * The edit that settles an edge verdict, made in place on `blocker` and
  * `waiter` (copies of the two tasks); returns the ones it changed. The one
  * rule for which side a repair writes, shared by the watcher and doctor:
- * a completed blocker gets the missing side as history (PROTOCOL §4) and
- * leaves the waiter's `blockedBy`, like a propagation.
+ * a completed blocker gets the missing side as history (docs/protocol.md,
+ * "Edges") and leaves the waiter's `blockedBy`, like a propagation.
  */
 export function settleEdge(verdict: Extract<EdgeVerdict, { kind: 'propagate' | 'add-side' | 'remove-side' }>, blocker: Task, waiter: Task): Task[] {
   const dropBlocker = () => {

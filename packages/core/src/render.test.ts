@@ -17,7 +17,7 @@ const seed = snapshot([
 ]);
 
 describe('renderBoard', () => {
-  it('prints the seed board as PROTOCOL §8 shows it, ready tasks at a glance', () => {
+  it('prints the example board as docs/protocol.md ("Output") shows it, ready tasks at a glance', () => {
     expect(renderBoard(seed)).toMatchInlineSnapshot(`
       "[x] #1: Parse AST
       [>] #2: Transform AST (agent-1: transforming)

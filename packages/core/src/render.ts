@@ -140,7 +140,7 @@ function openBlockersOf(snapshot: BoardSnapshot): (task: Task) => readonly numbe
   };
 }
 
-/** `[>] #2: Transform AST (agent-1: transforming)`, `[ ] #4: Run tests (blocked by: #2, #3)` (PROTOCOL §8). */
+/** `[>] #2: Transform AST (agent-1: transforming)`, `[ ] #4: Run tests (blocked by: #2, #3)` (docs/protocol.md, "Output"). */
 export function renderTaskLine(task: Task, lookup: TaskLookup, style: RenderStyle = PLAIN_STYLE): string {
   return taskLine(task, task.status === 'pending' ? openBlockers(task, lookup) : NONE, style);
 }
@@ -205,7 +205,7 @@ export function renderBoard(
   return lines.join('\n');
 }
 
-/** The board for agents, wrapped so a model finds it in any tool result (PROTOCOL §8). */
+/** The board for agents, wrapped so a model finds it in any tool result (docs/protocol.md, "Output"). */
 export function renderAgentBoard(snapshot: BoardSnapshot): string {
   return `<TASK_BOARD>\n${renderBoard(snapshot)}\n</TASK_BOARD>`;
 }

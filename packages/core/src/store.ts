@@ -333,7 +333,9 @@ export class TaskStore implements TxHost {
 
   /** The next id: above `.highwatermark`, every task file and every task this transaction created. */
   private allocateId(tx: Transaction): number {
-    const highest = Math.max(tx.readHighWaterMark(), this.listIds().at(-1) ?? 0, tx.stagedTasks().at(-1)?.id ?? 0);
+    // Under the board lock no other command adds a file: the folder is listed once per transaction.
+    const present = tx.memo('highestPresent', () => this.listIds().at(-1) ?? 0);
+    const highest = Math.max(tx.readHighWaterMark(), present, tx.highestStagedId());
     const id = highest + 1;
     if (!Number.isSafeInteger(id))
       throw new TasksError(
@@ -559,7 +561,8 @@ export class TaskStore implements TxHost {
    */
   private closeInTx(tx: Transaction, id: number, status: 'completed' | 'deleted', options: ActorOptions): number[] {
     const task = tx.edit(id);
-    tx.need({ board: true, tasks: task.blocks });
+    // Propagation writes the dependents: the board lock; a task nobody waits for is a change of one file.
+    if (task.blocks.length) tx.need({ board: true, tasks: task.blocks });
     const wasOpen = task.status !== status;
     task.status = status;
     tx.put(task);
@@ -581,6 +584,12 @@ export class TaskStore implements TxHost {
     return unblocked;
   }
 
+  /** The locks a completion or deletion of `id` will want: its own, and its dependents' under the board lock. */
+  private closingScope(id: number): Partial<TxScope> {
+    const blocks = this.peekTask(id)?.blocks ?? [];
+    return { board: blocks.length > 0, tasks: [id, ...blocks] };
+  }
+
   /** Adds the edge "`blocker` blocks `task`" on both sides, refusing cycles. */
   async addDependency(task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
     return this.updateTask(task, { addBlockedBy: [blocker] }, options);
@@ -597,7 +606,7 @@ export class TaskStore implements TxHost {
    */
   async completeTask(id: number, options: ActorOptions & { force?: boolean; heldBy?: string } = {}): Promise<MutationResult> {
     const unblocked: number[] = [];
-    const result = await this.transact({ board: true, tasks: [id, ...(this.peekTask(id)?.blocks ?? [])] }, (tx) => {
+    const result = await this.transact(this.closingScope(id), (tx) => {
       unblocked.length = 0;
       const task = tx.read(id);
       if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
@@ -625,7 +634,7 @@ export class TaskStore implements TxHost {
   /** Propagates completions that were made by hand (idempotent; writes nothing when settled). */
   async propagateCompletion(id: number, options: ActorOptions = {}): Promise<MutationResult> {
     const unblocked: number[] = [];
-    const result = await this.transact({ board: true, tasks: [id, ...(this.peekTask(id)?.blocks ?? [])] }, (tx) => {
+    const result = await this.transact(this.closingScope(id), (tx) => {
       unblocked.length = 0;
       const task = tx.read(id);
       if (!isClosed(task.status)) return;
@@ -637,7 +646,7 @@ export class TaskStore implements TxHost {
   /** Tombstones a task: its file stays, it never blocks anyone again. */
   async deleteTask(id: number, options: ActorOptions = {}): Promise<MutationResult> {
     const unblocked: number[] = [];
-    const result = await this.transact({ board: true, tasks: [id, ...(this.peekTask(id)?.blocks ?? [])] }, (tx) => {
+    const result = await this.transact(this.closingScope(id), (tx) => {
       unblocked.length = 0;
       tx.read(id);
       unblocked.push(...this.closeInTx(tx, id, 'deleted', options));
@@ -933,7 +942,7 @@ export class TaskStore implements TxHost {
         continue;
       }
       if (!options.dryRun) {
-        const reaped = await this.reapOne(lease, reason, options);
+        const reaped = await this.reapOne(lease, reason, options, options.now);
         if (!reaped) continue;
       }
       out.push({ task: lease.task, owner: lease.owner, reason, lease });
@@ -941,12 +950,12 @@ export class TaskStore implements TxHost {
     return out;
   }
 
-  private async reapOne(lease: Lease, reason: string, options: ActorOptions): Promise<boolean> {
+  private async reapOne(lease: Lease, reason: string, options: ActorOptions, now?: number): Promise<boolean> {
     const result = await this.transact({ tasks: [lease.task] }, (tx) => {
       // Re-check under the lock: a heartbeat may have renewed it meanwhile.
       const fresh = tx.readLease(lease.task);
       const task = tx.edit(lease.task);
-      if (!fresh || fresh.claimedAt !== lease.claimedAt || !leaseExpiry(fresh) || task.status !== 'in_progress' || task.owner !== lease.owner)
+      if (!fresh || fresh.claimedAt !== lease.claimedAt || !leaseExpiry(fresh, now) || task.status !== 'in_progress' || task.owner !== lease.owner)
         return false;
       task.status = 'pending';
       task.owner = '';

@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CorruptTaskError, TasksError, isErrnoException } from './errors.js';
-import { appendEvents, type NewEvent, type TaskEvent } from './events.js';
+import { appendEvents, readTxEvents, type NewEvent, type TaskEvent } from './events.js';
 import { MAX_TASK_FILE_BYTES, copyTask, normalizeIds, serializeTask, taskFileName, type Task } from './format.js';
 import { pausePoint, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, writeNewFile } from './fsio.js';
 import {
@@ -18,7 +18,7 @@ import {
   type JournalOp,
 } from './journal.js';
 import { LEASES_DIR, type Lease } from './leases.js';
-import { acquireLock, releaseLocks, type AcquiredLock, type HeldLock, type LockOptions } from './locks.js';
+import { acquireLock, isExclusivelyHeld, markExclusive, releaseLocks, type AcquiredLock, type HeldLock, type LockOptions } from './locks.js';
 
 /**
  * The one way anything writes the board (docs/decisions.md, "One writer"):
@@ -77,7 +77,31 @@ export class NeedLocks extends Error {
 /** Thrown inside a transaction when what it read is not what is on disk (a lock raced): it starts over. */
 export class ConcurrentChange extends Error {}
 
+/** A lock was lost before the commit point: nothing was written, the transaction starts over. */
+class LockLost extends Error {
+  constructor(readonly lost: unknown) {
+    super('internal: a lock was lost before the commit point');
+  }
+}
+
+/** A lock was lost after the commit point: the change is committed, its journal finishes it. */
+class CommittedChange extends Error {
+  constructor(
+    readonly journalPath: string,
+    readonly written: Task[],
+    readonly lost: unknown,
+  ) {
+    super('internal: a lock was lost after the commit point');
+  }
+}
+
+function isLockLoss(error: unknown): boolean {
+  return error instanceof TasksError && error.code === 'E_COMPROMISED';
+}
+
 const MAX_ATTEMPTS = 8;
+/** The board's and the tasks' locks carry a holder mark: writes are staged under them. */
+const GATE = { mark: true };
 export const HIGHWATERMARK_FILE = '.highwatermark';
 
 /** Board-relative path of a claim record. */
@@ -105,12 +129,14 @@ export class Transaction {
   readonly events: NewEvent[] = [];
 
   private removed = new Set<number>();
+  private maxStaged = 0;
+  private memos = new Map<string, unknown>();
   private rawTexts = new Map<number, string>();
 
   constructor(
     private host: TxHost,
     readonly scope: TxScope,
-    private taskLocks: Map<number, HeldLock>,
+    private cover: TaskCover,
     private boardLock: HeldLock | undefined,
     private ownerLocks: HeldLock[],
     private acquireTask: (id: number) => Promise<HeldLock>,
@@ -123,9 +149,14 @@ export class Transaction {
    * waits for no other lock while holding it, so no cycle of waits can form.
    */
   async lockNewTask(id: number): Promise<void> {
-    if (this.taskLocks.has(id)) return;
+    if (this.cover.covers(id)) return;
     this.need({ board: true });
-    this.taskLocks.set(id, await this.acquireTask(id));
+    if (this.cover.locks.size >= EXCLUSIVE_ABOVE) {
+      // A batch or an import of many new tasks: hold the board lock exclusively instead.
+      await this.cover.escalate(this.host, this.boardLock!, this.acquireTask);
+      return;
+    }
+    this.cover.locks.set(id, await this.acquireTask(id));
     this.scope.tasks.push(id);
   }
 
@@ -134,7 +165,7 @@ export class Transaction {
     const staged = this.staged.get(id);
     if (staged) return this.removed.has(id) ? undefined : staged;
     if (this.current.has(id)) return this.current.get(id);
-    if (this.taskLocks.has(id)) return this.tryRead(id);
+    if (this.cover.covers(id)) return this.tryRead(id);
     try {
       const text = this.host.readTaskText(id);
       return text === undefined ? undefined : this.host.parseTaskText(id, text);
@@ -177,7 +208,7 @@ export class Transaction {
   need(scope: Partial<TxScope>): void {
     const missing: Partial<TxScope> = {};
     if (scope.board && !this.scope.board) missing.board = true;
-    const tasks = (scope.tasks ?? []).filter((id) => !this.taskLocks.has(id));
+    const tasks = (scope.tasks ?? []).filter((id) => !this.cover.covers(id));
     if (tasks.length) missing.tasks = tasks;
     const owners = (scope.owners ?? []).filter((o) => o !== '' && !this.scope.owners.includes(o));
     if (owners.length) missing.owners = owners;
@@ -185,7 +216,7 @@ export class Transaction {
   }
 
   holds(id: number): boolean {
-    return this.taskLocks.has(id);
+    return this.cover.covers(id);
   }
 
   private original(file: string, read: () => string | undefined): string | undefined {
@@ -221,6 +252,18 @@ export class Transaction {
     this.need({ tasks: [task.id] });
     if (!this.current.has(task.id) && !this.staged.has(task.id)) this.tryRead(task.id);
     this.staged.set(task.id, task);
+    if (task.id > this.maxStaged) this.maxStaged = task.id;
+  }
+
+  /** The highest id this transaction wrote (0 if none). */
+  highestStagedId(): number {
+    return this.maxStaged;
+  }
+
+  /** A value computed once per transaction (e.g. a folder listing a batch needs for every item). */
+  memo<T>(key: string, compute: () => T): T {
+    if (!this.memos.has(key)) this.memos.set(key, compute());
+    return this.memos.get(key) as T;
   }
 
   /** The claim record of a task (staged changes included). */
@@ -268,7 +311,7 @@ export class Transaction {
   private gateOf(file: string): HeldLock {
     const m = /task_([1-9][0-9]*)\.json$/.exec(file);
     if (m) {
-      const lock = this.taskLocks.get(Number(m[1]));
+      const lock = this.cover.gate(Number(m[1]));
       if (!lock) throw new Error(`internal: ${file} written without its lock`);
       return lock;
     }
@@ -278,7 +321,7 @@ export class Transaction {
 
   /** Every lock, for the check before a commit. */
   private allLocks(): HeldLock[] {
-    return [...this.ownerLocks, ...(this.boardLock ? [this.boardLock] : []), ...this.taskLocks.values()];
+    return [...this.ownerLocks, ...(this.boardLock ? [this.boardLock] : []), ...this.cover.locks.values()];
   }
 
   /** The locks every rename depends on besides its own file's: owners and board. */
@@ -323,7 +366,11 @@ export class Transaction {
     if (ops.length === 0 && this.events.length === 0) return { written: [], events: [] };
     // Two processes can both take over one stale lock (proper-lockfile #121): re-check what we read.
     for (const op of ops) if (readFileIfExists(join(this.host.dir, op.file)) !== op.before) throw new ConcurrentChange();
-    for (const lock of this.allLocks()) lock.assertHeld();
+    try {
+      this.assertAllHeld();
+    } catch (error) {
+      throw new LockLost(error);
+    }
 
     // Stage: complete files inside the lock folders, fsync'd in batches.
     const staged = new Map<PendingOp, string>();
@@ -344,7 +391,7 @@ export class Transaction {
       }
       await syncAndClose(batch);
     } catch (error) {
-      throw this.lockLossOr(error);
+      throw this.beforeCommit(error);
     }
     pausePoint('staged');
 
@@ -354,19 +401,20 @@ export class Transaction {
       const journalOps: JournalOp[] = ops.map((op) => ({ file: op.file, before: hashText(op.before), after: op.after ?? null }));
       const gate = this.boardLock ?? this.singleTaskLock();
       try {
-        journalPath = await commitJournal(this.host.runtimeDir, this.journalName(), newJournal(this.id, journalOps, this.events), gate, () => {
-          for (const lock of this.allLocks()) lock.assertHeld();
-        });
+        journalPath = await commitJournal(this.host.runtimeDir, this.journalName(), newJournal(this.id, journalOps, this.events), gate, () => this.assertAllHeld());
       } catch (error) {
-        throw this.lockLossOr(error);
+        throw this.beforeCommit(error);
       }
-      pausePoint('committed');
     }
 
     // Apply: rename each staged file into place.
     const applied: PendingOp[] = [];
     let events: TaskEvent[];
     try {
+      if (journalPath) {
+        syncFolder(dirname(journalPath));
+        pausePoint('committed');
+      }
       const folders = new Set<string>();
       let lastYield = Date.now();
       for (const op of ops) {
@@ -387,15 +435,40 @@ export class Transaction {
       }
       for (const folder of folders) syncFolder(folder);
       pausePoint('renamed');
-      for (const lock of this.allLocks()) lock.assertHeld();
+      this.assertAllHeld();
       events = await appendEvents(this.host.runtimeDir, this.events, this.host.lockOptions, { tx: this.id });
       pausePoint('logged');
     } catch (error) {
-      throw await this.abandon(error, applied, journalPath);
+      throw await this.abandon(error, applied, journalPath, this.writtenBy(ops));
     }
-    if (journalPath) removeFile(journalPath);
+    // Done: the record can go. Should removing it fail, the next holder finds every file and event in place and only removes it.
+    if (journalPath) {
+      try {
+        removeFile(journalPath);
+      } catch {
+        // left for the next holder of these locks
+      }
+    }
+    return { written: this.writtenBy(ops), events };
+  }
+
+  private writtenBy(ops: PendingOp[]): Task[] {
     const files = new Set(ops.filter((op) => op.after !== undefined).map((op) => op.file));
-    return { written: this.stagedTasks().filter((t) => files.has(taskFileName(t.id))), events };
+    return this.stagedTasks().filter((t) => files.has(taskFileName(t.id)));
+  }
+
+  private assertAllHeld(): void {
+    for (const lock of this.allLocks()) lock.assertHeld();
+  }
+
+  /** Whether any lock is lost now. */
+  private anyLost(): boolean {
+    try {
+      this.assertAllHeld();
+      return false;
+    } catch {
+      return true;
+    }
   }
 
   private journalName(): string {
@@ -403,17 +476,18 @@ export class Transaction {
   }
 
   private singleTaskLock(): HeldLock {
-    if (this.taskLocks.size !== 1) throw new Error('internal: a change to several tasks must hold the board lock');
-    return [...this.taskLocks.values()][0];
+    if (this.cover.locks.size !== 1) throw new Error('internal: a change to several tasks must hold the board lock');
+    return [...this.cover.locks.values()][0];
   }
 
-  /** A write that failed because a lock was lost (its staged folder vanished) says so. */
-  private lockLossOr(error: unknown): unknown {
-    if (error instanceof TasksError) return error;
-    if (isErrnoException(error, 'ENOENT')) {
-      for (const lock of this.allLocks()) lock.assertHeld();
-    }
-    return error;
+  /**
+   * A failure before the commit point: nothing was written. A lost lock (its
+   * staged folder vanished with it) starts the transaction over; any other
+   * file system error fails it with one line.
+   */
+  private beforeCommit(error: unknown): unknown {
+    if (isLockLoss(error) || this.anyLost()) return new LockLost(error);
+    return ioError(error, 'nothing was changed');
   }
 
   /**
@@ -423,23 +497,12 @@ export class Transaction {
    * no longer write: the journal stays and the next process holding the
    * locks completes the change.
    */
-  private async abandon(error: unknown, applied: PendingOp[], journalPath: string | undefined): Promise<unknown> {
-    const lost = this.allLocks().find((l) => {
-      try {
-        l.assertHeld();
-        return false;
-      } catch {
-        return true;
-      }
-    });
-    if (lost || (error instanceof TasksError && error.code === 'E_COMPROMISED')) {
-      if (!journalPath) return error;
-      return new TasksError(
-        'E_COMPROMISED',
-        `${error instanceof Error ? error.message.replace(/; nothing more was written, run the command again$/, '') : String(error)}; the change is committed and the next command that takes these locks completes it from ${journalPath}: do not run it again`,
-        { journal: journalPath },
-        { cause: error },
-      );
+  private async abandon(error: unknown, applied: PendingOp[], journalPath: string | undefined, written: Task[]): Promise<unknown> {
+    if (isLockLoss(error) || this.anyLost()) {
+      // Committed: whoever holds the locks now finishes it from the journal.
+      if (journalPath) return new CommittedChange(journalPath, written, error);
+      // One file, no journal: the rename either landed before the takeover or failed with its staged file.
+      return applied.length ? error : new LockLost(error);
     }
     try {
       for (const op of [...applied].reverse()) {
@@ -495,6 +558,8 @@ export async function runTransaction<T>(
   options: TxOptions = {},
 ): Promise<{ value: T; written: Task[]; events: TaskEvent[] }> {
   let scope = mergeScope({ owners: [], board: false, tasks: [] }, initial);
+  let value: T | undefined;
+  let txId: string | undefined;
   for (let attempt = 1; ; attempt++) {
     const taken: AcquiredLock[] = [];
     try {
@@ -507,26 +572,25 @@ export async function runTransaction<T>(
       }
       let boardLock: HeldLock | undefined;
       if (scope.board) {
-        const t = await acquireLock(host.boardLockPath(), host.lockOptions);
+        const t = await acquireLock(host.boardLockPath(), host.lockOptions, GATE);
         taken.push(t);
         boardLock = t.lock;
         await recoverBoardJournal(host, boardLock);
       }
-      const taskLocks = new Map<number, HeldLock>();
       const taskOptions = options.noWaitTasks && attempt === 1 ? { ...host.lockOptions, timeoutMs: 0 } : host.lockOptions;
-      for (const id of scope.tasks) {
-        const t = await acquireLock(host.taskLockPath(id), taskOptions);
-        taken.push(t);
-        taskLocks.set(id, t.lock);
-      }
-      await recoverTaskJournals(host, scope, taskLocks);
+      const cover = await takeTaskCover(host, scope.tasks, boardLock, taskOptions, taken);
+      await recoverTaskJournals(host, scope, cover);
+      // A change of many tasks may hold the board lock exclusively meanwhile: then wait for the board lock.
+      if (!boardLock && isExclusivelyHeld(host.boardLockPath())) throw new NeedLocks({ board: true });
       pausePoint('locked');
-      const tx = new Transaction(host, scope, taskLocks, boardLock, ownerLocks, async (id) => {
-        const t = await acquireLock(host.taskLockPath(id), host.lockOptions);
+      value = undefined;
+      const tx = new Transaction(host, scope, cover, boardLock, ownerLocks, async (id) => {
+        const t = await acquireLock(host.taskLockPath(id), host.lockOptions, GATE);
         taken.push(t);
         return t.lock;
       });
-      const value = await fn(tx);
+      txId = tx.id;
+      value = await fn(tx);
       const { written, events } = await tx.commit();
       await releaseLocks(taken);
       return { value, written, events };
@@ -536,15 +600,55 @@ export async function runTransaction<T>(
         scope = mergeScope(scope, error.scope);
         continue;
       }
-      if (error instanceof ConcurrentChange && attempt < MAX_ATTEMPTS) {
+      if ((error instanceof ConcurrentChange || error instanceof LockLost) && attempt < MAX_ATTEMPTS) {
         await yieldToLoop();
         continue;
       }
+      if (error instanceof LockLost) throw error.lost;
+      if (error instanceof CommittedChange) return finishCommitted(host, scope, error, value!, txId!);
       if (error instanceof ConcurrentChange || error instanceof NeedLocks)
         throw new TasksError('E_LOCKED', 'another process kept changing the same task files; run the command again');
       throw error;
     }
   }
+}
+
+/**
+ * Our change is committed but our locks were taken over before we finished
+ * it (we stalled). Taking the same locks again finishes it: whoever holds
+ * them first rolls every journal forward, so once we hold them the change is
+ * on disk, and its events are in the log under our transaction's id.
+ */
+async function finishCommitted<T>(
+  host: TxHost,
+  scope: TxScope,
+  committed: CommittedChange,
+  value: T,
+  tx: string,
+): Promise<{ value: T; written: Task[]; events: TaskEvent[] }> {
+  const taken: AcquiredLock[] = [];
+  try {
+    for (const owner of scope.owners) taken.push(await acquireLock(host.ownerLockPath(owner), host.lockOptions));
+    if (scope.board) {
+      const t = await acquireLock(host.boardLockPath(), host.lockOptions, GATE);
+      taken.push(t);
+      await recoverBoardJournal(host, t.lock);
+    }
+    // (the board lock, when taken, is the last of `taken` here)
+    const boardLock = scope.board ? taken.at(-1)!.lock : undefined;
+    const cover = await takeTaskCover(host, scope.tasks, boardLock, host.lockOptions, taken);
+    await recoverTaskJournals(host, scope, cover);
+  } finally {
+    await releaseLocks(taken).catch(() => undefined);
+  }
+  if (listJournals(host.runtimeDir).includes(basename(committed.journalPath)) && readJournal(host.runtimeDir, basename(committed.journalPath))?.tx === tx)
+    throw new TasksError(
+      'E_COMPROMISED',
+      `lost a lock while writing (the process stalled); the change is committed and is finished from ${committed.journalPath} by the next command that takes its locks: do not run it again`,
+      { journal: committed.journalPath },
+      { cause: committed.lost },
+    );
+  return { value, written: committed.written, events: readTxEvents(host.runtimeDir, tx) };
 }
 
 /** Under the board lock: finish a board change a writer left half done (taking its task locks). */
@@ -555,14 +659,9 @@ async function recoverBoardJournal(host: TxHost, boardLock: HeldLock): Promise<v
   const ids = journalTasks(journal);
   const taken: AcquiredLock[] = [];
   try {
-    const locks = new Map<number, HeldLock>();
-    for (const id of ids) {
-      const t = await acquireLock(host.taskLockPath(id), host.lockOptions);
-      taken.push(t);
-      locks.set(id, t.lock);
-    }
-    await recoverTaskJournals(host, { owners: [], board: true, tasks: ids }, locks);
-    await recoverJournal(host.dir, host.runtimeDir, 'board.json', (file) => gateFor(file, locks, boardLock), host.lockOptions);
+    const cover = await takeTaskCover(host, ids, boardLock, host.lockOptions, taken);
+    await recoverTaskJournals(host, { owners: [], board: true, tasks: ids }, cover);
+    await recoverJournal(host.dir, host.runtimeDir, 'board.json', (file) => gateFor(file, cover, boardLock), host.lockOptions);
   } finally {
     await releaseLocks(taken);
   }
@@ -573,23 +672,96 @@ async function recoverBoardJournal(host: TxHost, boardLock: HeldLock): Promise<v
  * done on them. A half-done board change touching them needs the board lock
  * first: without it, the transaction starts over holding it.
  */
-async function recoverTaskJournals(host: TxHost, scope: TxScope, locks: Map<number, HeldLock>): Promise<void> {
+async function recoverTaskJournals(host: TxHost, scope: TxScope, cover: TaskCover): Promise<void> {
   const names = listJournals(host.runtimeDir);
   if (names.length === 0) return;
   if (!scope.board && names.includes('board.json')) {
     const journal = readJournal(host.runtimeDir, 'board.json');
-    if (journal && journalTasks(journal).some((id) => locks.has(id))) throw new NeedLocks({ board: true });
+    if (journal && journalTasks(journal).some((id) => cover.covers(id))) throw new NeedLocks({ board: true });
   }
   for (const name of names) {
     const m = /^task_([1-9][0-9]*)\.json$/.exec(name);
-    if (!m || !locks.has(Number(m[1]))) continue;
-    await recoverJournal(host.dir, host.runtimeDir, name, (file) => gateFor(file, locks, undefined), host.lockOptions);
+    if (!m) continue;
+    const id = Number(m[1]);
+    if (!cover.covers(id)) continue;
+    if (!cover.locks.has(id)) {
+      // Held exclusively through the board lock, and nobody holds this task's lock: its writer let go without finishing.
+      await recoverJournal(host.dir, host.runtimeDir, name, () => cover.exclusive!, host.lockOptions);
+      continue;
+    }
+    await recoverJournal(host.dir, host.runtimeDir, name, (file) => gateFor(file, cover, undefined), host.lockOptions);
   }
 }
 
-function gateFor(file: string, locks: Map<number, HeldLock>, boardLock: HeldLock | undefined): HeldLock {
+/** Above this many task locks a change of the board holds the board lock exclusively instead. */
+export const EXCLUSIVE_ABOVE = 64;
+
+/**
+ * The task locks a transaction holds. A change of up to EXCLUSIVE_ABOVE
+ * tasks takes each task's lock. A bigger one (a completion with thousands of
+ * dependents, a clear, an import) marks the board lock it holds exclusive
+ * and takes only the task locks held at that moment: every transaction that
+ * holds task locks without the board lock looks for the mark after taking
+ * them and, finding it, starts over waiting for the board lock. Either the
+ * big change sees a task lock held (and waits for it), or its holder sees
+ * the mark (and backs off); no file is written by both.
+ */
+class TaskCover {
+  constructor(
+    readonly locks: Map<number, HeldLock>,
+    public exclusive: HeldLock | undefined,
+  ) {}
+
+  /** From task locks to the board lock held exclusively (see takeTaskCover), in the middle of a transaction. */
+  async escalate(host: TxHost, boardLock: HeldLock, acquire: (id: number) => Promise<HeldLock>): Promise<void> {
+    markExclusive(boardLock);
+    for (const id of heldTaskLocks(host)) if (!this.locks.has(id)) this.locks.set(id, await acquire(id));
+    this.exclusive = boardLock;
+  }
+
+  covers(id: number): boolean {
+    return this.locks.has(id) || this.exclusive !== undefined;
+  }
+
+  /** The lock a write to task `id` is staged under. */
+  gate(id: number): HeldLock | undefined {
+    return this.locks.get(id) ?? this.exclusive;
+  }
+}
+
+async function takeTaskCover(host: TxHost, ids: number[], boardLock: HeldLock | undefined, options: LockOptions, taken: AcquiredLock[]): Promise<TaskCover> {
+  const locks = new Map<number, HeldLock>();
+  if (boardLock && ids.length > EXCLUSIVE_ABOVE) {
+    markExclusive(boardLock);
+    // Task locks held right now belong to changes in flight: wait for each (and keep it).
+    for (const id of heldTaskLocks(host)) {
+      const t = await acquireLock(host.taskLockPath(id), host.lockOptions, GATE);
+      taken.push(t);
+      locks.set(id, t.lock);
+    }
+    return new TaskCover(locks, boardLock);
+  }
+  for (const id of ids) {
+    const t = await acquireLock(host.taskLockPath(id), options, GATE);
+    taken.push(t);
+    locks.set(id, t.lock);
+  }
+  return new TaskCover(locks, undefined);
+}
+
+/** Ids whose task lock folder exists right now. */
+function heldTaskLocks(host: TxHost): number[] {
+  const ids: number[] = [];
+  for (const name of readdirSync(host.dir)) {
+    const m = /^task_([1-9][0-9]*)\.json\.lock$/.exec(name);
+    if (m) ids.push(Number(m[1]));
+  }
+  return ids;
+}
+
+function gateFor(file: string, cover: TaskCover, boardLock: HeldLock | undefined): HeldLock {
   const m = /task_([1-9][0-9]*)\.json$/.exec(file);
-  const lock = m ? locks.get(Number(m[1])) : boardLock;
+  const lock = m ? cover.gate(Number(m[1])) : boardLock;
   if (!lock) throw new TasksError('E_CORRUPT', `a commit record names ${file}, which it has no lock for; run 'tasks doctor'`);
   return lock;
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { WORKTREE_OWNER_FILE, locateGit } from './board.js';
 import { TasksError } from './errors.js';
@@ -7,9 +7,10 @@ import type { Task, TaskStatus } from './format.js';
 import type { ClaimOptions, ClaimResult, TaskStore } from './store.js';
 
 /**
- * Git worktrees for claimed tasks (PROTOCOL §6): `claim --worktree` creates
- * one on a branch named after the task and records `metadata.worktree` and
- * `metadata.branch`; the board itself stays in the main worktree (§1).
+ * Git worktrees for claimed tasks (docs/protocol.md, "Claims"): `claim
+ * --worktree` creates one on a branch named after the task and records
+ * `metadata.worktree` and `metadata.branch`; the board itself stays in the
+ * main worktree (docs/protocol.md, "Where the board is").
  */
 
 /** Where a task's worktree lives and on which branch. */
@@ -59,10 +60,30 @@ export function boardRepository(store: TaskStore): string {
   return git.mainRoot;
 }
 
+/** A file in a worktree's own git dir saying which task dotasks made it for. */
+export const WORKTREE_TASK_FILE = 'tasks-task';
+
+/**
+ * A branch name (or start point) reaches git only as a value: one that starts
+ * with `-` would be read as an option, and git's own rules refuse the rest.
+ */
+function checkRefName(repo: string, name: string, what: string): void {
+  let ok = !name.startsWith('-');
+  if (ok) {
+    try {
+      execFileSync('git', ['check-ref-format', '--branch', name], { cwd: repo, stdio: 'ignore' });
+    } catch {
+      ok = false;
+    }
+  }
+  if (!ok) throw new TasksError('E_INVALID', `${what} gives ${JSON.stringify(name)}, which git does not accept as a branch name; change it in .tasks/config.json`, { name });
+}
+
 /** The branch and folder a task's worktree gets from the board's config. */
 export function planTaskWorktree(store: TaskStore, id: number, options: { path?: string; cwd?: string } = {}): TaskWorktreePlan {
   const main = boardRepository(store);
   const branch = store.config.branchPattern.replaceAll('{id}', String(id));
+  checkRefName(main, branch, `"branchPattern" ${JSON.stringify(store.config.branchPattern)}`);
   const path = options.path
     ? resolve(options.cwd ?? process.cwd(), options.path)
     : resolve(main, store.config.worktreeDir.replaceAll('{repo}', basename(main)), `task-${id}`);
@@ -124,15 +145,17 @@ export function createTaskWorktree(store: TaskStore, plan: TaskWorktreePlan, opt
       throw new TasksError('E_GIT', `${plan.path} already exists and is not a worktree of this repository; pick another --path`, {
         path: plan.path,
       });
+    if (options.base !== undefined && options.base.startsWith('-'))
+      throw new TasksError('E_USAGE', `--base ${JSON.stringify(options.base)} is not a commit; name a branch, tag or commit`, { base: options.base });
     mkdirSync(dirname(plan.path), { recursive: true });
     if (branchExists(repo, plan.branch)) runGit(repo, ['worktree', 'add', plan.path, plan.branch]);
     else runGit(repo, ['worktree', 'add', '-b', plan.branch, plan.path, options.base ?? 'HEAD']);
     created = true;
   }
-  if (options.owner) {
-    const gitDir = runGit(plan.path, ['rev-parse', '--absolute-git-dir']).trim();
-    writeFileSync(resolve(gitDir, WORKTREE_OWNER_FILE), options.owner + '\n');
-  }
+  const gitDir = runGit(plan.path, ['rev-parse', '--absolute-git-dir']).trim();
+  // Ours, for this task: `tasks worktree remove` removes only worktrees it made.
+  if (created) writeFileSync(resolve(gitDir, WORKTREE_TASK_FILE), `${plan.task}\n`);
+  if (options.owner) writeFileSync(resolve(gitDir, WORKTREE_OWNER_FILE), options.owner + '\n');
   return created;
 }
 
@@ -190,7 +213,9 @@ export function listTaskWorktrees(store: TaskStore): TaskWorktree[] {
 
 /**
  * Removes a task's worktree (its branch stays: it holds the work) and drops
- * `metadata.worktree`. Refuses uncommitted changes unless `force`.
+ * `metadata.worktree`. Refuses uncommitted changes unless `force`, and never
+ * removes a worktree dotasks did not make for this task (a task file may
+ * name any path: it is plain JSON that anyone can edit).
  */
 export async function removeTaskWorktree(
   store: TaskStore,
@@ -206,6 +231,19 @@ export async function removeTaskWorktree(
   const known = listGitWorktrees(repo).some((w) => resolve(w.path) === resolve(path));
   let removed = false;
   if (known && existsSync(path)) {
+    const gitDir = runGit(path, ['rev-parse', '--absolute-git-dir']).trim();
+    let madeFor: string | undefined;
+    try {
+      madeFor = readFileSync(resolve(gitDir, WORKTREE_TASK_FILE), 'utf8').trim();
+    } catch {
+      madeFor = undefined;
+    }
+    if (madeFor !== String(id))
+      throw new TasksError(
+        'E_INVALID',
+        `${path} is not a worktree dotasks made for task #${id}${madeFor ? ` (it was made for #${madeFor})` : ''}; nothing was removed (remove it with 'git worktree remove' if you mean to)`,
+        { id, path },
+      );
     if (!options.force && isWorktreeDirty(path))
       throw new TasksError(
         'E_DIRTY',

@@ -87,7 +87,8 @@ function describe(error: unknown): { code: string; message: string } {
 
 /**
  * Watches a board (`.tasks/`) and keeps it consistent when files change
- * outside our commands (PROTOCOL §4, §7): propagates completions, writes the
+ * outside our commands (docs/protocol.md, "Status, edges and readiness" and
+ * "Events"): propagates completions, writes the
  * missing side of one-sided edges, reports what it cannot fix as `invalid`,
  * reaps expired leases. It watches the board's parent folder so a `.tasks/`
  * removed and re-created keeps being watched.
@@ -182,7 +183,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
       if (closed) return;
       if (finding.kind === 'invalid') continue;
       try {
-        const onWrite = (id: number, before: string, after: string) => rememberRepair(id, before, after, finding);
+        const onWrite = (id: number, before: string) => rememberRepair(id, before, finding);
         for (const event of await applyFinding(store, finding, { actor, graph, onWrite })) deliver(event);
       } catch (error) {
         if (error instanceof CorruptTaskError) {
@@ -271,31 +272,25 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
    * coming back are an old buffer, not a person removing the edge, and the
    * repair is made again instead of the removal being mirrored.
    */
-  const repairs = new Map<number, { replaced: string; wrote: string; finding: BoardFinding }>();
-  const rememberRepair = (id: number, before: string, after: string, finding: BoardFinding) => {
+  const repairs = new Map<number, { replaced: string; finding: BoardFinding }>();
+  const rememberRepair = (id: number, before: string, finding: BoardFinding) => {
     repairs.delete(id);
-    repairs.set(id, { replaced: hashText(before)!, wrote: hashText(after)!, finding });
+    repairs.set(id, { replaced: hashText(before)!, finding });
     if (repairs.size > 10_000) repairs.delete(repairs.keys().next().value!);
   };
 
-  /** True when the file holds exactly what a repair replaced: the repair is made again. */
-  const repairStaleSave = async (id: number): Promise<boolean> => {
+  /**
+   * The repair whose replaced bytes `text` is, if any: an editor's stale
+   * save. Repairs are remembered until the map is full, not forgotten when
+   * the file moves on: an editor writes in place, so a look in the middle of
+   * its save sees a half-written file, and an old buffer can come back after
+   * other edits. Making a repair again re-checks it under the locks, so one
+   * that no longer applies (the edge was removed from the other side) writes
+   * nothing.
+   */
+  const staleRepair = (id: number, text: string | undefined) => {
     const repair = repairs.get(id);
-    if (!repair) return false;
-    let text: string | undefined;
-    try {
-      text = store.readTaskText(id);
-    } catch {
-      text = undefined;
-    }
-    const now = hashText(text);
-    if (now !== repair.replaced) {
-      if (text !== undefined && now !== repair.wrote) repairs.delete(id); // moved on: a person's own edit
-      return false;
-    }
-    notice(`${taskFileName(id)} was saved from an old copy that undid a repair; repairing it again`);
-    await applyAll([repair.finding]);
-    return true;
+    return repair && hashText(text) === repair.replaced ? repair : undefined;
   };
 
   const processFile = async (id: number, final: boolean) => {
@@ -304,9 +299,26 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     const path = store.taskPath(id);
     const state = pending.get(id);
     if (state) state.seen = fileSignature(path);
-    if (await repairStaleSave(id)) return;
     const current = graph;
-    const findings = await checkUnderBoardLock(() => checkChangedTask(store, current, id));
+    // One reading of the file decides: an old buffer saved over a repair, or a change to judge.
+    const looked = await checkUnderBoardLock((): { stale?: { finding: BoardFinding }; findings: BoardFinding[] } => {
+      let text: string | undefined;
+      try {
+        text = store.readTaskText(id);
+      } catch (error) {
+        if (!(error instanceof CorruptTaskError)) throw error;
+        return { findings: checkChangedTask(store, current, id) };
+      }
+      const stale = staleRepair(id, text);
+      return stale ? { stale, findings: [] } : { findings: checkChangedTask(store, current, id, { text }) };
+    });
+    if (looked.stale) {
+      const before = repairs.get(id);
+      await applyAll([looked.stale.finding]);
+      if (repairs.get(id) !== before) notice(`${taskFileName(id)} was saved from an old copy that undid a repair; repaired it again`);
+      return;
+    }
+    const findings = looked.findings;
     const file = taskFileName(id);
     const corrupt = findings.some((f) => f.kind === 'invalid' && f.file === file && f.line !== undefined);
     if (corrupt && !final) {

@@ -35,6 +35,26 @@ describe('tasks watch', () => {
     });
   }
 
+  it('restores its repair when an editor saves an old copy over it, instead of removing the person\'s edge', async () => {
+    const { board, w } = await boardWithWatcher();
+    // #3 is open in an editor: its buffer holds the bytes as they are now.
+    const staleBuffer = readFileSync(join(board, 'task_3.json'), 'utf8');
+    // The person adds "#1 blocks #3" in #1's file; the watcher writes the other side into #3.
+    editTask(board, 1, (t) => (t.blocks = [2, 3]));
+    await vi.waitFor(() => expect(readTaskFile(board, 3).blockedBy, w.stderr() + JSON.stringify(w.events)).toEqual([1]), { ...WAIT, timeout: 10_000 });
+    await vi.waitFor(() => expect(w.events).toContainEqual(expect.objectContaining({ type: 'repaired', task: 3, added: 1 })), WAIT);
+    // The editor saves #3 from its old buffer.
+    writeFileSync(join(board, 'task_3.json'), staleBuffer);
+    await vi.waitFor(() => expect(w.stderr(), JSON.stringify(w.events) + readFileSync(join(board, 'task_3.json'), 'utf8')).toContain('saved from an old copy that undid a repair; repaired it again'), { ...WAIT, timeout: 8000 });
+    await vi.waitFor(() => expect(readTaskFile(board, 3).blockedBy, w.stderr() + JSON.stringify(w.events)).toEqual([1]), { ...WAIT, timeout: 8000 });
+    // Both halves of what the person wrote are still there.
+    expect(readTaskFile(board, 1).blocks).toEqual([2, 3]);
+    expect(w.events.filter((e) => e.type === 'repaired' && e.removed !== undefined)).toEqual([]);
+    // A real edit of #3 that drops the edge is still mirrored.
+    editTask(board, 3, (t) => (t.blockedBy = []));
+    await vi.waitFor(() => expect(readTaskFile(board, 1).blocks).toEqual([2]), WAIT);
+  });
+
   it('propagates a completion that arrives with git checkout', async () => {
     const t = tempBoard({ init: false });
     cleanups.push(t.cleanup);

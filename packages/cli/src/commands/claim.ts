@@ -12,15 +12,15 @@ export interface ClaimOptions extends GlobalOptions {
   base?: string;
 }
 
-/** Reasons that mean "someone else got there first" (exit 3, PROTOCOL §9); the rest exit 1. */
+/** Reasons that mean "someone else got there first": exit 3 (docs/protocol.md, "Exit statuses"); the rest exit 1. */
 const LOST = new Set(['already_claimed', 'nothing_ready']);
 
 /**
- * Claims a task (compare-and-swap, PROTOCOL §6); `--next` takes the lowest-id
- * ready task, trying the next one on a lost race; `--worktree` also creates
- * the task's git worktree. A refused claim exits 3 (lost) or 1, with its
- * reason on stderr (`tasks: already_claimed: …`) and, with `--json`,
- * `{claimed: false, reason, message, task, owner?, heldTask?, blockedBy?}`.
+ * Claims a task (compare-and-swap, docs/protocol.md, "Claims"); `--next`
+ * takes the lowest-id ready task, trying the next one on a lost race;
+ * `--worktree` also creates the task's git worktree. A refused claim exits 3
+ * (lost) or 1, with its reason on stderr (`tasks: already_claimed: …`) and,
+ * with `--json`, `{claimed: false, reason, message, task, owner?, heldTask?, blockedBy?}`.
  */
 export async function claim(options: ClaimOptions): Promise<CommandOutput> {
   if (options.id === undefined && !options.next) throw new TasksError('E_USAGE', 'claim needs a task id or --next');

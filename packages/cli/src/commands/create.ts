@@ -1,5 +1,5 @@
 import { TasksError, type TaskStatus } from '@dotasks/core';
-import { actingOwner, label, openStore, parseIdList, parseMeta, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import { readDescription, actingOwner, label, openStore, parseIdList, parseMeta, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 
 export interface CreateOptions extends GlobalOptions {
   subject: string;
@@ -20,7 +20,7 @@ export async function create(options: CreateOptions): Promise<CommandOutput> {
   const result = await store.createTask(
     {
       subject: options.subject,
-      description: options.description,
+      description: readDescription(options.description),
       activeForm: options.activeForm,
       owner: options.assign,
       status: options.status as TaskStatus | undefined,

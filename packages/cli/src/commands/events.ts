@@ -17,7 +17,7 @@ export function formatEvent(e: TaskEvent): string {
   return `${seq} ${at} ${type}${task !== undefined ? ` #${task}` : ''}${owner ? ` by ${owner}` : ''}${extra ? ` ${extra}` : ''}`;
 }
 
-/** Prints the event log (PROTOCOL §7); with `follow`, streams it as it grows. */
+/** Prints the event log (docs/protocol.md, "Events"); with `follow`, streams it as it grows. */
 export async function events(options: EventsOptions, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Promise<CommandOutput> {
   const store = openStore(options);
   if (options.follow) {

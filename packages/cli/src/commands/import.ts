@@ -7,7 +7,7 @@ export interface ImportOptions extends GlobalOptions {
   dryRun?: boolean;
 }
 
-/** Imports a Claude Code task list folder or seed 000's tasks.json onto the board's next free ids. */
+/** Imports a Claude Code task list folder or a single-file tasks.json store onto the board's next free ids. */
 export async function importCommand(options: ImportOptions): Promise<CommandOutput> {
   const list =
     options.kind === 'claude'

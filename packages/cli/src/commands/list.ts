@@ -22,7 +22,7 @@ export interface ListOptions extends GlobalOptions {
   ready?: boolean;
 }
 
-/** The board, one task a line (PROTOCOL §8); bad files are listed, and make the exit status 1. */
+/** The board, one task a line (docs/protocol.md, "Output"); bad files are listed, and make the exit status 1. */
 export async function list(options: ListOptions): Promise<CommandOutput> {
   const statuses = (options.status ?? []).flatMap((s) => s.split(',')).filter(Boolean);
   for (const s of statuses)

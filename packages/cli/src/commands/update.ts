@@ -1,5 +1,5 @@
 import { parseTaskId, type TaskStatus, type UpdateTaskInput } from '@dotasks/core';
-import { actingOwner, describeUnblocked, label, openStore, parseIdList, parseMeta, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import { readDescription, actingOwner, describeUnblocked, label, openStore, parseIdList, parseMeta, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 
 export interface UpdateOptions extends GlobalOptions {
   id: string;
@@ -21,7 +21,7 @@ export async function update(options: UpdateOptions): Promise<CommandOutput> {
   const id = parseTaskId(options.id);
   const patch: UpdateTaskInput = {
     subject: options.subject,
-    description: options.description,
+    description: readDescription(options.description),
     activeForm: options.activeForm === '' ? null : options.activeForm,
     owner: options.assign,
     status: options.status as TaskStatus | undefined,

@@ -44,7 +44,7 @@ describe('init', () => {
   });
 });
 
-describe('board discovery (PROTOCOL §1)', () => {
+describe('board discovery (docs/protocol.md, "Where the board is")', () => {
   it('inside git, a linked worktree sees the main worktree board', () => {
     const t = tempBoard({ init: false });
     cleanups.push(t.cleanup);
@@ -73,7 +73,7 @@ describe('board discovery (PROTOCOL §1)', () => {
 });
 
 describe('create, update, edges, done', () => {
-  it('the seed scenario: parse -> transform + emit -> test', () => {
+  it('the classic plan: parse -> transform + emit -> test', () => {
     const t = board();
     ok(t.root, ['create', 'Parse AST']);
     ok(t.root, ['create', 'Transform AST', '--blocked-by', '#1']);
@@ -171,7 +171,7 @@ describe('create, update, edges, done', () => {
     expect(ok(t.root, ['ready']).stdout).toContain('#2: two');
   });
 
-  it('status transitions follow PROTOCOL §4', () => {
+  it('status transitions follow docs/protocol.md, "Life cycle"', () => {
     const t = board();
     ok(t.root, ['create', 'one']);
     ok(t.root, ['done', '1']);
@@ -227,7 +227,7 @@ describe('create, update, edges, done', () => {
   });
 });
 
-describe('exit statuses and errors (PROTOCOL §9)', () => {
+describe('exit statuses and errors (docs/protocol.md, "Exit statuses")', () => {
   it('usage errors exit 2 with the usage text', () => {
     const t = board();
     const r = tasks(t.root, ['frobnicate']);
@@ -319,7 +319,7 @@ describe('bad files are reported, never skipped, never overwritten', () => {
   });
 });
 
-describe('files stay readable by the seed Python TaskManager, and its files by us', () => {
+describe('files stay readable by the Python TaskManager of the one-file-per-task design, and its files by us', () => {
   it('round-trips through python3', () => {
     const t = board();
     ok(t.root, ['create', 'Parse AST', '-d', 'naïve ünïcode']);

@@ -1,31 +1,43 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TASKS_BIN, cleanEnv, collectOutput, readTaskFile, tasks, tasksAsync, tempBoard, type RunResult } from '../helpers.js';
+import { TaskStore } from '@dotasks/core';
+import { cleanEnv, collectOutput, readTaskFile, tasks, tasksAsync, tempBoard, type RunResult } from '../helpers.js';
 import { readEventLog } from '../agents-helpers.js';
 
 /**
- * A `tasks` process that loads everything, says it is ready, then waits for
- * a go file, so that all racers really claim at the same moment.
+ * A racer: one process that loads the CLI's claim command once, then for
+ * each round waits for that round's go file and claims the round's task,
+ * writing what the command returned (its exit status, stdout and stderr as
+ * the CLI would print them) to a result file. Eight of these race fifty
+ * times without paying for fifty times eight process start-ups.
  */
 const RACER = `
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-const [go, ready, bin, ...args] = process.argv.slice(2);
-// Load what a claim needs up front, so the race is about the claim itself.
-await import(new URL('../dist/cli.js', bin).href);
-await import(new URL('../dist/commands/claim.js', bin).href);
-writeFileSync(ready, '');
-while (!existsSync(go)) await sleep(1);
-process.argv = [process.argv[0], new URL(bin).pathname, ...args];
-await import(bin);
-`;
-
-function startRacer(cwd: string, racer: string, go: string, ready: string, args: string[], env: Record<string, string>): Promise<RunResult> {
-  return collectOutput(spawn(process.execPath, [racer, go, ready, pathToFileURL(TASKS_BIN).href, ...args], { cwd, env: cleanEnv(env) }));
+const [dir, cliDist, rounds, k] = process.argv.slice(2);
+const { claim } = await import(new URL('commands/claim.js', cliDist).href);
+const { exitCodeFor } = await import(new URL('run.js', cliDist).href);
+writeFileSync(\`\${dir}/ready-\${k}\`, '');
+for (let round = 1; round <= Number(rounds); round++) {
+  // A test that failed (its folder removed) must not leave racers polling for ever.
+  while (!existsSync(\`\${dir}/go-\${round}\`)) {
+    if (!existsSync(dir)) process.exit(1);
+    await sleep(1);
+  }
+  let result;
+  try {
+    const out = await claim({ id: String(round), owner: \`racer-\${round}-\${k}\`, cwd: dir });
+    result = { code: out.exitCode ?? 0, stdout: out.text ?? '', stderr: (out.warnings ?? []).join('\\n') };
+  } catch (error) {
+    result = { code: exitCodeFor(error.code), stdout: '', stderr: \`tasks: \${error.message}\` };
+  }
+  // Complete before it appears: the test reads it as soon as it exists.
+  writeFileSync(\`\${dir}/partial-\${round}-\${k}\`, JSON.stringify(result));
+  renameSync(\`\${dir}/partial-\${round}-\${k}\`, \`\${dir}/result-\${round}-\${k}.json\`);
 }
+`;
 
 describe('claims (real processes)', () => {
   let cleanup = () => {};
@@ -36,21 +48,20 @@ describe('claims (real processes)', () => {
     cleanup = t.cleanup;
     const ROUNDS = 50;
     const RACERS = 8;
-    for (let i = 1; i <= ROUNDS; i++) expect(tasks(t.root, ['create', `Task ${i}`]).code).toBe(0);
+    await new TaskStore(t.board).batchWrite(Array.from({ length: ROUNDS }, (_, i) => ({ subject: `Task ${i + 1}` })));
     const racer = join(t.root, 'racer.mjs');
     writeFileSync(racer, RACER);
+    const cliDist = new URL('../../dist/', import.meta.url).href;
+    // One owner per racer and round: single-in-progress is on, and winners keep their task.
+    const racers = Array.from({ length: RACERS }, (_, k) =>
+      collectOutput(spawn(process.execPath, [racer, t.root, cliDist, String(ROUNDS), String(k)], { cwd: t.root, env: cleanEnv() })),
+    );
+    await vi.waitFor(() => expect(readdirSync(t.root).filter((n) => n.startsWith('ready-'))).toHaveLength(RACERS), { timeout: 60_000, interval: 10 });
     for (let round = 1; round <= ROUNDS; round++) {
-      const go = join(t.root, `go-${round}`);
-      const results = Array.from({ length: RACERS }, (_, k) =>
-        startRacer(t.root, racer, go, join(t.root, `ready-${round}-${k}`), ['claim', String(round)], // One owner per racer and round: single-in-progress is on, and winners keep their task.
-          { TASKS_OWNER: `racer-${round}-${k}` }),
-      );
-      await vi.waitFor(
-        () => expect(readdirSync(t.root).filter((n) => n.startsWith(`ready-${round}-`))).toHaveLength(RACERS),
-        { timeout: 60_000, interval: 10 },
-      );
-      writeFileSync(go, '');
-      const settled = await Promise.all(results);
+      writeFileSync(join(t.root, `go-${round}`), '');
+      const files = Array.from({ length: RACERS }, (_, k) => join(t.root, `result-${round}-${k}.json`));
+      await vi.waitFor(() => expect(files.every((f) => existsSync(f))).toBe(true), { timeout: 60_000, interval: 5 });
+      const settled = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as RunResult);
       const winners = settled.filter((r) => r.code === 0);
       const losers = settled.filter((r) => r.code !== 0);
       expect(winners, `round ${round}: ${settled.map((r) => r.stderr).join('|')}`).toHaveLength(1);
@@ -61,6 +72,7 @@ describe('claims (real processes)', () => {
       const winner = /owner: (racer-\d+-\d)/.exec(winners[0].stdout)?.[1];
       expect(readTaskFile(t.board, round)).toMatchObject({ status: 'in_progress', owner: winner });
     }
+    for (const r of await Promise.all(racers)) expect(r.code, r.stderr).toBe(0);
     const claimed = readEventLog(t.board).filter((e) => e.type === 'claimed');
     expect(claimed.map((e) => e.task)).toEqual(Array.from({ length: ROUNDS }, (_, i) => i + 1));
   });

@@ -221,8 +221,8 @@ describe('tasks doctor', () => {
     expect(readTaskFile(board, 1).blocks).toEqual([3]);
   });
 
-  it('rewrites non-canonical files (a seed TaskManager file) without changing their meaning', () => {
-    // json.dumps(indent=2), seed key order, no trailing newline, unsorted ids.
+  it('rewrites non-canonical files (a Python TaskManager file) without changing their meaning', () => {
+    // json.dumps(indent=2), the Python TaskManager's key order, no trailing newline, unsorted ids.
     const python = '{\n  "id": 4,\n  "subject": "Run tests",\n  "description": "",\n  "status": "pending",\n  "blockedBy": [3, 2],\n  "blocks": [],\n  "owner": ""\n}';
     setup({
       'task_2.json': canonical(task(2, { blocks: [4] })),

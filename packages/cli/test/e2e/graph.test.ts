@@ -21,7 +21,7 @@ describe('tasks graph', () => {
   let cleanup = () => {};
   afterEach(() => cleanup());
 
-  /** The seeds' example: parse → transform + emit → test. */
+  /** The classic plan: parse → transform + emit → test. */
   function exampleBoard(): string {
     const t = tempBoard();
     cleanup = t.cleanup;

@@ -22,7 +22,7 @@ function writeClaudeList(dir: string): void {
   writeFileSync(join(dir, '.lock'), '');
 }
 
-/** Seed 000's single tasks.json. */
+/** A single-file task store's tasks.json: next_id, ids like task_1, blocked_by. */
 const STORE_FILE = {
   next_id: 4,
   tasks: [
@@ -88,7 +88,7 @@ describe('tasks import and export', () => {
     expect(run(t.root, ['create', 'After the import'])).toContain('created #7');
   });
 
-  it("imports seed 000's tasks.json, rewriting task_N ids and blocked_by", () => {
+  it("imports a single-file store's tasks.json, rewriting task_N ids and blocked_by", () => {
     const t = board();
     const file = join(t.root, 'tasks.json');
     writeFileSync(file, JSON.stringify(STORE_FILE, null, 2));
@@ -109,7 +109,7 @@ describe('tasks import and export', () => {
       blocks: [5],
       metadata: { priority: 'high' },
     });
-    // A completed blocker keeps the edge on its side only (PROTOCOL §4); the open one is on both.
+    // A completed blocker keeps the edge on its side only (docs/protocol.md, "Edges"); the open one is on both.
     expect(readTaskFile(t.board, 5)).toMatchObject({ owner: '', blockedBy: [4], blocks: [] });
     expect(readTaskFile(t.board, 4)).toMatchObject({ activeForm: 'implementing endpoints', blocks: [5] });
     expect(readTaskFile(t.board, 5).activeForm).toBeUndefined();

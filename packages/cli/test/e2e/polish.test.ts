@@ -61,3 +61,69 @@ describe('everyday polish', () => {
     }
   });
 });
+
+describe('a shell that behaves', () => {
+  it('a closed pipe (| head -1) ends list, export, graph and events quietly with their usual status', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { TaskStore } = await import('@dotasks/core');
+    const { TASKS_BIN, cleanEnv } = await import('../helpers.js');
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const store = new TaskStore(t.board);
+    await store.batchWrite(Array.from({ length: 3000 }, (_, i) => ({ subject: `Task ${i + 1}, long enough that 3,000 of them fill a pipe` })));
+    for (const args of [['list'], ['list', '--json'], ['export'], ['export', '--format', 'markdown'], ['graph'], ['events']]) {
+      const r = spawnSync('bash', ['-c', `"${process.execPath}" "${TASKS_BIN}" ${args.join(' ')} | head -1 >/dev/null; exit \${PIPESTATUS[0]}`], {
+        cwd: t.root,
+        env: cleanEnv(),
+        encoding: 'utf8',
+      });
+      expect(r.stderr, args.join(' ')).toBe('');
+      expect(r.status, args.join(' ')).toBe(0);
+    }
+  });
+});
+
+describe('file system errors say what and where in one line', () => {
+  it('init --dir on or under a file, a merge driver given a missing file, a board folder that is a file', async () => {
+    const { writeFileSync, mkdirSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const t = tempBoard({ init: false });
+    cleanup = t.cleanup;
+    writeFileSync(join(t.root, 'afile'), 'x');
+    const cases: [string[], RegExp][] = [
+      [['init', '--dir', 'afile'], /^tasks: .*afile exists and is not a folder; choose another --dir$/],
+      [['init', '--dir', 'afile/sub'], /^tasks: cannot stat .*afile\/sub: a part of that path is a file, not a folder \(ENOTDIR\)$/],
+      [['merge-driver', join(t.root, 'nope-base'), join(t.root, 'nope-ours'), join(t.root, 'nope-theirs'), 'task_1.json'], /^tasks: cannot open .*nope-\w+: no such file or folder \(ENOENT\)$/],
+      [['list', '--dir', 'afile'], /^tasks: no task board found/],
+    ];
+    for (const [args, expected] of cases) {
+      const r = tasks(t.root, args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr.trim(), args.join(' ')).toMatch(expected);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.stderr).not.toContain('unexpected error');
+    }
+    mkdirSync(join(t.root, 'board', '.runtime'), { recursive: true });
+    writeFileSync(join(t.root, 'board', '.highwatermark'), '0\n');
+    mkdirSync(join(t.root, 'board', 'task_1.json'));
+    const show = tasks(t.root, ['show', '1', '--dir', 'board']);
+    expect(show.stderr).toMatch(/^tasks: .*task_1\.json:1:1: not a regular file/);
+  });
+});
+
+describe('a task file saved with a byte order mark (Notepad)', () => {
+  it('is read as it is; doctor calls it non-canonical and --fix drops the mark', async () => {
+    const { readFileSync: read, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const t = board();
+    const file = join(t.board, 'task_1.json');
+    writeFileSync(file, '\uFEFF' + read(file, 'utf8').replace('Parse AST', 'Parse the AST'));
+    const list = tasks(t.root, ['list']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toContain('#1: Parse the AST');
+    expect(tasks(t.root, ['doctor']).stdout).toContain('not in canonical form');
+    expect(tasks(t.root, ['doctor', '--fix']).code).toBe(0);
+    expect(read(file, 'utf8').charCodeAt(0)).toBe('{'.charCodeAt(0));
+    expect(tasks(t.root, ['done', '1']).code).toBe(0);
+  });
+});

@@ -90,6 +90,35 @@ describe('worktrees (real git)', () => {
     expect(tasks(r.repo, ['worktree', 'list']).stdout).toContain('no task worktrees');
   });
 
+  it('worktree remove --force removes only a worktree dotasks made for that task; config values reach git only as values', () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    tasks(r.repo, ['create', 'Parse AST']);
+    tasks(r.repo, ['create', 'Emit output']);
+    // Someone's own worktree, with uncommitted work, named by hand in task #1's file.
+    const theirs = join(r.root, 'my-experiment');
+    git(r.repo, ['worktree', 'add', '-q', theirs]);
+    writeFileSync(join(theirs, 'precious.txt'), 'not committed\n');
+    expect(tasks(r.repo, ['update', '1', '--meta', `worktree="${theirs}"`, '--meta', 'branch="my-experiment"']).code).toBe(0);
+    const refused = tasks(r.repo, ['worktree', 'remove', '1', '--force']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('is not a worktree dotasks made for task #1');
+    expect(existsSync(join(theirs, 'precious.txt'))).toBe(true);
+    // #2's own worktree, but #1's file points at it: not #1's either.
+    expect(tasks(r.repo, ['claim', '2', '--worktree', '--owner', 'bob']).code).toBe(0);
+    const two = join(r.root, 'repo.worktrees', 'task-2');
+    expect(tasks(r.repo, ['update', '1', '--meta', `worktree="${two}"`]).code).toBe(0);
+    expect(tasks(r.repo, ['worktree', 'remove', '1', '--force']).stderr).toContain('(it was made for #2)');
+    expect(existsSync(two)).toBe(true);
+    // A branch pattern that would reach git as an option is refused before anything is claimed.
+    writeFileSync(join(r.board, 'config.json'), JSON.stringify({ branchPattern: '-f{id}' }) + '\n');
+    tasks(r.repo, ['create', 'Third']);
+    const option = tasks(r.repo, ['claim', '3', '--worktree', '--owner', 'carol']);
+    expect(option.code).toBe(1);
+    expect(option.stderr).toContain('"-f3", which git does not accept as a branch name');
+    expect(readTaskFile(r.board, 3)).toMatchObject({ status: 'pending', owner: '' });
+  });
+
   it('claim --worktree outside git is refused before anything is claimed; a lost claim makes no worktree', () => {
     const r = tempRepo();
     cleanup = r.cleanup;
