@@ -487,9 +487,15 @@ function taskIdOf(name: string): number | undefined {
   return Number.isSafeInteger(id) ? id : undefined;
 }
 
-/** The id at the start of an entry line `[id,…`. */
+/** The id at the start of an entry line `[id,…` (digits read by hand: thousands of open lines on a big board). */
 function leadingId(line: string): number {
-  return Number(line.slice(1, line.search(/[,\]]/)));
+  let id = 0;
+  for (let i = 1; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c < 48 || c > 57) break;
+    id = id * 10 + (c - 48);
+  }
+  return id;
 }
 
 function inRanges(ranges: [number, number][], id: number): boolean {
