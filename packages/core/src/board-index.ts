@@ -26,12 +26,17 @@
  * change, even in place with the same size and mtime, then gives a newer
  * ctime. Whatever changed too recently is marked unsure and read again.
  */
-import { closeSync, constants, fstatSync, futimesSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
-import { join } from 'node:path';
+import type { Stats } from 'node:fs';
 import { CorruptTaskError, TasksError, isErrnoException } from './errors.js';
 import { cloneJson, createRecord, isClosed, parseTask, setOwn, taskFileName, type Task, type TaskStatus } from './format.js';
 import type { BoardSnapshot, TaskProblem } from './store.js';
 import { readTaskFile } from './task-file.js';
+
+// Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
+// about 4 ms to build, and every module of the read path (read.ts) must do without it.
+const { closeSync, constants, fstatSync, futimesSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } =
+  process.getBuiltinModule('node:fs');
+const { join } = process.getBuiltinModule('node:path');
 
 /** The index file, in the board's runtime folder. The version is in the name so two versions of dotasks do not take turns rewriting it. */
 export const BOARD_INDEX_FILE = 'board-index.v1';
