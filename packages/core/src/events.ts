@@ -111,7 +111,7 @@ async function appendUnderLock(file: string, runtimeDir: string, events: NewEven
       lock.assertHeld();
       appendToFile(fd, file, text);
       return out;
-    });
+    }, 4);
     syncFile(fd!, file);
     return written;
   } finally {

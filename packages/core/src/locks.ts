@@ -97,8 +97,9 @@ export interface HeldLock {
    * Throws E_COMPROMISED unless the lock is still ours right now: not reported
    * compromised, our holder mark in its folder and nobody else's (two
    * processes can take over one stale lock at once, proper-lockfile #121).
+   * `full: false` only checks our mark is still there (a single stat).
    */
-  assertHeld(): void;
+  assertHeld(full?: boolean): void;
   /**
    * A path for a write staged under this lock, inside the lock folder: the
    * staged file can only be renamed into place while the lock is ours, because
@@ -125,14 +126,19 @@ class Lock implements HeldLock {
     return join(this.path, this.holder, `${++this.staged}.${name}`);
   }
 
-  /** Why the lock is no longer ours, or undefined while it is. */
-  lost(): string | undefined {
+  /**
+   * Why the lock is no longer ours, or undefined while it is. The quick look
+   * (before each rename) checks our mark is there; the full one (at the
+   * commit point) also that nobody else's is.
+   */
+  lost(full = true): string | undefined {
     if (this.compromised) return this.compromised.message;
     if (!this.marked) {
       const now = folderIdentity(this.path);
       if (now === undefined) return 'its lock folder is gone';
       return now === this.identity ? undefined : 'another process took it over after it went stale';
     }
+    if (!full) return fs.existsSync(join(this.path, this.holder)) ? undefined : 'another process took it over after it went stale';
     const names = readNames(this.path);
     if (names === undefined) return 'its lock folder is gone';
     if (!names.includes(this.holder)) return 'another process took it over after it went stale';
@@ -140,8 +146,8 @@ class Lock implements HeldLock {
     return undefined;
   }
 
-  assertHeld(): void {
-    const why = this.lost();
+  assertHeld(full = true): void {
+    const why = this.lost(full);
     if (why === undefined) return;
     throw new TasksError(
       'E_COMPROMISED',
@@ -175,7 +181,11 @@ function folderIdentity(path: string): string | undefined {
  * while we hold it; a compromised lock never crashes the process: it is
  * recorded and the next check fails with E_COMPROMISED.
  */
-export async function acquireLock(lockPath: string, options: LockOptions, { mark = false }: { mark?: boolean } = {}): Promise<AcquiredLock> {
+export async function acquireLock(
+  lockPath: string,
+  options: LockOptions,
+  { mark = false, maxDelayMs = 40 }: { mark?: boolean; maxDelayMs?: number } = {},
+): Promise<AcquiredLock> {
   const deadline = Date.now() + options.timeoutMs;
   const stale = Math.max(2000, options.staleMs);
   let delay = 1;
@@ -226,7 +236,7 @@ export async function acquireLock(lockPath: string, options: LockOptions, { mark
         { cause: busy },
       );
     await sleep(delay + Math.random() * delay);
-    delay = Math.min(delay * 2, 40);
+    delay = Math.min(delay * 2, maxDelayMs);
   }
 }
 
@@ -283,9 +293,13 @@ async function releaseLock(lock: Lock, releaseFolder: () => Promise<void>): Prom
   }
 }
 
-/** Runs fn while holding the lock (unmarked); the original error wins over a release error. */
-export async function withLock<T>(lockPath: string, options: LockOptions, fn: (lock: HeldLock) => Promise<T> | T): Promise<T> {
-  const { lock, release } = await acquireLock(lockPath, options);
+/**
+ * Runs fn while holding the lock (unmarked); the original error wins over a
+ * release error. `maxDelayMs` caps the wait between tries: a lock held for
+ * microseconds (the event log's) is worth looking at again soon.
+ */
+export async function withLock<T>(lockPath: string, options: LockOptions, fn: (lock: HeldLock) => Promise<T> | T, maxDelayMs?: number): Promise<T> {
+  const { lock, release } = await acquireLock(lockPath, options, { maxDelayMs });
   let result: T;
   try {
     result = await fn(lock);

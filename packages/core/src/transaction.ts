@@ -419,8 +419,8 @@ export class Transaction {
       let lastYield = Date.now();
       for (const op of ops) {
         pausePoint('rename');
-        for (const lock of this.sharedLocks()) lock.assertHeld();
-        op.gate.assertHeld();
+        for (const lock of this.sharedLocks()) lock.assertHeld(false);
+        op.gate.assertHeld(false);
         const target = join(this.host.dir, op.file);
         const from = staged.get(op);
         if (from !== undefined) renameFile(from, target);
