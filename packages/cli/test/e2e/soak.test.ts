@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { TaskStore } from '@dotasks/core';
 import { tasks, tasksAsync, tempBoard } from '../helpers.js';
 import { leftovers, readEventLog, startTasks } from '../agents-helpers.js';
 
@@ -17,12 +18,15 @@ describe('workers, watcher, doctor and people together', () => {
     const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const TASKS = 60;
     const depsOf = new Map<number, number[]>();
+    const items = [];
     for (let id = 1; id <= TASKS; id++) {
       const deps = new Set<number>();
       for (let k = 0; k < 2; k++) if (id > 3 && random() < 0.6) deps.add(1 + Math.floor(random() * (id - 1)));
-      expect(tasks(t.root, ['create', `task ${id}`, ...(deps.size ? ['--blocked-by', [...deps].join(',')] : [])]).code).toBe(0);
+      items.push({ subject: `task ${id}`, blockedBy: [...deps] });
       depsOf.set(id, [...deps]);
     }
+    // Set up through the library (one transaction); everything after is real processes.
+    await new TaskStore(t.board).batchWrite(items);
     const watcher = startTasks(t.root, ['watch', '--json', '--reconcile-interval', '2']);
     const command = ['node', '-e', 'setTimeout(() => process.exit(Math.random() < 0.1 ? 1 : 0), Math.random() * 80)'];
     const workers = [1, 2, 3].map((w) => startTasks(t.root, ['worker', '--owner', `agent-${w}`, '--max-failures', '5', '--', ...command]));
