@@ -25,6 +25,10 @@ export interface BoardConfig {
   worktreeDir: string;
   /** The branch name for a task's worktree; `{id}` is replaced (default `task/{id}`). */
   branchPattern: string;
+  /** The git remote `tasks sync` uses (default `origin`). */
+  syncRemote: string;
+  /** The branch of that remote that holds the board (default `tasks`). */
+  syncBranch: string;
 }
 
 export const DEFAULT_CONFIG: BoardConfig = {
@@ -34,10 +38,12 @@ export const DEFAULT_CONFIG: BoardConfig = {
   lockTimeoutSeconds: 30,
   worktreeDir: '../{repo}.worktrees',
   branchPattern: 'task/{id}',
+  syncRemote: 'origin',
+  syncBranch: 'tasks',
 };
 
 const NUMBER_KEYS = ['leaseSeconds', 'staleLockSeconds', 'lockTimeoutSeconds'] as const;
-const STRING_KEYS = ['worktreeDir', 'branchPattern'] as const;
+const STRING_KEYS = ['worktreeDir', 'branchPattern', 'syncRemote', 'syncBranch'] as const;
 
 /** Reads `config.json` of a board; a missing file means the defaults. */
 export function readConfig(boardDir: string): BoardConfig {

@@ -203,6 +203,21 @@ export function mergeTaskText(base: string, ours: string, theirs: string, name =
   return { text: lines.join('\n') + '\n', conflicts: merged.conflicts, notes };
 }
 
+/**
+ * Three-way merge of task file texts that never leaves a conflict marker:
+ * each field both sides changed differently takes `prefer`'s value and is
+ * reported (`tasks sync`: the remote's version was published first and wins).
+ * Texts that are not JSON objects are refused with the side named.
+ */
+export function mergeTaskTextResolved(base: string, ours: string, theirs: string, prefer: 'ours' | 'theirs', name = 'task.json'): MergeResult {
+  const o = parseObject(ours);
+  const t = parseObject(theirs);
+  const b = base.trim() === '' ? {} : parseObject(base);
+  if (!o || !t || !b) throw new Error(`${name}: ${!o ? 'ours' : !t ? 'theirs' : 'the common ancestor'} is not a JSON object`);
+  const merged = mergeObject('', b, o, t, (k) => EDGE_KEYS.has(k));
+  return { text: canonicalText(prefer === 'ours' ? merged.ours : merged.theirs, name), conflicts: merged.conflicts, notes: [] };
+}
+
 /** `.highwatermark` merges to the maximum of the three (ids are never reused). */
 export function mergeHighWaterMark(base: string, ours: string, theirs: string): string {
   const n = (s: string) => (s.match(/\d+/g) ?? []).map(Number).filter(Number.isSafeInteger);
