@@ -158,6 +158,7 @@ export function buildCli(args: string[]): Argv {
           .option('worktree', { type: 'boolean', describe: 'also create a git worktree on a branch for the task' })
           .option('path', { type: 'string', describe: 'with --worktree: where (default: worktreeDir/task-N)' })
           .option('base', { type: 'string', describe: 'with --worktree: what a new branch starts from (default HEAD)' })
+          .option('sync', { type: 'boolean', describe: 'the claim counts once it is on the remote (tasks sync); a lost race exits 3' })
           .example('$0 claim --next --owner agent-1', 'take the next ready task')
           .example('$0 claim 3 --worktree', 'claim #3 and check out branch task/3 in its own worktree'),
       (a) => run(a as Args, async () => (await import('./commands/claim.js')).claim(a as never)),
@@ -344,6 +345,7 @@ export function buildCli(args: string[]): Argv {
           .option('idle-exit', { type: 'number', describe: 'stop after this many seconds with nothing to claim' })
           .option('lease', { type: 'number', describe: 'lease length in seconds (renewed while the command runs)' })
           .option('max-failures', { type: 'number', describe: 'leave a task to others after it failed this often here (default 2)' })
+          .option('sync', { type: 'boolean', describe: 'work a board shared through the git remote: claims count once on the remote (tasks sync)' })
           .example('$0 worker --owner agent-1 -- npm test', 'run npm test for each ready task')
           .example(`$0 worker --worktree -- 'claude -p "$TASK_SUBJECT"'`, 'one string runs through the shell')
           .example('$0 worker --json --max-tasks 1 -- ./do-task.sh', 'one task, events as JSON lines'),
@@ -379,6 +381,18 @@ export function buildCli(args: string[]): Argv {
       (a) => run(a as Args, async () => (await import('./commands/wait.js')).wait(a as never)),
     )
     // --- end issue 4 ---
+    // --- issue 13: several machines ---
+    .command(
+      'sync',
+      "bring the remote's board in and ours out, on a branch of its own (default: tasks of origin)",
+      (y) =>
+        y
+          .option('remote', { type: 'string', describe: 'the git remote (default: syncRemote of config.json, else origin)' })
+          .option('branch', { type: 'string', describe: 'the branch that holds the board (default: syncBranch, else tasks)' })
+          .example('$0 sync', 'share the board through origin/tasks')
+          .example('$0 sync --json', 'what came in and went out, as JSON'),
+      (a) => run(a as Args, async () => (await import('./commands/sync.js')).sync(a as never)),
+    )
     .demandCommand(1, 'name a command; try tasks list')
     .strict()
     .recommendCommands()

@@ -27,4 +27,4 @@ export * from './rules.js';
 export * from './journal.js';
 export { NeedLocks, ConcurrentChange, parseHighWaterMark, type Transaction, type TxScope, type TxOptions } from './transaction.js';
 export * from './claim-watch.js';
-export { syncBoard, type SyncOptions, type SyncReport, type SyncChange } from './sync.js';
+export { syncBoard, claimWithSync, type SyncOptions, type SyncReport, type SyncChange } from './sync.js';

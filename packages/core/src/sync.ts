@@ -28,10 +28,11 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TasksError } from './errors.js';
+import { ClaimError, TasksError } from './errors.js';
 import { idFromFileName, parseTask, serializeTask, taskFileName, type Task } from './format.js';
+import { withLock } from './locks.js';
 import { mergeTaskTextResolved, type MergeConflict } from './merge.js';
-import type { TaskStore } from './store.js';
+import type { ClaimOptions, ClaimResult, TaskStore } from './store.js';
 import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from './transaction.js';
 
 export interface SyncOptions {
@@ -70,6 +71,8 @@ export interface SyncReport {
 }
 
 const EMPTY = '';
+/** Serializes the syncs of one clone, in the board's runtime folder. */
+const SYNC_LOCK = 'sync.lock';
 
 /** Runs git in the board's repository; failures are one-line E_GIT errors. */
 function git(cwd: string, args: string[], options: { input?: string | Buffer; allowFail?: boolean; env?: NodeJS.ProcessEnv } = {}) {
@@ -152,7 +155,7 @@ function revParse(cwd: string, ref: string): string | undefined {
 
 /** Fetches the board branch; undefined when the remote does not have it yet. */
 function fetchBranch(cwd: string, remote: string, branch: string, trackingRef: string): string | undefined {
-  const r = git(cwd, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', remote, `+refs/heads/${branch}:${trackingRef}`], { allowFail: true });
+  const r = git(cwd, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--refmap=', remote, `+refs/heads/${branch}:${trackingRef}`], { allowFail: true });
   if (r.status !== 0) {
     if (/couldn't find remote ref|could not find remote ref/i.test(r.stderr)) return undefined;
     const line = r.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${r.status}`;
@@ -393,18 +396,27 @@ export async function syncBoard(store: TaskStore, options: SyncOptions = {}): Pr
   const cwd = store.dir;
   const remote = options.remote ?? store.config.syncRemote;
   const branch = options.branch ?? store.config.syncBranch;
-  if (git(cwd, ['rev-parse', '--git-dir'], { allowFail: true }).status !== 0)
-    throw new TasksError('E_USAGE', `the board ${cwd} is not in a git repository; sync needs one with a remote`);
-  if (git(cwd, ['remote', 'get-url', remote], { allowFail: true }).status !== 0)
+  const url = git(cwd, ['remote', 'get-url', remote], { allowFail: true });
+  if (url.status !== 0) {
+    if (/not a git repository/i.test(url.stderr)) throw new TasksError('E_USAGE', `the board ${cwd} is not in a git repository; sync needs one with a remote`);
     throw new TasksError('E_USAGE', `no git remote named '${remote}'; add one (git remote add ${remote} URL) or pass --remote`, { remote });
+  }
   if (git(cwd, ['check-ref-format', `refs/heads/${branch}`], { allowFail: true }).status !== 0 || branch.startsWith('-'))
     throw new TasksError('E_USAGE', `not a usable branch name: '${branch}'`, { branch });
   const trackingRef = `refs/dotasks/remote/${remote}/${branch}`;
   const syncedRef = `refs/dotasks/synced/${remote}/${branch}`;
-  const env = commitEnv(cwd);
   const report: SyncReport = { remote, branch, incoming: [], outgoing: [], renumbered: [], conflicts: [], withdrawn: [], rounds: 0 };
   const maxRounds = options.maxRounds ?? 20;
+  // One sync at a time per clone (two workers of one clone share its refs); taken before any board lock.
+  return withLock(join(store.runtimeDir, SYNC_LOCK), store.lockOptions, () => rounds(store, cwd, { remote, branch, trackingRef, syncedRef, report, maxRounds }));
+}
 
+async function rounds(
+  store: TaskStore,
+  cwd: string,
+  { remote, branch, trackingRef, syncedRef, report, maxRounds }: { remote: string; branch: string; trackingRef: string; syncedRef: string; report: SyncReport; maxRounds: number },
+): Promise<SyncReport> {
+  let env: NodeJS.ProcessEnv | undefined;
   for (let round = 1; round <= maxRounds; round++) {
     report.rounds = round;
     const theirsCommit = fetchBranch(cwd, remote, branch, trackingRef);
@@ -421,7 +433,7 @@ export async function syncBoard(store: TaskStore, options: SyncOptions = {}): Pr
       return report;
     }
     const parents = theirsCommit ? ['-p', theirsCommit] : [];
-    const commit = out(git(cwd, ['commit-tree', tree, ...parents], { input: commitMessage(plan.outgoing, plan.renumbered), env }));
+    const commit = out(git(cwd, ['commit-tree', tree, ...parents], { input: commitMessage(plan.outgoing, plan.renumbered), env: (env ??= commitEnv(cwd)) }));
     const push = git(cwd, ['push', '--porcelain', '--quiet', remote, `${commit}:refs/heads/${branch}`], { allowFail: true });
     if (push.status === 0) {
       git(cwd, ['update-ref', syncedRef, commit]);
@@ -454,4 +466,38 @@ function mergeInto(report: SyncReport, plan: Plan): void {
   add(report.withdrawn, plan.withdrawn, (w) => `${w.id}`);
   // What goes out is what the last round pushed (earlier rounds' pushes were refused).
   report.outgoing = plan.outgoing;
+}
+
+/**
+ * A claim that counts only once it is on the remote (`tasks claim --sync`):
+ * syncs to see the other machines' claims, claims here, syncs again. When
+ * the remote gave the task to another machine meanwhile, the sync withdraws
+ * this claim: `claim ID` then fails as a lost race, `--next` tries the next
+ * ready task. When the claim cannot be published (the remote is down), it is
+ * released here again and the error says why: nobody works a task the other
+ * machines cannot see is taken.
+ */
+export async function claimWithSync(
+  store: TaskStore,
+  id: number | undefined,
+  options: ClaimOptions & { sync?: SyncOptions },
+): Promise<ClaimResult & { sync: SyncReport }> {
+  await syncBoard(store, options.sync);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const result = id !== undefined ? await store.claimTask(id, options) : await store.claimNext(options);
+    let report: SyncReport;
+    try {
+      report = await syncBoard(store, options.sync);
+    } catch (error) {
+      if (!result.alreadyHeld) await store.releaseTask(result.task.id, { actor: options.owner, heldBy: options.owner, reason: "the claim could not be published to the remote" }).catch(() => undefined);
+      throw error;
+    }
+    // What the board says after the sync decides, not this sync's report: another process of this
+    // clone may have synced in between and withdrawn the claim already.
+    const now = store.getTask(result.task.id);
+    if (now.status === 'in_progress' && now.owner === options.owner) return { ...result, task: now, sync: report };
+    if (id !== undefined)
+      throw new ClaimError('already_claimed', `#${id} was claimed on another machine by ${now.owner || 'someone'} first`, { task: id, owner: now.owner });
+  }
+  throw new ClaimError('nothing_ready', 'every ready task was claimed on another machine first; try again', {});
 }

@@ -5,16 +5,19 @@ import {
   ClaimError,
   EVENTS_FILE,
   TasksError,
+  claimWithSync,
   claimWithWorktree,
   isClosed,
   isReady,
   killGroup,
   readLastSeq,
   readLeases,
+  syncBoard,
   watchClaim,
   type ClaimLoss,
   type ClaimLossReason,
   type ClaimResult,
+  type SyncOptions,
   type Task,
   type TaskStore,
 } from '@dotasks/core';
@@ -50,6 +53,12 @@ export interface WorkerOptions {
    * task stops the command at once instead of at the next lease renewal.
    */
   claimCheckMs?: number;
+  /**
+   * Work a board shared through a git remote (`tasks worker --sync`): each
+   * claim counts once it is on the remote, and each completion or release is
+   * synced as soon as it is made.
+   */
+  sync?: SyncOptions;
   /** Aborting stops the command's whole process group, releases the task and ends the loop. */
   signal?: AbortSignal;
   /** Called with every worker event (see WorkerEvent). */
@@ -139,9 +148,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     let claim: ClaimResult & { worktree?: { path: string; branch: string } };
     try {
       const lease = { ttlSeconds: options.leaseSeconds, pid: process.pid };
-      claim = options.worktree
-        ? await claimWithWorktree(store, undefined, { owner, lease, exclude: excluded })
-        : await store.claimNext({ owner, lease, exclude: excluded });
+      claim = options.sync
+        ? await claimWithSync(store, undefined, { owner, lease, exclude: excluded, sync: options.sync })
+        : options.worktree
+          ? await claimWithWorktree(store, undefined, { owner, lease, exclude: excluded })
+          : await store.claimNext({ owner, lease, exclude: excluded });
     } catch (error) {
       // A lock held too long by a busy or dying process: look again shortly.
       if (error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED')) {
@@ -162,6 +173,16 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     waitingReported = false;
     taken++;
     await work(claim);
+    if (options.sync) await publish();
+  }
+
+  /** Sends a completion or release to the remote; a remote that is down now gets it with the next sync. */
+  async function publish(): Promise<void> {
+    try {
+      await syncBoard(store, options.sync);
+    } catch (error) {
+      if (!(error instanceof TasksError)) throw error;
+    }
   }
 
   function stop(reason: StopReason): WorkerSummary {

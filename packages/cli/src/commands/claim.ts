@@ -10,6 +10,7 @@ export interface ClaimOptions extends GlobalOptions {
   worktree?: boolean;
   path?: string;
   base?: string;
+  sync?: boolean;
 }
 
 /** Reasons that mean "someone else got there first": exit 3 (docs/protocol.md, "Exit statuses"); the rest exit 1. */
@@ -33,7 +34,11 @@ export async function claim(options: ClaimOptions): Promise<CommandOutput> {
   const lease = { ttlSeconds: options.lease, pid: options.pid };
   let result: ClaimResult | WorktreeClaimResult;
   try {
-    if (options.worktree) {
+    if (options.sync) {
+      if (options.worktree) throw new TasksError('E_USAGE', '--sync does not go with --worktree yet: claim with --sync, then create the worktree');
+      const { claimWithSync } = await import('@dotasks/core');
+      result = await claimWithSync(store, id, { owner, lease });
+    } else if (options.worktree) {
       // Loaded only here: worktrees (and the rest of the core) are not needed for a plain claim.
       const { claimWithWorktree } = await import('@dotasks/core');
       result = await claimWithWorktree(store, id, { owner, lease, path: options.path, base: options.base });

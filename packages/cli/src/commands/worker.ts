@@ -9,6 +9,7 @@ export interface WorkerCommandOptions extends GlobalOptions {
   idleExit?: number;
   lease?: number;
   maxFailures?: number;
+  sync?: boolean;
 }
 
 /** One progress line for people (stderr). */
@@ -55,6 +56,7 @@ export async function worker(options: WorkerCommandOptions): Promise<CommandOutp
   if (options.command.length === 0)
     throw new TasksError('E_USAGE', "worker needs a command after --, e.g. tasks worker -- sh -c 'echo $TASK_SUBJECT'");
   if (options.lease !== undefined && !(options.lease > 0)) throw new TasksError('E_USAGE', '--lease takes a positive number of seconds');
+  if (options.sync && options.worktree) throw new TasksError('E_USAGE', '--sync does not go with --worktree yet');
   const { runWorker } = await import('@dotasks/worker');
   const store = openStore(options);
   const owner = actingOwner(options);
@@ -78,6 +80,7 @@ export async function worker(options: WorkerCommandOptions): Promise<CommandOutp
       idleExitSeconds: positiveInt(options.idleExit, '--idle-exit'),
       leaseSeconds: options.lease,
       maxFailures: positiveInt(options.maxFailures, '--max-failures'),
+      sync: options.sync ? {} : undefined,
       signal: controller.signal,
       onOutput: (chunk) => process.stderr.write(chunk),
       onEvent: (event) => {

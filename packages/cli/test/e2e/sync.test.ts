@@ -1,0 +1,136 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskStore } from '@dotasks/core';
+import { TASKS_BIN, cleanEnv, collectOutput, tasks, tasksAsync } from '../helpers.js';
+
+/**
+ * Several machines, one board (`tasks sync`, `claim --sync`, `worker
+ * --sync`): separate clones of one bare remote on this machine, sharing
+ * nothing but the remote, as real processes.
+ */
+
+let root = '';
+afterEach(() => {
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = '';
+});
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+
+/** A bare remote and `n` clones of it, each with `tasks init` done. */
+function clones(n: number): string[] {
+  root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-sync-e2e-')));
+  const bare = join(root, 'remote.git');
+  git(root, 'init', '-q', '--bare', '-b', 'main', bare);
+  const out: string[] = [];
+  for (let i = 1; i <= n; i++) {
+    const dir = join(root, `m${i}`);
+    git(root, 'clone', '-q', bare, dir);
+    git(dir, 'config', 'user.name', `machine ${i}`);
+    git(dir, 'config', 'user.email', `m${i}@example.invalid`);
+    const r = tasks(dir, ['init']);
+    if (r.code !== 0) throw new Error(r.stderr);
+    out.push(dir);
+  }
+  return out;
+}
+
+function boardFiles(dir: string): Record<string, string> {
+  const board = join(dir, '.tasks');
+  const files: Record<string, string> = {};
+  for (const name of readdirSync(board).sort()) if (/^task_\d+\.json$|^\.highwatermark$/.test(name)) files[name] = readFileSync(join(board, name), 'utf8');
+  return files;
+}
+
+describe('tasks sync across clones', () => {
+  it('prints what came in and went out, and the same as JSON', () => {
+    const [a, b] = clones(2);
+    expect(tasks(a, ['create', 'shared work']).code).toBe(0);
+    const out = tasks(a, ['sync']);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toMatch(/^out  #1 created$/m);
+    expect(out.stdout).toMatch(/synced with origin\/tasks at [0-9a-f]{10} \(0 in, 1 out\)/);
+    const got = tasks(b, ['sync', '--json']);
+    expect(got.code, got.stderr).toBe(0);
+    expect(JSON.parse(got.stdout)).toMatchObject({ remote: 'origin', branch: 'tasks', incoming: [{ id: 1, what: 'created' }], outgoing: [] });
+    expect(tasks(b, ['sync']).stdout).toMatch(/^up to date with origin\/tasks$/m);
+    const bad = tasks(b, ['sync', '--remote', 'nowhere']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toMatch(/no git remote named 'nowhere'/);
+  });
+
+  it('claim --sync: of two machines claiming one task at once, exactly one wins; the other exits 3 and holds nothing', async () => {
+    const machines = clones(4);
+    expect(tasks(machines[0], ['create', 'contested']).code).toBe(0);
+    expect(tasks(machines[0], ['sync']).code).toBe(0);
+    for (const m of machines.slice(1)) expect(tasks(m, ['sync']).code).toBe(0);
+    for (let round = 0; round < 2; round++) {
+      const results = await Promise.all(machines.map((m, i) => tasksAsync(m, ['claim', '1', '--sync', '--owner', `agent-${i + 1}`, '--json'])));
+      const winners = results.filter((r) => r.code === 0);
+      expect(winners, results.map((r) => r.stderr).join('\n')).toHaveLength(1);
+      for (const r of results.filter((x) => x.code !== 0)) expect(r.code, r.stderr).toBe(3);
+      const winner = JSON.parse(winners[0].stdout).task.owner as string;
+      for (const m of machines) expect(tasks(m, ['sync']).code).toBe(0);
+      for (const m of machines) expect(JSON.parse(tasks(m, ['show', '1', '--json']).stdout)).toMatchObject({ status: 'in_progress', owner: winner });
+      // Only the winner's machine has a claim record.
+      const records = machines.filter((m) => existsSync(join(m, '.tasks', '.runtime', 'leases')) && readdirSync(join(m, '.tasks', '.runtime', 'leases')).length > 0);
+      expect(records).toHaveLength(1);
+      expect(tasks(machines[0], ['release', '1', '--force']).code).toBe(0);
+      expect(tasks(machines[0], ['sync']).code).toBe(0);
+      for (const m of machines) expect(tasks(m, ['sync']).code).toBe(0);
+    }
+  });
+
+  it('four machines, two workers each, work a random DAG of 40 tasks: each task once, never before its blockers, all boards identical', async () => {
+    const machines = clones(4);
+    const store = new TaskStore(join(machines[0], '.tasks'));
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const N = Number(process.env.SYNC_N ?? 40);
+    const blockers = new Map<number, number[]>();
+    for (let id = 1; id <= N; id++) {
+      const deps = [...new Set(Array.from({ length: Math.floor(random() * 3) }, () => 1 + Math.floor(random() * (id - 1))))].filter((d) => d >= 1 && d < id);
+      blockers.set(id, deps);
+      await store.createTask({ subject: `task ${id}`, blockedBy: deps });
+    }
+    for (const m of machines) expect(tasks(m, ['sync']).code).toBe(0);
+
+    const log = join(root, 'work.log');
+    writeFileSync(log, '');
+    const script = join(root, 'work.cjs');
+    writeFileSync(script, "const fs = require('fs'); fs.appendFileSync(process.env.WORK_LOG, `start ${process.env.TASK_ID} ${process.env.MACHINE}\\n`); fs.appendFileSync(process.env.WORK_LOG, `end ${process.env.TASK_ID} ${process.env.MACHINE}\\n`);\n");
+    const workers = machines.flatMap((m, i) =>
+      [1, 2].map((w) =>
+        collectOutput(
+          spawn(process.execPath, [TASKS_BIN, 'worker', '--sync', '--idle-exit', '20', '--owner', `m${i + 1}-w${w}`, '--', process.execPath, script], {
+            cwd: m,
+            env: cleanEnv({ WORK_LOG: log, MACHINE: `m${i + 1}` }),
+          }),
+        ),
+      ),
+    );
+    const results = await Promise.all(workers);
+    for (const r of results) expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    for (const m of machines) expect(tasks(m, ['sync']).code).toBe(0);
+
+    const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' '));
+    const starts = lines.filter((l) => l[0] === 'start').map((l) => Number(l[1]));
+    expect(starts.sort((x, y) => x - y)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    const ended = new Set<number>();
+    for (const [what, id] of lines) {
+      if (what === 'end') ended.add(Number(id));
+      else for (const d of blockers.get(Number(id))!) expect(ended.has(d), `#${id} started before its blocker #${d} ended`).toBe(true);
+    }
+    const files = machines.map(boardFiles);
+    for (const f of files.slice(1)) expect(f).toEqual(files[0]);
+    const board = new TaskStore(join(machines[3], '.tasks')).loadBoard();
+    expect(board.tasks.every((t) => t.status === 'completed')).toBe(true);
+    // Each machine did some of the work, and the branch tells the story.
+    expect(new Set(lines.map((l) => l[2])).size).toBeGreaterThan(1);
+    expect(git(join(root, 'remote.git'), 'log', '--format=%s', 'tasks')).toMatch(/completed #\d+/);
+  });
+});
