@@ -148,6 +148,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     if (session.closed) return;
     folder.attach();
     await reconcileOnStart(session, jobs);
+    if (session.closed) return; // closed during the first reconcile: start no timers that nothing would stop
     stopPeriodicJobs = startPeriodicJobs([
       { periodMs: options.reconcileIntervalMs ?? 120_000, run: reconcile },
       { periodMs: options.reapIntervalMs ?? 15_000, run: () => jobs.enqueue('reap', () => reapExpiredLeases(store, board, actor, events.deliver)) },
