@@ -1,5 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * CI, or output to a pipe or file: no live summary window. The default
+ * reporter then prints one line per test file as it finishes, with its test
+ * count and duration; a test gets a line of its own only when it fails or
+ * takes over 10 s (at the default 300 ms almost every end-to-end test would),
+ * and the run ends with the slowest files.
+ */
+const plainOutput = Boolean(process.env.CI) || !process.stdout.isTTY;
+
 export default defineConfig({
   test: {
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
@@ -9,5 +18,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     // 2 cores: concurrency tests start many real processes themselves.
     maxWorkers: 2,
+    ...(plainOutput ? { reporters: ['default', './scripts/vitest-slowest-files.ts'], slowTestThreshold: 10_000 } : {}),
   },
 });

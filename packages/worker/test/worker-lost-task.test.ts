@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskStore, isRunning } from '@dotasks/core';
-import { runWorker, waitingOn, type WorkerEvent } from './worker.js';
+import { runWorker, waitingOn, type WorkerEvent } from '../src/index.js';
 
 describe('a worker whose task is taken away (in-process)', () => {
   let dir = '';

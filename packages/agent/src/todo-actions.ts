@@ -1,0 +1,212 @@
+import { TasksError, filterTasks, openBlockers, toTaskView, type BoardSnapshot, type Task, type TaskStore, type UpdateTaskInput } from '@dotasks/core';
+import type { TodoAction } from './schema.js';
+import { InputError, batchItemsFrom, idFrom, idsFrom, present, statusFrom, stringFrom, type TodoInput } from './todo-input.js';
+import { idList, lookupIn, renderResultBoard, summarize, type TodoResult } from './todo-result.js';
+
+/** What an action's handler works with. */
+export interface TodoContext {
+  /** Who acts (claims, starts, completes). */
+  owner: string;
+  /** The board, opened on first use. */
+  store(): TaskStore;
+}
+
+/** Runs one action on input whose fields were checked (checkFields). */
+export type TodoHandler = (context: TodoContext, input: TodoInput) => Promise<TodoResult> | TodoResult;
+
+/** The board after a change, and the board text the result carries. */
+function after(s: TaskStore): { snapshot: BoardSnapshot; board: string } {
+  const snapshot = s.loadBoard();
+  return { snapshot, board: renderResultBoard(snapshot) };
+}
+
+export async function createAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
+  const subject = stringFrom(input.subject, 'subject');
+  if (!subject?.trim()) throw new InputError('create needs a subject', 'give subject: a short one-line title, e.g. "Write the schema".');
+  const s = store();
+  const result = await s.createTask(
+    {
+      subject,
+      description: stringFrom(input.description, 'description'),
+      activeForm: stringFrom(input.active_form, 'active_form') || undefined,
+      owner: stringFrom(input.owner, 'owner'),
+      blockedBy: idsFrom(input.add_blocked_by, 'add_blocked_by'),
+    },
+    { actor: owner },
+  );
+  const { snapshot, board } = after(s);
+  return {
+    ok: true,
+    action: 'create',
+    message: `Created #${result.task.id}: ${result.task.subject}`,
+    task: summarize(result.task, lookupIn(snapshot)),
+    board,
+  };
+}
+
+/** The fields of an update besides its status. */
+function patchFrom(input: TodoInput): UpdateTaskInput {
+  const activeForm = stringFrom(input.active_form, 'active_form');
+  return {
+    subject: stringFrom(input.subject, 'subject'),
+    description: stringFrom(input.description, 'description'),
+    activeForm: activeForm === '' ? null : activeForm,
+    owner: stringFrom(input.owner, 'owner'),
+    addBlockedBy: idsFrom(input.add_blocked_by, 'add_blocked_by'),
+    removeBlockedBy: idsFrom(input.remove_blocked_by, 'remove_blocked_by'),
+  };
+}
+
+export async function updateAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
+  if (!present(input.task_id)) throw new InputError('update needs task_id', 'give task_id: the id of the task to change (see the board).');
+  const id = idFrom(input.task_id, 'task_id');
+  const status = statusFrom(input.status);
+  const patch = patchFrom(input);
+  const hasFields = Object.values(patch).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined));
+  if (!hasFields && status === undefined)
+    throw new InputError('update changes nothing', 'give status, subject, description, active_form, owner, add_blocked_by or remove_blocked_by.');
+  const s = store();
+  const current = s.getTask(id);
+  const heldByOther = current.owner !== '' && current.owner !== owner;
+  if (status !== undefined && status !== current.status && heldByOther && (current.status === 'in_progress' || patch.owner === undefined))
+    throw new TasksError('E_CLAIMED', `task #${id} is ${current.status === 'in_progress' ? 'in progress' : 'assigned'} for ${current.owner}`, {
+      task: id,
+      owner: current.owner,
+    });
+
+  let unblocked: number[] = [];
+  let task: Task;
+  if (status === 'completed' && current.status !== 'completed') {
+    // Check before writing anything, so a refused completion leaves the fields alone too.
+    const afterPatch = { ...current, blockedBy: current.blockedBy.filter((b) => !patch.removeBlockedBy!.includes(b)).concat(patch.addBlockedBy!) };
+    const stillOpen = openBlockers(afterPatch, (n) => s.peekTask(n));
+    if (stillOpen.length)
+      throw new TasksError('E_BLOCKED', `task #${id} cannot be completed: it still waits for ${idList(stillOpen)}`, { task: id, blockedBy: stillOpen });
+    if (hasFields) await s.updateTask(id, patch, { actor: owner });
+    const done = await s.completeTask(id, { actor: owner });
+    task = done.task;
+    unblocked = done.unblocked;
+  } else if (status === 'pending' && current.status === 'in_progress') {
+    if (hasFields) await s.updateTask(id, patch, { actor: owner });
+    task = (await s.releaseTask(id, { actor: owner })).task;
+  } else {
+    const result = await s.updateTask(id, { ...patch, status: status === 'pending' ? undefined : status }, { actor: owner });
+    task = result.task;
+    unblocked = result.unblocked;
+  }
+  const { snapshot, board } = after(s);
+  const verb = status === 'completed' ? 'Completed' : status === 'in_progress' ? 'Started' : status === 'deleted' ? 'Deleted' : 'Updated';
+  const tail = unblocked.length ? `; unblocked ${idList(unblocked)}` : '';
+  return {
+    ok: true,
+    action: 'update',
+    message: `${verb} #${task.id}: ${task.subject}${tail}`,
+    task: summarize(task, lookupIn(snapshot)),
+    unblocked,
+    board,
+  };
+}
+
+export function listAction({ store }: TodoContext, input: TodoInput): TodoResult {
+  if (present(input.include_deleted) && typeof input.include_deleted !== 'boolean')
+    throw new InputError('include_deleted must be true or false', 'give include_deleted: true to also see deleted tasks.');
+  const { snapshot, board } = after(store());
+  const lookup = lookupIn(snapshot);
+  const tasks = filterTasks(snapshot, { all: input.include_deleted === true }).map((t) => summarize(t, lookup));
+  const inProgress = tasks.filter((t) => t.status === 'in_progress').length;
+  const ready = tasks.filter((t) => t.ready).map((t) => `#${t.id}`);
+  return {
+    ok: true,
+    action: 'list',
+    message: `${tasks.length} task${tasks.length === 1 ? '' : 's'}; ${inProgress} in progress; ready: ${ready.join(', ') || 'none'}`,
+    tasks,
+    board,
+  };
+}
+
+export function getAction({ store }: TodoContext, input: TodoInput): TodoResult {
+  if (!present(input.task_id)) throw new InputError('get needs task_id', 'give task_id: the id of the task to read (see the board).');
+  const s = store();
+  const task = s.getTask(idFrom(input.task_id, 'task_id'));
+  return { ok: true, action: 'get', message: `#${task.id}: ${task.subject}`, task: toTaskView(task, (n) => s.peekTask(n)) };
+}
+
+export async function clearAction({ owner, store }: TodoContext): Promise<TodoResult> {
+  const s = store();
+  const others = s.loadBoard().tasks.filter((t) => t.status === 'in_progress' && t.owner !== '' && t.owner !== owner);
+  if (others.length)
+    throw new TasksError(
+      'E_CLAIMED',
+      `clear refused: ${others.map((t) => `#${t.id} (${t.owner})`).join(', ')} ${others.length === 1 ? 'is' : 'are'} in progress for another owner`,
+      { tasks: others.map((t) => t.id), owner: others[0].owner },
+    );
+  const { removed } = await s.clearBoard({ confirm: true, actor: owner });
+  return {
+    ok: true,
+    action: 'clear',
+    message: `Cleared the board (${removed.length} task${removed.length === 1 ? '' : 's'} removed)`,
+    removed,
+    board: after(s).board,
+  };
+}
+
+export async function writeAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
+  const items = batchItemsFrom(input.todos);
+  const s = store();
+  const result = await s.batchWrite(items, { actor: owner });
+  const { snapshot, board } = after(s);
+  const lookup = lookupIn(snapshot);
+  const created = items.filter((i) => i.id === undefined).length;
+  return {
+    ok: true,
+    action: 'write',
+    message: `Wrote ${items.length} entr${items.length === 1 ? 'y' : 'ies'} (${created} created, ${items.length - created} updated)${result.unblocked.length ? `; unblocked ${idList(result.unblocked)}` : ''}`,
+    tasks: result.tasks.map((t) => summarize(snapshot.byId.get(t.id) ?? t, lookup)),
+    unblocked: result.unblocked,
+    board,
+  };
+}
+
+export async function claimAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
+  const s = store();
+  const result = present(input.task_id) ? await s.claimTask(idFrom(input.task_id, 'task_id'), { owner }) : await s.claimNext({ owner });
+  let task = result.task;
+  const activeForm = stringFrom(input.active_form, 'active_form');
+  if (activeForm) task = (await s.updateTask(task.id, { activeForm }, { actor: owner })).task;
+  const { snapshot, board } = after(s);
+  return {
+    ok: true,
+    action: 'claim',
+    message: `${result.alreadyHeld ? 'Already held' : 'Claimed'} #${task.id}: ${task.subject} (owner ${owner})`,
+    task: summarize(task, lookupIn(snapshot)),
+    unblocked: [],
+    expiresAt: result.lease.expiresAt,
+    board,
+  };
+}
+
+export async function releaseAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
+  if (!present(input.task_id)) throw new InputError('release needs task_id', 'give task_id: the id of the task to give back.');
+  const s = store();
+  const result = await s.releaseTask(idFrom(input.task_id, 'task_id'), { actor: owner });
+  const { snapshot, board } = after(s);
+  return {
+    ok: true,
+    action: 'release',
+    message: `Released #${result.task.id}: ${result.task.subject} (pending, no owner)`,
+    task: summarize(result.task, lookupIn(snapshot)),
+    board,
+  };
+}
+
+/** Each action's handler. */
+export const TODO_HANDLERS: Record<TodoAction, TodoHandler> = {
+  create: createAction,
+  update: updateAction,
+  list: listAction,
+  get: getAction,
+  clear: clearAction,
+  write: writeAction,
+  claim: claimAction,
+  release: releaseAction,
+};

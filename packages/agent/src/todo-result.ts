@@ -1,0 +1,77 @@
+import { isReady, openBlockers, renderAgentBoard, type BoardSnapshot, type Task, type TaskLookup, type TaskStatus, type TaskView } from '@dotasks/core';
+import type { TodoAction } from './schema.js';
+
+/** A task in a mutating result or in `list`: no description. */
+export interface TaskSummary {
+  id: number;
+  subject: string;
+  status: TaskStatus;
+  owner: string;
+  activeForm: string | null;
+  /** Open blockers only: what it still waits for. */
+  blockedBy: number[];
+  blocks: number[];
+  ready: boolean;
+}
+
+export interface TodoError {
+  code: string;
+  message: string;
+  /** What to do about it. */
+  hint: string;
+  [detail: string]: unknown;
+}
+
+/** The result of a call: always returned, never thrown. */
+export type TodoResult =
+  | {
+      ok: true;
+      action: TodoAction;
+      message: string;
+      task?: TaskSummary | TaskView;
+      tasks?: TaskSummary[];
+      unblocked?: number[];
+      removed?: number[];
+      expiresAt?: string | null;
+      /** `<TASK_BOARD>…</TASK_BOARD>` after the change (every mutating action, and list). */
+      board?: string;
+    }
+  | { ok: false; action?: string; error: TodoError; board?: string };
+
+/** A task as results show it, its readiness and open blockers judged against `lookup`. */
+export function summarize(task: Task, lookup: TaskLookup): TaskSummary {
+  return {
+    id: task.id,
+    subject: task.subject,
+    status: task.status,
+    owner: task.owner,
+    activeForm: task.activeForm ?? null,
+    blockedBy: task.status === 'completed' || task.status === 'deleted' ? [] : openBlockers(task, lookup),
+    blocks: [...task.blocks],
+    ready: isReady(task, lookup),
+  };
+}
+
+/** The board as results carry it: `<TASK_BOARD>…</TASK_BOARD>`. */
+export function renderResultBoard(snapshot: BoardSnapshot): string {
+  return renderAgentBoard(snapshot);
+}
+
+/** Looks tasks up in one snapshot, so a result's tasks and its board agree. */
+export function lookupIn(snapshot: BoardSnapshot): TaskLookup {
+  return (id) => snapshot.byId.get(id);
+}
+
+/** "#2, #3": ids as results spell them. */
+export function idList(ids: number[]): string {
+  return ids.map((id) => `#${id}`).join(', ');
+}
+
+/**
+ * One text for a model: the result as JSON without the board, then the board
+ * itself (so its lines are not escaped inside a JSON string).
+ */
+export function renderToolResult(result: TodoResult): string {
+  const { board, ...rest } = result;
+  return board ? `${JSON.stringify(rest, null, 2)}\n${board}` : JSON.stringify(rest, null, 2);
+}

@@ -1,0 +1,68 @@
+import { TasksError, checkBoard, touchWatcherRecord } from '@dotasks/core';
+import { applyFindings } from './apply-findings.js';
+import { boardExists } from './board-files.js';
+import type { JobQueue } from './job-queue.js';
+import type { InvalidFinding } from './watch-events.js';
+import { checkUnderBoardLock, noticeAdopted, type WatchSession } from './watch-session.js';
+
+/** The board folder is gone: forget what was known of it and wait for it to come back. */
+export function boardGone(session: WatchSession): void {
+  if (!session.boardPresent) return;
+  session.boardPresent = false;
+  session.graph = undefined; // let the memory go; a full reconcile rebuilds it
+  session.adoptAll = true;
+  session.changes.clearFiles();
+  session.problems.forget();
+  session.notice(`the board ${session.board} is gone; waiting for it to come back`);
+}
+
+/**
+ * The full reconcile (at start, after a burst, when the board comes back, and
+ * periodically): reads the whole board under the board lock, reports its new
+ * problems, makes its fixes, and records claims made by hand when changes
+ * were not seen one by one.
+ */
+export async function reconcileBoard(session: WatchSession): Promise<void> {
+  const { board, store } = session;
+  if (session.closed) return;
+  if (!boardExists(board)) return boardGone(session);
+  const started = Date.now();
+  let check;
+  try {
+    const previous = session.graph;
+    check = await checkUnderBoardLock(store, () => checkBoard(store, { previous }));
+  } catch (error) {
+    if (error instanceof TasksError && (error.code === 'E_NO_BOARD' || (error.code === 'E_IO' && !boardExists(board)))) return boardGone(session);
+    throw error;
+  }
+  if (!session.boardPresent) session.notice(`the board ${board} is back`);
+  session.boardPresent = true;
+  session.attachBoard();
+  session.graph = check.graph;
+  if (session.record) touchWatcherRecord(store, session.record);
+  const invalid = check.findings.filter((f): f is InvalidFinding => f.kind === 'invalid');
+  await session.problems.reportWholeBoard(invalid);
+  await applyFindings(session, check.findings);
+  if (session.adoptAll) {
+    session.adoptAll = false;
+    noticeAdopted(session, await store.adoptUntrackedClaims());
+  }
+  const fixes = check.findings.length - invalid.length;
+  session.notice(
+    `reconciled ${check.tasks} task file${check.tasks === 1 ? '' : 's'} in ${Date.now() - started} ms (${fixes} fix${fixes === 1 ? '' : 'es'}, ${invalid.length} problem${invalid.length === 1 ? '' : 's'})`,
+  );
+}
+
+/** The reconcile-on-start: queued like any other job; resolves once it ran, rejects with its failure. */
+export function reconcileOnStart(session: WatchSession, jobs: JobQueue): Promise<void> {
+  return new Promise<void>((resolveDone, rejectDone) => {
+    jobs.enqueue('reconcile', async () => {
+      try {
+        await reconcileBoard(session);
+        resolveDone();
+      } catch (error) {
+        rejectDone(error);
+      }
+    });
+  });
+}
