@@ -97,9 +97,23 @@ export function BoardApp(props: BoardAppProps): ReactNode {
   const selected = settleSelection(selection, columns);
   const selectedCard = columns[selected.column][selected.index];
 
+  // The handler may see several keys of one read (typed ahead, key repeat): it works on refs, not on this render's values.
+  const current = useRef({ mode, selection: selected });
+  current.current = { mode, selection: selected };
+  const setModeNow = (next: Mode) => {
+    current.current.mode = next;
+    setMode(next);
+  };
+  const select = (next: Selection) => {
+    current.current.selection = next;
+    setSelection(next);
+  };
+  const cardAt = (at: Selection) => columns[at.column][at.index];
+
   const act = (name: keyof BoardActions) => {
-    if (!selectedCard) return;
-    const id = selectedCard.task.id;
+    const card = cardAt(settleSelection(current.current.selection, columns));
+    if (!card) return;
+    const id = card.task.id;
     setMessage({ text: `${name} #${id} …` });
     actions[name](id).then(
       (text) => setMessage({ text: text.split('\n').join(' · ') }),
@@ -109,19 +123,21 @@ export function BoardApp(props: BoardAppProps): ReactNode {
     setTimeout(() => source.refresh(), 0);
   };
 
-  useInput((input: string, key: Key) => {
+  const onKey = (input: string, key: Key) => {
+    const at = settleSelection(current.current.selection, columns);
+    const mode = current.current.mode;
     if (mode === 'search') {
-      if (key.return) setMode('board');
+      if (key.return) setModeNow('board');
       else if (key.escape) {
         setSearch('');
-        setMode('board');
+        setModeNow('board');
       } else if (key.backspace || key.delete) setSearch((s) => s.slice(0, -1));
       else if (input && !key.ctrl && !key.meta) setSearch((s) => s + input);
       return;
     }
     if (input === 'q') return exit();
     if (mode === 'detail') {
-      if (key.escape || key.return || key.leftArrow || input === 'h') setMode('board');
+      if (key.escape || key.return || key.leftArrow || input === 'h') setModeNow('board');
       else if (key.downArrow || input === 'j') setDetailScroll((n) => n + 1);
       else if (key.upArrow || input === 'k') setDetailScroll((n) => Math.max(0, n - 1));
       else if (input === 's') act('start');
@@ -129,20 +145,26 @@ export function BoardApp(props: BoardAppProps): ReactNode {
       else if (input === 'r') act('release');
       return;
     }
-    const move = (dx: number, dy: number) => setSelection(moveSelection(selected, columns, dx, dy));
+    const move = (dx: number, dy: number) => select(moveSelection(at, columns, dx, dy));
     if (key.leftArrow || input === 'h') move(-1, 0);
     else if (key.rightArrow || input === 'l') move(1, 0);
     else if (key.upArrow || input === 'k') move(0, -1);
     else if (key.downArrow || input === 'j') move(0, 1);
-    else if (key.return && selectedCard) {
-      setSelection(selected);
+    else if (key.return && cardAt(at)) {
+      select(at);
       setDetailScroll(0);
-      setMode('detail');
-    } else if (input === '/') setMode('search');
+      setModeNow('detail');
+    } else if (input === '/') setModeNow('search');
     else if (key.escape && search) setSearch('');
     else if (input === 's') act('start');
     else if (input === 'd') act('done');
     else if (input === 'r') act('release');
+  };
+
+  useInput((input: string, key: Key) => {
+    const plain = !key.ctrl && !key.meta && !key.return && !key.escape && !key.tab;
+    if (plain && input.length > 1 && current.current.mode !== 'search') for (const char of input) onKey(char, key);
+    else onKey(input, key);
   });
 
   // One line short of the screen: a frame as tall as the terminal makes Ink clear the whole screen on every redraw.
