@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskStore } from '@dotasks/core';
 import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
@@ -191,7 +192,7 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     await screenWhere('b2', (s) => expect(s).toContain('board exited'));
   });
 
-  it('prints what tasks list prints when stdout is not a terminal', async () => {
+  it('prints what tasks list prints when stdout is not a terminal, and no other command loads Ink or React', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     await exampleBoard(t.board);
@@ -206,5 +207,19 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
       1/4 done · 1 in progress · ready: #3 · 1 blocked
       "
     `);
+
+    // A module hook names every package the command imports by bare name.
+    writeFileSync(join(t.root, 'hook.mjs'), 'export async function resolve(s, c, next) { if (!/^[.\\/]|^node:|^file:/.test(s)) process.stderr.write(`import ${s}\\n`); return next(s, c); }\n');
+    writeFileSync(join(t.root, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(t.root, 'hook.mjs')).href)});\n`);
+    const imported = (...args: string[]) => {
+      const r = spawnSync(process.execPath, ['--import', pathToFileURL(join(t.root, 'register.mjs')).href, TASKS_BIN, ...args], { cwd: t.root, env: cleanEnv(), encoding: 'utf8' });
+      expect(r.status).toBe(0);
+      return new Set([...r.stderr.matchAll(/^import (\S+)$/gm)].map((m) => m[1]));
+    };
+    const viaYargs = imported('events');
+    expect(viaYargs).toContain('yargs'); // the hook sees the imports
+    for (const seen of [viaYargs, imported('list'), imported('board'), imported('done', '3')]) {
+      expect([...seen].filter((name) => /^(ink|react|@dotasks\/board)$/.test(name))).toEqual([]);
+    }
   });
 });
