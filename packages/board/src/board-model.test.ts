@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BoardSnapshot, Lease, Task } from '@dotasks/core';
-import { buildColumns, cardDetails, leaseLeft, moveSelection, notesOf, scrollStart, settleSelection } from './board-model.js';
+import { buildColumns, cardDetails, describeEvent, leaseLeft, moveSelection, notesOf, scrollStart, settleSelection } from './board-model.js';
 import { isWatchedPath } from './board-source.js';
 
 function task(id: number, fields: Partial<Task> = {}): Task {
@@ -53,6 +53,12 @@ describe('the columns', () => {
     expect(leaseLeft({ ...lease, expiresAt: '2026-01-01T09:00:00Z' }, now)).toBe('expired');
     expect(leaseLeft({ ...lease, expiresAt: '2026-01-01T11:02:00Z' }, now)).toBe('1h02m left');
     expect(leaseLeft(undefined, now)).toBeUndefined();
+  });
+
+  it('describes an event in one short line, at local time', () => {
+    const at = new Date(2026, 0, 1, 9, 5, 7).toISOString();
+    expect(describeEvent({ seq: 3, at, type: 'completed', task: 2, owner: 'ann' })).toBe('09:05:07 completed #2 by ann');
+    expect(describeEvent({ seq: 4, at: 'soon', type: 'cleared' })).toBe('soon cleared');
   });
 
   it('reads notes only when the task has a notes array', () => {

@@ -112,9 +112,11 @@ export function notesOf(task: Task): string[] | undefined {
   return notes.map((note) => (typeof note === 'string' ? note : JSON.stringify(note)));
 }
 
-/** One event for the status line: `12:01:33 completed #2 by ann`. */
+/** One event for the status line, at local time: `12:01:33 completed #2 by ann`. */
 export function describeEvent(event: TaskEvent): string {
-  const time = /T(\d\d:\d\d:\d\d)/.exec(event.at)?.[1] ?? event.at;
+  const at = new Date(event.at);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const time = Number.isNaN(at.getTime()) ? event.at : `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
   return `${time} ${event.type}${event.task !== undefined ? ` #${event.task}` : ''}${event.owner ? ` by ${event.owner}` : ''}`;
 }
 

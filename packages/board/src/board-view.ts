@@ -112,7 +112,7 @@ export function BoardApp(props: BoardAppProps): ReactNode {
 
   const act = (name: keyof BoardActions) => {
     const card = cardAt(settleSelection(current.current.selection, columns));
-    if (!card) return;
+    if (!card) return setMessage({ text: `no task selected to ${name}` });
     const id = card.task.id;
     setMessage({ text: `${name} #${id} …` });
     actions[name](id).then(

@@ -36,8 +36,11 @@ async function importInk(): Promise<typeof import('ink')> {
   }
 }
 
-/** Shows the live board full-screen until `q` (or Ctrl-C); resolves once the terminal is given back. */
-export async function runBoard(options: RunBoardOptions): Promise<void> {
+/**
+ * Shows the live board full-screen until `q` (or Ctrl-C); resolves once the
+ * terminal is given back, with the signal that ended it (SIGTERM, SIGHUP) if one did.
+ */
+export async function runBoard(options: RunBoardOptions): Promise<NodeJS.Signals | undefined> {
   const stdout = options.stdout ?? process.stdout;
   const stdin = options.stdin ?? process.stdin;
   const { render } = await importInk();
@@ -50,7 +53,21 @@ export async function runBoard(options: RunBoardOptions): Promise<void> {
       createElement(BoardApp, { source, actions: options.actions, owner: options.owner, boardDir: options.store.dir, color: options.color }),
       { stdout, stdin, exitOnCtrlC: true, patchConsole: true },
     );
-    await app.waitUntilExit();
+    // A signal unmounts like `q` does, so the terminal leaves the alternate screen and raw mode either way.
+    let signal: NodeJS.Signals | undefined;
+    const onSignal = (name: NodeJS.Signals) => {
+      signal ??= name;
+      app.unmount();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGHUP', onSignal);
+    try {
+      await app.waitUntilExit();
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGHUP', onSignal);
+    }
+    return signal;
   } finally {
     stdout.write(LEAVE_ALT_SCREEN);
     await source.close();

@@ -17,7 +17,7 @@ export async function board(options: BoardOptions): Promise<CommandOutput> {
   const as = { ...options, owner };
   const text = (out: CommandOutput) => out.text ?? '';
   const { runBoard } = await import('@dotasks/board');
-  await runBoard({
+  const signal = await runBoard({
     store,
     owner,
     color: wantsColor(false),
@@ -27,5 +27,5 @@ export async function board(options: BoardOptions): Promise<CommandOutput> {
       release: async (id) => text(await (await import('./release.js')).release({ ...as, id: String(id) })),
     },
   });
-  return {};
+  return signal ? { exitCode: signal === 'SIGTERM' ? 143 : 129 } : {};
 }
