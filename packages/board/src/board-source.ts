@@ -1,7 +1,6 @@
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import {
-  EVENTS_FILE,
   LEASES_DIR,
   RUNTIME_DIR,
   followEvents,
