@@ -393,6 +393,14 @@ export function buildCli(args: string[]): Argv {
           .example('$0 sync --json', 'what came in and went out, as JSON'),
       (a) => run(a as Args, async () => (await import('./commands/sync.js')).sync(a as never)),
     )
+    // --- issue 14: board ---
+    .command(
+      'board',
+      'the live board, full screen: columns Ready, Blocked, In progress, Done; keys to start, finish and release (off a terminal: tasks list)',
+      (y) => y.example('$0 board', 'watch the board change as agents work; q quits').example('$0 board | cat', 'not a terminal: prints what tasks list prints'),
+      (a) => run(a as Args, async () => (await import('./commands/board.js')).board(a as Args)),
+    )
+    // --- end issue 14 ---
     .demandCommand(1, 'name a command; try tasks list')
     .strict()
     .recommendCommands()

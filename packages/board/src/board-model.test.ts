@@ -1,0 +1,119 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { BoardSnapshot, Lease, Task } from '@dotasks/core';
+import { buildColumns, cardDetails, describeEvent, leaseLeft, moveSelection, notesOf, scrollStart, settleSelection } from './board-model.js';
+import { isWatchedPath } from './board-source.js';
+
+function task(id: number, fields: Partial<Task> = {}): Task {
+  return { id, subject: `Task ${id}`, description: '', status: 'pending', owner: '', blockedBy: [], blocks: [], extra: {}, ...fields };
+}
+
+function snapshot(...tasks: Task[]): BoardSnapshot {
+  return { tasks, byId: new Map(tasks.map((t) => [t.id, t])), problems: [] };
+}
+
+const ids = (cards: { task: Task }[]) => cards.map((c) => c.task.id);
+
+describe('the columns', () => {
+  const board = snapshot(
+    task(1, { status: 'completed', blocks: [2, 3] }),
+    task(2, { status: 'in_progress', owner: 'agent-1', activeForm: 'transforming', blocks: [4] }),
+    task(3, { subject: 'Emit output', description: 'write the FILES', blocks: [4] }),
+    task(4, { blockedBy: [2, 3] }),
+    task(5, { status: 'deleted' }),
+    task(6, { owner: 'bob' }),
+    task(7, { status: 'completed' }),
+    task(8, { blockedBy: [1] }), // a closed blocker left behind by a hand edit does not block
+  );
+
+  it('sorts tasks by readiness; deleted ones are left out; Done is latest first by the event log', () => {
+    const columns = buildColumns(board, { completedSeq: new Map([[1, 10]]) });
+    expect(ids(columns.ready)).toEqual([3, 6, 8]);
+    expect(ids(columns.blocked)).toEqual([4]);
+    expect(ids(columns.in_progress)).toEqual([2]);
+    expect(ids(columns.done)).toEqual([1, 7]);
+    expect(ids(buildColumns(board).done)).toEqual([7, 1]);
+    expect(columns.blocked[0].waitsFor).toEqual([2, 3]);
+  });
+
+  it('searches subject and description, ignoring case', () => {
+    expect(ids(buildColumns(board, { search: 'emit' }).ready)).toEqual([3]);
+    expect(ids(buildColumns(board, { search: 'files' }).ready)).toEqual([3]);
+    expect(ids(buildColumns(board, { search: '  ' }).ready)).toEqual([3, 6, 8]);
+  });
+
+  it('says who works on a card, how long its lease has left and where', () => {
+    const now = Date.parse('2026-01-01T10:00:00Z');
+    const lease: Lease = { task: 2, owner: 'agent-1', host: 'h', claimedAt: '', expiresAt: '2026-01-01T10:14:05.500Z', worktree: '/w/task-2' };
+    const columns = buildColumns(board, { leases: new Map([[2, lease]]) });
+    expect(cardDetails(columns.in_progress[0], 'in_progress', now)).toEqual(['agent-1: transforming', 'lease 14:06 left', 'wt /w/task-2']);
+    expect(cardDetails(columns.blocked[0], 'blocked', now)).toEqual(['waits for #2, #3']);
+    expect(cardDetails(columns.ready[1], 'ready', now)).toEqual(['for bob']);
+    expect(leaseLeft({ ...lease, expiresAt: null }, now)).toBe('no expiry');
+    expect(leaseLeft({ ...lease, expiresAt: '2026-01-01T09:00:00Z' }, now)).toBe('expired');
+    expect(leaseLeft({ ...lease, expiresAt: '2026-01-01T11:02:00Z' }, now)).toBe('1h02m left');
+    expect(leaseLeft(undefined, now)).toBeUndefined();
+  });
+
+  it('describes an event in one short line, at local time', () => {
+    const at = new Date(2026, 0, 1, 9, 5, 7).toISOString();
+    expect(describeEvent({ seq: 3, at, type: 'completed', task: 2, owner: 'ann' })).toBe('09:05:07 completed #2 by ann');
+    expect(describeEvent({ seq: 4, at: 'soon', type: 'cleared' })).toBe('soon cleared');
+  });
+
+  it('reads notes only when the task has a notes array', () => {
+    expect(notesOf(task(1))).toBeUndefined();
+    expect(notesOf(task(1, { extra: { notes: 'not a list' } }))).toBeUndefined();
+    expect(notesOf(task(1, { extra: { notes: ['one', { by: 'ann' }] } }))).toEqual(['one', '{"by":"ann"}']);
+  });
+});
+
+describe('the selection', () => {
+  const columns = buildColumns(snapshot(task(1), task(2), task(3, { status: 'completed' })));
+
+  it('moves across and within columns, staying on its task when the board changes', () => {
+    let at = settleSelection({ column: 'ready', index: 0 }, columns);
+    expect(at).toEqual({ column: 'ready', index: 0, id: 1 });
+    at = moveSelection(at, columns, 0, 1);
+    expect(at.id).toBe(2);
+    expect(moveSelection(at, columns, 0, 5).id).toBe(2);
+    expect(moveSelection(at, columns, 1, 0)).toEqual({ column: 'blocked', index: 0, id: undefined });
+    expect(moveSelection(at, columns, 3, 0)).toEqual({ column: 'done', index: 0, id: 3 });
+    expect(moveSelection(at, columns, -1, 0).column).toBe('ready');
+    // #1 completed elsewhere: the selection stays on #2, now first in Ready.
+    const after = buildColumns(snapshot(task(1, { status: 'completed' }), task(2), task(3, { status: 'completed' })));
+    expect(settleSelection(at, after)).toEqual({ column: 'ready', index: 0, id: 2 });
+    // #2 left the column: the card now at its place is selected.
+    expect(settleSelection(at, buildColumns(snapshot(task(1), task(2, { status: 'completed' }))))).toEqual({ column: 'ready', index: 0, id: 1 });
+  });
+
+  it('scrolls just enough to keep the selected card visible', () => {
+    const heights = [2, 2, 2, 2, 2];
+    expect(scrollStart(heights, 0, 5)).toBe(0);
+    expect(scrollStart(heights, 1, 5)).toBe(0);
+    expect(scrollStart(heights, 2, 5)).toBe(2); // "↑ more", the card, "↓ more"
+    expect(scrollStart(heights, 4, 5, 2)).toBe(3);
+    expect(scrollStart(heights, 1, 5, 3)).toBe(1);
+  });
+});
+
+describe('what the board watches', () => {
+  const board = join('/repo', '.tasks');
+  it.each([
+    [board, true],
+    [join(board, 'task_3.json'), true],
+    [join(board, '.runtime'), true],
+    [join(board, '.runtime', 'leases'), true],
+    [join(board, '.runtime', 'leases', 'task_3.json'), true],
+    [join(board, '.runtime', 'board-index.v1'), false],
+    [join(board, '.runtime', 'events.jsonl'), false],
+    [join(board, '.runtime', 'journal'), false],
+    [join(board, 'task_3.json.lock'), false],
+    [join(board, '.board.lock'), false],
+    [join(board, '.tmp-x.tmp'), false],
+    [join('/repo', 'src'), false],
+    [join('/repo', '.tasks-old', 'task_1.json'), false],
+  ])('%s: %s', (path, watched) => {
+    expect(isWatchedPath(board, path)).toBe(watched);
+  });
+});

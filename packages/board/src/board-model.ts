@@ -1,0 +1,162 @@
+import { openBlockers, type BoardSnapshot, type Lease, type Task, type TaskEvent, type TaskLookup } from '@dotasks/core';
+
+/**
+ * What the board shows, computed from a snapshot: no Ink, no files, so it is
+ * tested in process. The view (board-view.ts) only lays these out.
+ */
+
+export const COLUMN_KEYS = ['ready', 'blocked', 'in_progress', 'done'] as const;
+export type ColumnKey = (typeof COLUMN_KEYS)[number];
+
+export const COLUMN_TITLES: Record<ColumnKey, string> = {
+  ready: 'Ready',
+  blocked: 'Blocked',
+  in_progress: 'In progress',
+  done: 'Done',
+};
+
+/** One card: the task, and what its column says about it. */
+export interface Card {
+  task: Task;
+  /** Open blockers (pending tasks only). */
+  waitsFor: number[];
+  /** The claim record of an in-progress task, when there is one. */
+  lease?: Lease;
+}
+
+export type Columns = Record<ColumnKey, Card[]>;
+
+/** Options for buildColumns. */
+export interface ColumnOptions {
+  /** Claim records by task id. */
+  leases?: ReadonlyMap<number, Lease>;
+  /** Seq of each task's last `completed` event: Done lists the latest first. */
+  completedSeq?: ReadonlyMap<number, number>;
+  /** Only cards whose subject or description contains this (case-insensitive). */
+  search?: string;
+}
+
+/** True when the task's subject or description contains the text, ignoring case. */
+export function matchesSearch(task: Task, search: string | undefined): boolean {
+  const needle = search?.trim().toLowerCase();
+  if (!needle) return true;
+  return task.subject.toLowerCase().includes(needle) || task.description.toLowerCase().includes(needle);
+}
+
+/**
+ * Sorts the board into the four columns. Ready holds the pending tasks with
+ * no open blocker (docs/protocol.md, "Ready"), assigned ones included since
+ * they are ready for their assignee; Blocked the pending tasks that wait;
+ * In progress by id; Done the completed ones, latest completion first
+ * (by the event log; tasks it does not know, e.g. completed by hand before
+ * the log began, follow by descending id). Deleted tasks are not shown.
+ */
+export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {}): Columns {
+  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const columns: Columns = { ready: [], blocked: [], in_progress: [], done: [] };
+  for (const task of snapshot.tasks) {
+    if (task.status === 'deleted' || !matchesSearch(task, options.search)) continue;
+    if (task.status === 'pending') {
+      const waitsFor = openBlockers(task, lookup);
+      columns[waitsFor.length ? 'blocked' : 'ready'].push({ task, waitsFor });
+    } else if (task.status === 'in_progress') columns.in_progress.push({ task, waitsFor: [], lease: options.leases?.get(task.id) });
+    else columns.done.push({ task, waitsFor: [] });
+  }
+  for (const key of COLUMN_KEYS) if (key !== 'done') columns[key].sort((a, b) => a.task.id - b.task.id);
+  const seq = (card: Card) => options.completedSeq?.get(card.task.id) ?? -1;
+  columns.done.sort((a, b) => seq(b) - seq(a) || b.task.id - a.task.id);
+  return columns;
+}
+
+/** `14:59 left`, `1h02m left`, `expired`, or `no expiry` for a person's claim; undefined without a record. */
+export function leaseLeft(lease: Lease | undefined, now = Date.now()): string | undefined {
+  if (!lease) return undefined;
+  if (lease.expiresAt === null) return 'no expiry';
+  const ms = Date.parse(lease.expiresAt) - now;
+  if (!Number.isFinite(ms)) return undefined;
+  if (ms <= 0) return 'expired';
+  const total = Math.ceil(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return h ? `${h}h${pad(m)}m left` : `${m}:${pad(s)} left`;
+}
+
+/** The worktree a task is worked on in: the claim record's, else the task's `metadata.worktree`. */
+export function worktreeOf(card: Card): string | undefined {
+  const fromTask = card.task.metadata?.worktree;
+  return card.lease?.worktree ?? (typeof fromTask === 'string' && fromTask ? fromTask : undefined);
+}
+
+/** The lines of a card below its title, for its column. */
+export function cardDetails(card: Card, column: ColumnKey, now = Date.now()): string[] {
+  const { task } = card;
+  if (column === 'blocked') return [`waits for ${card.waitsFor.map((id) => `#${id}`).join(', ')}${task.owner ? `; for ${task.owner}` : ''}`];
+  if (column === 'ready') return task.owner ? [`for ${task.owner}`] : [];
+  if (column === 'in_progress') {
+    const lines = [task.activeForm ? `${task.owner || 'unowned'}: ${task.activeForm}` : task.owner || 'unowned'];
+    const left = leaseLeft(card.lease, now);
+    if (left) lines.push(`lease ${left}`);
+    const worktree = worktreeOf(card);
+    if (worktree) lines.push(`wt ${worktree}`);
+    return lines;
+  }
+  return [];
+}
+
+/** The notes of a task, when it has a `notes` array (a field the format may gain; today only as an unknown key). */
+export function notesOf(task: Task): string[] | undefined {
+  const notes = (task as Task & { notes?: unknown }).notes ?? task.extra?.notes;
+  if (!Array.isArray(notes)) return undefined;
+  return notes.map((note) => (typeof note === 'string' ? note : JSON.stringify(note)));
+}
+
+/** One event for the status line, at local time: `12:01:33 completed #2 by ann`. */
+export function describeEvent(event: TaskEvent): string {
+  const at = new Date(event.at);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const time = Number.isNaN(at.getTime()) ? event.at : `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
+  return `${time} ${event.type}${event.task !== undefined ? ` #${event.task}` : ''}${event.owner ? ` by ${event.owner}` : ''}`;
+}
+
+/** Where the selection is: a column, and an index into it (the task id keeps it on its card across redraws). */
+export interface Selection {
+  column: ColumnKey;
+  index: number;
+  id?: number;
+}
+
+/** The selection after the board changed: on the same task if it is still in that column, else at the same place. */
+export function settleSelection(selection: Selection, columns: Columns): Selection {
+  const cards = columns[selection.column];
+  const at = selection.id === undefined ? -1 : cards.findIndex((c) => c.task.id === selection.id);
+  const index = at >= 0 ? at : Math.max(0, Math.min(selection.index, cards.length - 1));
+  return { column: selection.column, index, id: cards[index]?.task.id };
+}
+
+/** Moves the selection: dx across columns, dy within one. */
+export function moveSelection(selection: Selection, columns: Columns, dx: number, dy: number): Selection {
+  const current = settleSelection(selection, columns);
+  if (dx !== 0) {
+    const at = COLUMN_KEYS.indexOf(current.column);
+    const column = COLUMN_KEYS[Math.max(0, Math.min(COLUMN_KEYS.length - 1, at + dx))];
+    return settleSelection({ column, index: current.index }, columns);
+  }
+  const cards = columns[current.column];
+  const index = Math.max(0, Math.min(cards.length - 1, current.index + dy));
+  return { column: current.column, index, id: cards[index]?.task.id };
+}
+
+/** The first card to draw so that the selected one is visible, given each card's height and the room. */
+export function scrollStart(heights: number[], selected: number, room: number, previous = 0): number {
+  let start = Math.max(0, Math.min(previous, selected));
+  const fits = (from: number) => {
+    let used = from > 0 ? 1 : 0; // the "↑ N more" line
+    for (let i = from; i <= selected; i++) used += heights[i] ?? 0;
+    if (selected < heights.length - 1) used += 1; // the "↓ N more" line
+    return used <= room;
+  };
+  while (start < selected && !fits(start)) start++;
+  return start;
+}
