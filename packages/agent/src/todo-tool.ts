@@ -17,7 +17,7 @@ import {
   type TaskStatus,
   type TaskView,
   type UpdateTaskInput,
-} from '@dotasks/core';
+} from '@dotasks/core/internal';
 import { TODO_ACTIONS, TODO_STATUSES, TODO_TOOL_NAME, todoInputSchema, type JsonSchema, type TodoAction } from './schema.js';
 
 /** What the tool teaches the model: the protocol in a few lines. */

@@ -21,7 +21,7 @@ import {
   type NewEvent,
   type TaskEvent,
   type WatcherRecord,
-} from '@dotasks/core';
+} from '@dotasks/core/internal';
 
 /** An event the watcher caused, as appended to the log; `unlogged` when the log could not be written. */
 export type WatchEvent = TaskEvent & { unlogged?: true };

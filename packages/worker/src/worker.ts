@@ -17,7 +17,7 @@ import {
   type ClaimResult,
   type Task,
   type TaskStore,
-} from '@dotasks/core';
+} from '@dotasks/core/internal';
 
 /** What a worker does and how (the `tasks worker` flags). */
 export interface WorkerOptions {
