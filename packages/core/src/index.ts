@@ -8,8 +8,8 @@
  */
 
 // The board: finding it, opening it, and every change through the store.
-export { findBoard, resolveBoardDir, resolveOwner, type FindBoardOptions, type OwnerSource } from './board.js';
-export { readConfig, type BoardConfig } from './config.js';
+export { findBoard, resolveBoardDir, resolveOwner, type FindBoardOptions, type OwnerSource } from './board/board.js';
+export { readConfig, type BoardConfig } from './board/config.js';
 export {
   TaskStore,
   type ActorOptions,
@@ -29,8 +29,8 @@ export {
 export { ClaimError, CorruptTaskError, CycleError, TasksError, type ClaimRefusal, type ErrorCode } from './errors.js';
 
 // Tasks and reading them.
-export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskStatus } from './format.js';
-export { findCycle, isReady, openBlockers, type TaskLookup } from './graph.js';
+export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskStatus } from './format/format.js';
+export { findCycle, isReady, openBlockers, type TaskLookup } from './graph/graph.js';
 export {
   PLAIN_STYLE,
   countTasks,
@@ -46,12 +46,12 @@ export {
   type ListFilter,
   type RenderStyle,
   type TaskView,
-} from './render.js';
-export { GRAPH_FORMATS, renderGraph, type GraphFormat, type GraphOptions } from './graph-render.js';
-export { EXPORT_FORMATS, exportBoard, type ExportFormat, type ExportOptions } from './board-export.js';
+} from './views/render.js';
+export { GRAPH_FORMATS, renderGraph, type GraphFormat, type GraphOptions } from './graph/graph-render.js';
+export { EXPORT_FORMATS, exportBoard, type ExportFormat, type ExportOptions } from './io/board-export.js';
 
 // The event log.
-export { EVENTS_FILE, parseEvents, type EventType, type TaskEvent } from './events.js';
+export { EVENTS_FILE, parseEvents, type EventType, type TaskEvent } from './events/events.js';
 export {
   followEvents,
   waitForTask,
@@ -59,10 +59,10 @@ export {
   type Follower,
   type WaitForTaskOptions,
   type WaitOutcome,
-} from './follow.js';
+} from './events/follow.js';
 
 // Claims held by a process of its own, and claims with a worktree.
-export { watchClaim, type ClaimLoss, type ClaimLossReason, type ClaimWatch, type WatchClaimOptions } from './claim-watch.js';
+export { watchClaim, type ClaimLoss, type ClaimLossReason, type ClaimWatch, type WatchClaimOptions } from './runtime/claim-watch.js';
 export {
   claimWithWorktree,
   listTaskWorktrees,
@@ -70,7 +70,7 @@ export {
   type ClaimWorktreeOptions,
   type TaskWorktree,
   type WorktreeClaimResult,
-} from './worktrees.js';
+} from './git/worktrees.js';
 
 // Checking and repairing a board (`tasks doctor`).
 export {
@@ -82,4 +82,4 @@ export {
   type DoctorReport,
   type FindingCode,
   type RepairReport,
-} from './doctor.js';
+} from './doctor/doctor.js';
