@@ -179,3 +179,38 @@ export function findTopLevelKey(text: string, key: string): number {
   }
   return 0;
 }
+
+/** Offset of element `index` of the top-level array `key` (or of the key when not found). */
+export function findArrayElement(text: string, key: string, index: number): number {
+  const keyAt = findTopLevelKey(text, key);
+  let i = text.indexOf('[', keyAt);
+  if (keyAt === 0 && text[0] !== '"') return 0;
+  if (i < 0) return keyAt;
+  i++;
+  let depth = 0;
+  let element = 0;
+  let atStart = true;
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (/\s/.test(c)) continue;
+    if (atStart && depth === 0) {
+      if (element === index) return i;
+      atStart = false;
+    }
+    if (c === '"') {
+      i++;
+      while (i < text.length && text[i] !== '"') {
+        if (text[i] === '\\') i++;
+        i++;
+      }
+    } else if (c === '[' || c === '{') depth++;
+    else if (c === ']' || c === '}') {
+      if (depth === 0) break;
+      depth--;
+    } else if (c === ',' && depth === 0) {
+      element++;
+      atStart = true;
+    }
+  }
+  return keyAt;
+}
