@@ -1,6 +1,7 @@
 import { CorruptTaskError, CycleError, formatCycle } from '../errors.js';
 import type { TaskEvent } from '../events/events.js';
 import { copyTask, isClosed, normalizeIds, serializeTask, taskFileName, type Task, type TaskStatus } from '../format/format.js';
+import { searchPath, walkDepthFirst, type DepthFirstVisitor } from '../graph/walk.js';
 import type { ActorOptions, TaskProblem, TaskStore } from '../store.js';
 
 /**
@@ -137,23 +138,11 @@ export class BoardGraph {
    * edges reached, not the board's size.
    */
   findPath(from: number, to: number): number[] | undefined {
-    const parent = new Map<number, number>([[from, from]]);
-    const queue = [from];
-    for (let i = 0; i < queue.length; i++) {
-      const current = queue[i];
-      if (current === to) {
-        const path = [current];
-        for (let at = current; at !== from; ) path.push((at = parent.get(at)!));
-        return path.reverse();
-      }
-      if (current !== from && this.nodes.get(current)?.status === 'deleted') continue;
-      for (const next of this.successors(current)) {
-        if (parent.has(next)) continue;
-        parent.set(next, current);
-        queue.push(next);
-      }
-    }
-    return undefined;
+    return searchPath(from, to, {
+      frontier: 'queue',
+      next: (id) => this.successors(id),
+      expand: (id) => id === from || this.nodes.get(id)?.status !== 'deleted',
+    });
   }
 
   /**
@@ -188,42 +177,32 @@ export class BoardGraph {
     const out: number[][] = [];
     let counter = 0;
     const live = (id: number) => this.nodes.has(id) && this.nodes.get(id)!.status !== 'deleted';
-    for (const root of this.nodes.keys()) {
-      if (index.has(root) || !live(root)) continue;
-      const work: { id: number; next: number[]; i: number }[] = [];
-      const open = (id: number) => {
+    const visitor: DepthFirstVisitor = {
+      next: (id) => this.successors(id).filter(live),
+      enter: (id) => {
         index.set(id, counter);
         low.set(id, counter++);
         stack.push(id);
         onStack.add(id);
-        work.push({ id, next: this.successors(id).filter(live), i: 0 });
-      };
-      open(root);
-      while (work.length) {
-        const frame = work[work.length - 1];
-        if (frame.i < frame.next.length) {
-          const next = frame.next[frame.i++];
-          if (!index.has(next)) open(next);
-          else if (onStack.has(next)) low.set(frame.id, Math.min(low.get(frame.id)!, index.get(next)!));
-          continue;
-        }
-        work.pop();
-        if (work.length) {
-          const parent = work[work.length - 1].id;
-          low.set(parent, Math.min(low.get(parent)!, low.get(frame.id)!));
-        }
-        if (low.get(frame.id) === index.get(frame.id)) {
-          const component: number[] = [];
-          let id: number;
-          do {
-            id = stack.pop()!;
-            onStack.delete(id);
-            component.push(id);
-          } while (id !== frame.id);
-          if (component.length > 1 || this.successors(frame.id).includes(frame.id)) out.push(component.sort((a, b) => a - b));
-        }
-      }
-    }
+      },
+      revisit: (id, edge) => {
+        if (onStack.has(id)) low.set(edge.from, Math.min(low.get(edge.from)!, index.get(id)!));
+      },
+      leave: (id, parent) => {
+        if (parent !== undefined) low.set(parent, Math.min(low.get(parent)!, low.get(id)!));
+        if (low.get(id) !== index.get(id)) return;
+        const component: number[] = [];
+        let member: number;
+        do {
+          member = stack.pop()!;
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== id);
+        if (component.length > 1 || this.successors(id).includes(id)) out.push(component.sort((a, b) => a - b));
+      },
+    };
+    const visited = new Set<number>();
+    for (const root of this.nodes.keys()) if (live(root)) walkDepthFirst(root, visitor, visited);
     return out;
   }
 }

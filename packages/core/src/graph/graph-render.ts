@@ -1,5 +1,6 @@
 import { isClosed, type Task, type TaskStatus } from '../format/format.js';
 import { isReady, openBlockers, type TaskLookup } from './graph.js';
+import { walkDepthFirst, type DepthFirstVisitor, type WalkEdge } from './walk.js';
 
 /**
  * `tasks graph`: the dependency graph as Mermaid (renders on GitHub), Graphviz
@@ -97,9 +98,8 @@ function nodeState(t: Task, ready: boolean, lookup: TaskLookup): NodeState {
 
 /**
  * The longest chain (by task count) of open tasks; ties go to lower ids.
- * Cycles are cut, not followed. A depth-first search with its own stack
- * (a 10,000-task chain must not overflow the call stack), remembering each
- * task's best length and next step rather than whole chains.
+ * Cycles are cut, not followed. One depth-first walk (walk.ts) remembering
+ * each task's best length and next step rather than whole chains.
  */
 function longestOpenChain(tasks: Task[], edges: GraphEdge[]): number[] {
   const open = new Set(tasks.filter((t) => !isClosed(t.status)).map((t) => t.id));
@@ -107,39 +107,33 @@ function longestOpenChain(tasks: Task[], edges: GraphEdge[]): number[] {
   for (const e of edges) if (open.has(e.from) && open.has(e.to) && e.from !== e.to) (next.get(e.from) ?? next.set(e.from, []).get(e.from)!).push(e.to);
   for (const list of next.values()) list.sort((a, b) => a - b);
   const best = new Map<number, { length: number; next?: number }>();
-  const visiting = new Set<number>();
-  const solve = (root: number) => {
-    const stack = [{ id: root, i: 0, length: 1, next: undefined as number | undefined }];
-    visiting.add(root);
-    while (stack.length) {
-      const frame = stack[stack.length - 1];
-      const kids = next.get(frame.id) ?? [];
-      if (frame.i < kids.length) {
-        const kid = kids[frame.i++];
-        if (visiting.has(kid)) continue;
-        const known = best.get(kid);
-        if (!known) {
-          visiting.add(kid);
-          stack.push({ id: kid, i: 0, length: 1, next: undefined });
-        } else if (known.length + 1 > frame.length) {
-          frame.length = known.length + 1;
-          frame.next = kid;
-        }
-        continue;
-      }
-      stack.pop();
-      visiting.delete(frame.id);
-      best.set(frame.id, { length: frame.length, next: frame.next });
-      const parent = stack[stack.length - 1];
-      if (parent && frame.length + 1 > parent.length) {
-        parent.length = frame.length + 1;
-        parent.next = frame.id;
-      }
-    }
+  // Length and next step of the tasks on the walk's current path, settled into `best` when left.
+  const length = new Map<number, number>();
+  const step = new Map<number, number>();
+  const lengthen = (id: number, via: number, viaLength: number) => {
+    if (viaLength + 1 <= length.get(id)!) return;
+    length.set(id, viaLength + 1);
+    step.set(id, via);
   };
+  const visitor: DepthFirstVisitor = {
+    next: (id) => next.get(id) ?? [],
+    enter: (id) => {
+      length.set(id, 1);
+    },
+    // A task on the current path closes a cycle: cut, not followed.
+    revisit: (id, edge) => {
+      const known = best.get(id);
+      if (known) lengthen(edge.from, id, known.length);
+    },
+    leave: (id, parent) => {
+      best.set(id, { length: length.get(id)!, next: step.get(id) });
+      if (parent !== undefined) lengthen(parent, id, length.get(id)!);
+    },
+  };
+  const visited = new Set<number>();
   let start: number | undefined;
   for (const id of [...open].sort((a, b) => a - b)) {
-    if (!best.has(id)) solve(id);
+    walkDepthFirst(id, visitor, visited);
     if (start === undefined || best.get(id)!.length > best.get(start)!.length) start = id;
   }
   const longest: number[] = [];
@@ -283,30 +277,34 @@ export function renderGraphText(model: GraphModel): string {
     if (n.critical) notes.push('critical path');
     return `${MARKS[n.status]} #${n.id}: ${n.subject}${notes.length ? ` (${notes.join('; ')})` : ''}`;
   };
-  // Depth-first with its own stack, so a 10,000-task chain cannot overflow the
-  // call stack; below MAX_TREE_DEPTH a subtree continues as a tree of its own
+  // Depth-first through the graph walker (walk.ts), so a 10,000-task chain
+  // cannot overflow the call stack; below MAX_TREE_DEPTH a subtree continues as a tree of its own
   // further down, so indentation (and output) stays linear in the tasks.
   const later: number[] = [];
-  const walk = (root: number): void => {
-    const stack = [{ id: root, prefix: '', branch: '', depth: 0 }];
-    while (stack.length) {
-      const { id, prefix, branch, depth } = stack.pop()!;
-      if (printed.has(id)) {
-        lines.push(`${prefix}${branch}#${id} (see above)`);
-        continue;
-      }
-      if (depth > MAX_TREE_DEPTH) {
+  const childPrefix = new Map<number, string>();
+  const place = (edge: WalkEdge | undefined) => ({
+    prefix: edge ? childPrefix.get(edge.from)! : '',
+    branch: !edge ? '' : edge.index === edge.count - 1 ? '└── ' : '├── ',
+  });
+  const visitor: DepthFirstVisitor = {
+    next: (id) => children.get(id) ?? [],
+    enter: (id, edge) => {
+      const { prefix, branch } = place(edge);
+      if ((edge?.depth ?? 0) > MAX_TREE_DEPTH) {
         lines.push(`${prefix}${branch}#${id} (continued below)`);
         later.push(id);
-        continue;
+        return false;
       }
-      printed.add(id);
       lines.push(`${prefix}${branch}${describe(byId.get(id)!)}`);
-      const kids = children.get(id) ?? [];
-      const childPrefix = prefix + (branch === '' ? '' : branch === '└── ' ? '    ' : '│   ');
-      for (let i = kids.length - 1; i >= 0; i--) stack.push({ id: kids[i], prefix: childPrefix, branch: i === kids.length - 1 ? '└── ' : '├── ', depth: depth + 1 });
-    }
+      childPrefix.set(id, prefix + (branch === '' ? '' : branch === '└── ' ? '    ' : '│   '));
+      return true;
+    },
+    revisit: (id, edge) => {
+      const { prefix, branch } = place(edge);
+      lines.push(`${prefix}${branch}#${id} (see above)`);
+    },
   };
+  const walk = (root: number) => walkDepthFirst(root, visitor, printed);
   const roots = model.nodes.filter((n) => !(parents.get(n.id)?.length)).map((n) => n.id);
   for (const r of roots) walk(r);
   for (let i = 0; i < later.length; i++) if (!printed.has(later[i])) walk(later[i]);

@@ -1,4 +1,5 @@
 import { isClosed, type Task } from '../format/format.js';
+import { searchPath } from './walk.js';
 
 /** Looks a task up by id; undefined when missing (or unreadable). */
 export type TaskLookup = (id: number) => Task | undefined;
@@ -12,31 +13,14 @@ export type TaskLookup = (id: number) => Task | undefined;
  */
 export function findCycle(blocker: number, waiter: number, lookup: TaskLookup): number[] | undefined {
   if (blocker === waiter) return [blocker, blocker];
-  const parent = new Map<number, number>();
-  const stack = [waiter];
-  parent.set(waiter, blocker);
-  while (stack.length) {
-    const current = stack.pop()!;
-    if (current === blocker) {
-      const path: number[] = [];
-      let at = current;
-      // parent links lead back to waiter, whose parent is blocker
-      path.push(at);
-      do {
-        at = parent.get(at)!;
-        path.push(at);
-      } while (at !== blocker);
-      return path.reverse();
-    }
-    const task = lookup(current);
-    if (!task || task.status === 'deleted') continue;
-    for (const next of task.blocks) {
-      if (parent.has(next)) continue;
-      parent.set(next, current);
-      stack.push(next);
-    }
-  }
-  return undefined;
+  const path = searchPath(waiter, blocker, {
+    frontier: 'stack',
+    next: (id) => {
+      const task = lookup(id);
+      return task && task.status !== 'deleted' ? task.blocks : [];
+    },
+  });
+  return path && [blocker, ...path];
 }
 
 /** Ids in `task.blockedBy` whose task is not completed or deleted (missing ones count as open). */
