@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { TaskStore, BOARD_INDEX_FILE } from '../../packages/core/dist/index.js';
+import { TaskStore, BOARD_INDEX_FILE } from '../../packages/core/dist/internal.js';
 import { TASKS_BIN, makeBoard, makeHistoryBoard, median, percentile, timeProcess, verdict } from '../lib/bench-util.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);

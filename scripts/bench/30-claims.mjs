@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const core = await import(join(ROOT, 'packages/core/dist/index.js'));
+const core = await import(join(ROOT, 'packages/core/dist/internal.js'));
 const PROCESSES = 8;
 const TASKS = Number(process.env.BENCH_CLAIM_TASKS) || 2000;
 const SELF = fileURLToPath(import.meta.url);

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, renameSync, rmSync, watch, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TaskStore, serializeTask } from '../../packages/core/dist/index.js';
+import { TaskStore, serializeTask } from '../../packages/core/dist/internal.js';
 
 const BIN = fileURLToPath(new URL('../../packages/cli/bin/tasks.js', import.meta.url));
 const EDITS = 200;

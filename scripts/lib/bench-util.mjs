@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, writeFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serializeTask, BOARD_GITIGNORE } from '../../packages/core/dist/index.js';
+import { serializeTask, BOARD_GITIGNORE } from '../../packages/core/dist/internal.js';
 
 export const TASKS_BIN = fileURLToPath(new URL('../../packages/cli/bin/tasks.js', import.meta.url));
 

@@ -1,4 +1,4 @@
-import { markNudged, type Task, type TaskStore } from '@dotasks/core';
+import { markNudged, type Task, type TaskStore } from '@dotasks/core/internal';
 
 /**
  * The stop guard, a hook at the end of an agent's turn that keeps it from

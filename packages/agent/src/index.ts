@@ -3,4 +3,4 @@ export * from './todo-tool.js';
 export * from './guard.js';
 export * from './jobs.js';
 // Process-group helpers live in the core (the worker uses them too); kept here for the agent API.
-export { groupMembers, isRunning, killGroup } from '@dotasks/core';
+export { groupMembers, isRunning, killGroup } from '@dotasks/core/internal';

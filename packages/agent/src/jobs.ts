@@ -11,8 +11,8 @@ import {
   updateJob,
   type JobRecord,
   type TaskStore,
-} from '@dotasks/core';
-import { groupMembers, isRunning, killGroup } from '@dotasks/core';
+} from '@dotasks/core/internal';
+import { groupMembers, isRunning, killGroup } from '@dotasks/core/internal';
 
 /**
  * Background jobs (slow commands, such as tests or builds, run beside the

@@ -23,8 +23,8 @@ import {
   type ClaimResult,
   type JobRecord,
   type JobStatus,
-} from '@dotasks/core';
-import { killGroup } from '@dotasks/core';
+} from '@dotasks/core/internal';
+import { killGroup } from '@dotasks/core/internal';
 
 /** How much output a failed run leaves in `metadata.lastRun.tail`. */
 const TAIL_LINES = 20;

@@ -1,4 +1,4 @@
-import { TasksError, formatCycle } from '@dotasks/core';
+import { TasksError, formatCycle } from '@dotasks/core/internal';
 import type { TodoAction } from './schema.js';
 import { InputError } from './todo-input.js';
 import type { TodoResult } from './todo-result.js';

@@ -1,4 +1,4 @@
-import { TaskStore, readLeases, resolveOwner } from '@dotasks/core';
+import { TaskStore, readLeases, resolveOwner } from '@dotasks/core/internal';
 import { TODO_TOOL_NAME, todoInputSchema, type JsonSchema } from './schema.js';
 import { TODO_HANDLERS, type TodoContext } from './todo-actions.js';
 import { failureResult } from './todo-failure.js';

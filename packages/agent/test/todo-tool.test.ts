@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TaskStore, readLeases, writeLease } from '@dotasks/core';
+import { TaskStore, readLeases, writeLease } from '@dotasks/core/internal';
 import { TODO_ACTIONS, createTodoTool, renderToolResult, todoInputSchema, toolDefinition, type TodoResult, type TodoTool } from '../src/index.js';
 
 const BOARD_RE = /^<TASK_BOARD>\n[\s\S]*\n<\/TASK_BOARD>$/;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BoardSnapshot, Lease, Task } from '@dotasks/core';
+import type { BoardSnapshot, Lease, Task } from '@dotasks/core/internal';
 import { buildColumns, cardDetails, describeEvent, leaseLeft, moveSelection, notesOf, scrollStart, settleSelection } from './board-model.js';
 import { isWatchedPath } from './board-source.js';
 

@@ -1,4 +1,4 @@
-import { openBlockers, type BoardSnapshot, type Lease, type Task, type TaskEvent, type TaskLookup } from '@dotasks/core';
+import { openBlockers, type BoardSnapshot, type Lease, type Task, type TaskEvent, type TaskLookup } from '@dotasks/core/internal';
 
 /**
  * What the board shows, computed from a snapshot: no Ink, no files, so it is

@@ -11,7 +11,7 @@ import {
   type Lease,
   type TaskEvent,
   type TaskStore,
-} from '@dotasks/core';
+} from '@dotasks/core/internal';
 
 /**
  * The board as it changes: file-system notifications (chokidar on the board

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ClaimError } from './errors.js';
-import { readLease } from './leases.js';
+import { readLease } from './runtime/leases.js';
 import { TaskStore } from './store.js';
 
 describe('claimNext and leases (core)', () => {

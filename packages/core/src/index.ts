@@ -1,30 +1,88 @@
-export * from './errors.js';
-export * from './format.js';
-export * from './fsio.js';
-export * from './locks.js';
-export * from './board.js';
-export * from './config.js';
-export * from './events.js';
-export * from './leases.js';
-export * from './graph.js';
-export * from './store.js';
-export { loadBoardSnapshot, BOARD_INDEX_FILE, FINAL_TRUST_MS } from './board-index.js';
-export * from './render.js';
-export * from './jobs.js';
-export * from './guard-state.js';
-export * from './doctor.js';
-export * from './graph-render.js';
-export * from './git-setup.js';
-export * from './merge.js';
-export * from './board-import.js';
-export * from './board-export.js';
-export * from './worktrees.js';
-export * from './reconcile.js';
-export * from './follow.js';
-export * from './watcher-record.js';
-export * from './processes.js';
-export * from './rules.js';
-export * from './journal.js';
-export { NeedLocks, ConcurrentChange, parseHighWaterMark, type Transaction, type TxScope, type TxOptions } from './transaction.js';
-export * from './claim-watch.js';
-export { syncBoard, claimWithSync, type SyncOptions, type SyncReport, type SyncChange } from './sync.js';
+/**
+ * The public API of `@dotasks/core`, chosen name by name: once published,
+ * each name here is a promise (docs/library.md; docs/decisions.md, "A
+ * deliberate public API"). What only the sibling packages need (locks, the
+ * transaction, leases, jobs, journal, the watcher's record …) is in
+ * `@dotasks/core/internal`, which makes no promise. The list is pinned by
+ * public-api.test.ts: a change to it is a change of the contract.
+ */
+
+// The board: finding it, opening it, and every change through the store.
+export { findBoard, resolveBoardDir, resolveOwner, type FindBoardOptions, type OwnerSource } from './board/board.js';
+export { readConfig, type BoardConfig } from './board/config.js';
+export {
+  TaskStore,
+  type ActorOptions,
+  type BatchItem,
+  type BoardSnapshot,
+  type ClaimOptions,
+  type ClaimResult,
+  type CreateTaskInput,
+  type MutationResult,
+  type ReapedTask,
+  type TaskProblem,
+  type UpdateOptions,
+  type UpdateTaskInput,
+} from './store.js';
+
+// The errors, with their stable codes (docs/protocol.md, "Exit statuses").
+export { ClaimError, CorruptTaskError, CycleError, TasksError, type ClaimRefusal, type ErrorCode } from './errors.js';
+
+// Tasks and reading them.
+export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskStatus } from './format/format.js';
+export { findCycle, isReady, openBlockers, type TaskLookup } from './graph/graph.js';
+export {
+  PLAIN_STYLE,
+  countTasks,
+  filterTasks,
+  renderBoard,
+  renderProblem,
+  renderSummary,
+  renderTaskDetail,
+  renderTaskLine,
+  toTaskView,
+  type BoardCounts,
+  type BoardView,
+  type ListFilter,
+  type RenderStyle,
+  type TaskView,
+} from './views/render.js';
+export { GRAPH_FORMATS, renderGraph, type GraphFormat, type GraphOptions } from './graph/graph-render.js';
+export { EXPORT_FORMATS, exportBoard, type ExportFormat, type ExportOptions } from './io/board-export.js';
+
+// The event log.
+export { EVENTS_FILE, parseEvents, type EventType, type TaskEvent } from './events/events.js';
+export {
+  followEvents,
+  waitForTask,
+  type FollowEventsOptions,
+  type Follower,
+  type WaitForTaskOptions,
+  type WaitOutcome,
+} from './events/follow.js';
+
+// Claims held by a process of its own, and claims with a worktree.
+export { watchClaim, type ClaimLoss, type ClaimLossReason, type ClaimWatch, type WatchClaimOptions } from './runtime/claim-watch.js';
+export {
+  claimWithWorktree,
+  listTaskWorktrees,
+  removeTaskWorktree,
+  type ClaimWorktreeOptions,
+  type TaskWorktree,
+  type WorktreeClaimResult,
+} from './git/worktrees.js';
+
+// Checking and repairing a board (`tasks doctor`).
+export {
+  diagnoseBoard,
+  repairBoard,
+  type DoctorChange,
+  type DoctorFinding,
+  type DoctorOptions,
+  type DoctorReport,
+  type FindingCode,
+  type RepairReport,
+} from './doctor/doctor.js';
+
+// Several machines: the board shared through a branch of a git remote (docs/decisions.md, "Several machines").
+export { claimWithSync, syncBoard, type SyncChange, type SyncOptions, type SyncReport } from './git/sync.js';

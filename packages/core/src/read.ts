@@ -9,12 +9,12 @@
  * The modules below take node:fs and friends through getBuiltinModule: one
  * ESM import of node:fs anywhere on this path costs about 4 ms.
  */
-export { findBoard, resolveBoardDir, resolveOwner, type FindBoardOptions } from './board.js';
-export { loadBoardSnapshot, BOARD_INDEX_FILE } from './board-index.js';
-export { readConfig, type BoardConfig } from './config.js';
+export { findBoard, resolveBoardDir, resolveOwner, type FindBoardOptions } from './board/board.js';
+export { loadBoardSnapshot, BOARD_INDEX_FILE } from './board/board-index.js';
+export { readConfig, type BoardConfig } from './board/config.js';
 export { ClaimError, TasksError, CorruptTaskError, isErrnoException, type ErrorCode } from './errors.js';
-export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskStatus } from './format.js';
-export { isReady, openBlockers, type TaskLookup } from './graph.js';
+export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskStatus } from './format/format.js';
+export { isReady, openBlockers, type TaskLookup } from './graph/graph.js';
 export {
   PLAIN_STYLE,
   countTasks,
@@ -29,5 +29,5 @@ export {
   type ListFilter,
   type RenderStyle,
   type TaskView,
-} from './render.js';
+} from './views/render.js';
 export type { BoardSnapshot, TaskProblem } from './store.js';

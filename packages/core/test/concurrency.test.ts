@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TaskStore, parseTask, findCycle, type Task } from '../src/index.js';
+import { TaskStore, parseTask, findCycle, type Task } from '../src/internal.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
@@ -102,7 +102,7 @@ describe('concurrency with real processes (library)', () => {
 
 describe('a compromised lock', () => {
   it('is recorded, never crashes the process, and fails the write with E_COMPROMISED', async () => {
-    const { acquireLock } = await import('../src/index.js');
+    const { acquireLock } = await import('../src/internal.js');
     const dir = newBoard();
     const lockPath = join(dir, 'task_1.json.lock');
     const { lock, release } = await acquireLock(lockPath, { staleMs: 2000, timeoutMs: 5000 });
@@ -145,7 +145,7 @@ describe('doctor --fix racing claims', () => {
     const { rounds, changes } = JSON.parse(result.stdout) as { rounds: number; changes: string[] };
     expect(rounds).toBeGreaterThan(0);
     expect(changes).not.toContain('untracked_claim');
-    const { listLeases } = await import('../src/index.js');
+    const { listLeases } = await import('../src/internal.js');
     const leases = listLeases(store.runtimeDir);
     expect(leases).toHaveLength(150);
     for (const lease of leases) expect(lease).toMatchObject({ pid: process.pid, expiresAt: expect.any(String) });

@@ -1,4 +1,4 @@
-import { CorruptTaskError, TasksError, applyFinding, idFromFileName, taskFileName, type BoardFinding } from '@dotasks/core';
+import { CorruptTaskError, TasksError, applyFinding, idFromFileName, taskFileName, type BoardFinding } from '@dotasks/core/internal';
 import { basename } from 'node:path';
 import type { WatchSession } from './watch-session.js';
 

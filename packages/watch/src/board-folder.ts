@@ -1,5 +1,5 @@
 import { statSync, watch as watchFolder, type FSWatcher as FolderWatcher } from 'node:fs';
-import { TaskStore, TasksError, idFromFileName } from '@dotasks/core';
+import { TaskStore, TasksError, idFromFileName } from '@dotasks/core/internal';
 import type { FSWatcher } from 'chokidar';
 
 const TASK_NAME_RE = /^task_[^/\\]*\.json$/i;

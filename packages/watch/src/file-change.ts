@@ -1,4 +1,4 @@
-import { CorruptTaskError, checkChangedTask, taskFileName, type BoardFinding } from '@dotasks/core';
+import { CorruptTaskError, checkChangedTask, taskFileName, type BoardFinding } from '@dotasks/core/internal';
 import { applyFindings } from './apply-findings.js';
 import { boardExists, fileSignature } from './board-files.js';
 import type { PendingFile } from './change-debouncer.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { EVENTS_FILE, readLastSeq, type TaskStore } from '@dotasks/core';
+import { EVENTS_FILE, readLastSeq, type TaskStore } from '@dotasks/core/internal';
 import { boardExists } from './board-files.js';
 import type { WatchEvent } from './watch-events.js';
 

@@ -1,4 +1,4 @@
-import { TasksError, checkBoard, touchWatcherRecord } from '@dotasks/core';
+import { TasksError, checkBoard, touchWatcherRecord } from '@dotasks/core/internal';
 import { applyFindings } from './apply-findings.js';
 import { boardExists } from './board-files.js';
 import type { JobQueue } from './job-queue.js';

@@ -1,4 +1,4 @@
-import { hashText, type BoardFinding } from '@dotasks/core';
+import { hashText, type BoardFinding } from '@dotasks/core/internal';
 
 /** A repair the watcher made: the hash of the bytes it replaced, and the finding it settled. */
 export interface Repair {

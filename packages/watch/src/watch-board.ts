@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import type { FSWatcher } from 'chokidar';
-import { TaskStore, claimWatcherRecord, releaseWatcherRecord, touchWatcherRecord, type WatcherRecord } from '@dotasks/core';
+import { TaskStore, claimWatcherRecord, releaseWatcherRecord, touchWatcherRecord, type WatcherRecord } from '@dotasks/core/internal';
 import { boardExists } from './board-files.js';
 import { classifyBoardEntry, createBoardFolderWatch, watchParentFolder, watcherReady } from './board-folder.js';
 import { createChangeDebouncer } from './change-debouncer.js';

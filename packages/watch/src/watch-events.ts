@@ -1,4 +1,4 @@
-import { TasksError, type BoardFinding, type NewEvent, type TaskEvent, type TaskStore } from '@dotasks/core';
+import { TasksError, type BoardFinding, type NewEvent, type TaskEvent, type TaskStore } from '@dotasks/core/internal';
 
 /** An event the watcher caused, as appended to the log; `unlogged` when the log could not be written. */
 export type WatchEvent = TaskEvent & { unlogged?: true };

@@ -1,4 +1,4 @@
-import type { BoardGraph, TaskStore, WatcherRecord } from '@dotasks/core';
+import type { BoardGraph, TaskStore, WatcherRecord } from '@dotasks/core/internal';
 import type { ChangeDebouncer } from './change-debouncer.js';
 import type { ProblemMemory } from './problem-memory.js';
 import type { StaleSaveMemory } from './stale-saves.js';

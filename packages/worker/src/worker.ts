@@ -13,6 +13,7 @@ import {
   readLastSeq,
   readLeases,
   syncBoard,
+  searchPath,
   watchClaim,
   type ClaimLoss,
   type ClaimLossReason,
@@ -20,7 +21,7 @@ import {
   type SyncOptions,
   type Task,
   type TaskStore,
-} from '@dotasks/core';
+} from '@dotasks/core/internal';
 
 /** What a worker does and how (the `tasks worker` flags). */
 export interface WorkerOptions {
@@ -382,20 +383,22 @@ export function waitingOn(store: TaskStore, owner: string, excluded: ReadonlySet
       useful.push(task.id);
       continue;
     }
-    // Does finishing it lead to a pending task we could take?
-    const seen = new Set<number>([task.id]);
-    const stack = [...task.blocks];
-    let found = false;
-    while (stack.length && !found) {
-      const id = stack.pop()!;
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const next = lookup(id);
-      if (!next || isClosed(next.status)) continue;
-      if (wanted(next)) found = true;
-      else stack.push(...next.blocks);
-    }
-    if (found) useful.push(task.id);
+    // Does finishing it lead, through open tasks, to a pending task we could take?
+    const path = searchPath(
+      task.id,
+      (id) => {
+        const t = lookup(id);
+        return t !== undefined && wanted(t);
+      },
+      {
+        frontier: 'stack',
+        next: (id) => {
+          const t = lookup(id);
+          return t && !isClosed(t.status) ? t.blocks : [];
+        },
+      },
+    );
+    if (path) useful.push(task.id);
   }
   // A ready task we did not get (a lost race) is also worth another look.
   const readyLeft = tasks.some((t) => wanted(t) && isReady(t, lookup, owner));

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TaskStore, isRunning } from '@dotasks/core';
+import { TaskStore, isRunning } from '@dotasks/core/internal';
 import { runWorker, waitingOn, type WorkerEvent } from '../src/index.js';
 
 describe('a worker whose task is taken away (in-process)', () => {

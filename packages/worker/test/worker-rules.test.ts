@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TaskStore, TasksError, isRunning, readLeases } from '@dotasks/core';
+import { TaskStore, TasksError, isRunning, readLeases } from '@dotasks/core/internal';
 import { runWorker, type LastError, type WorkerEvent, type WorkerOptions } from '../src/index.js';
 
 /** Generous: two cores are shared with other builds and tests. */

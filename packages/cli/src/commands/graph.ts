@@ -1,4 +1,4 @@
-import { GRAPH_FORMATS, TasksError, buildGraph, renderGraph, type GraphFormat } from '@dotasks/core';
+import { GRAPH_FORMATS, TasksError, buildGraph, renderGraph, type GraphFormat } from '@dotasks/core/internal';
 import { openStore, reportProblems, type CommandOutput, type GlobalOptions } from '../context.js';
 
 export interface GraphCommandOptions extends GlobalOptions {

@@ -1,4 +1,4 @@
-import { TasksError, importTasks, readClaudeTaskList, readTaskStoreFile, toTaskView, type Task } from '@dotasks/core';
+import { TasksError, importTasks, readClaudeTaskList, readTaskStoreFile, toTaskView, type Task } from '@dotasks/core/internal';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 
 export interface ImportOptions extends GlobalOptions {

@@ -1,4 +1,4 @@
-import { parseJobId } from '@dotasks/core';
+import { parseJobId } from '@dotasks/core/internal';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 
 export interface KillOptions extends GlobalOptions {

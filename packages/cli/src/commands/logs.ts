@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { getJob, isErrnoException, jobLogPath, parseJobId } from '@dotasks/core';
+import { getJob, isErrnoException, jobLogPath, parseJobId } from '@dotasks/core/internal';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 
 export interface LogsOptions extends GlobalOptions {

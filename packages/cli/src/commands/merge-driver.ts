@@ -1,4 +1,4 @@
-import { runMergeDriver, type MergeConflict } from '@dotasks/core';
+import { runMergeDriver, type MergeConflict } from '@dotasks/core/internal';
 import type { CommandOutput, GlobalOptions } from '../context.js';
 
 export interface MergeDriverOptions extends GlobalOptions {

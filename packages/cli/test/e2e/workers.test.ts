@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TaskStore, isRunning } from '@dotasks/core';
+import { TaskStore, isRunning } from '@dotasks/core/internal';
 import { TASKS_BIN, readTaskFile, tasks, tempBoard } from '../helpers.js';
 import { isAlive, leftovers, readEventLog, startTasks } from '../agents-helpers.js';
 

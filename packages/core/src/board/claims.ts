@@ -1,0 +1,270 @@
+// The store's claims and their records (claim, claim next, start, release,
+// heartbeat, reap, adopt), each one transaction; TaskStore (store.ts)
+// delegates here (docs/protocol.md, "Owners, claims and leases").
+import { existsSync } from 'node:fs';
+import { ClaimError, CorruptTaskError, TasksError } from '../errors.js';
+import { isClosed, type Task } from '../format/format.js';
+import { isReady, openBlockers } from '../graph/graph.js';
+import { createLease, leaseExpiry, listLeases, readLease, type Lease } from '../runtime/leases.js';
+import type { TaskStore } from '../store.js';
+import { openClaimView } from './board-index.js';
+import { assertOwnerFree } from './mutations.js';
+import { applyMetadata, assertHeldBy, checkTransition } from './rules.js';
+import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask } from './store-types.js';
+import type { TxOptions } from './transaction.js';
+
+/**
+ * Compare-and-swap claim under the task's lock: succeeds only when the task
+ * is ready or already the claimant's. Of concurrent claimants exactly one
+ * wins; the others get a ClaimError with the reason.
+ */
+export async function claimTask(store: TaskStore, id: number, options: ClaimOptions): Promise<ClaimResult> {
+  return claimOne(store, id, options, 'claimed');
+}
+
+async function claimOne(store: TaskStore, id: number, options: ClaimOptions & { activeForm?: string }, eventType: string, txOptions: TxOptions = {}): Promise<ClaimResult> {
+  const owner = options.owner;
+  if (owner === '') throw new TasksError('E_INVALID', 'a claim needs an owner (--owner or TASKS_OWNER)');
+  if (!existsSync(store.taskPath(id))) throw new ClaimError('not_found', `task #${id} not found (see 'tasks list')`, { task: id });
+  let alreadyHeld = false;
+  let lease!: Lease;
+  const result = await store.transact(
+    { owners: [owner], tasks: [id] },
+    (tx) => {
+      alreadyHeld = false;
+      const task = tx.tryRead(id);
+      if (!task) throw new ClaimError('not_found', `task #${id} not found (see 'tasks list')`, { task: id });
+      if (task.status === 'in_progress' && task.owner === owner) {
+        alreadyHeld = true;
+      } else if (task.status === 'in_progress' || (task.status === 'pending' && task.owner !== '' && task.owner !== owner)) {
+        throw new ClaimError('already_claimed', `task #${id} is already claimed by ${task.owner || 'someone'}`, {
+          task: id,
+          owner: task.owner,
+        });
+      } else if (task.status !== 'pending') {
+        throw new ClaimError('not_pending', `task #${id} is ${task.status}, not pending`, { task: id, status: task.status });
+      } else {
+        const open = openBlockers(task, (n) => tx.view(n));
+        if (open.length)
+          throw new ClaimError('blocked', `task #${id} is blocked by ${open.map((b) => `#${b}`).join(', ')}`, {
+            task: id,
+            blockedBy: open,
+          });
+      }
+      if (!alreadyHeld) assertOwnerFree(store, tx, owner, new Set([id]));
+      const edited = tx.edit(id);
+      edited.status = 'in_progress';
+      edited.owner = owner;
+      if (options.activeForm !== undefined) edited.activeForm = options.activeForm;
+      tx.put(edited);
+      const previous = alreadyHeld ? tx.readLease(id) : undefined;
+      lease = createLease(id, owner, options.lease === undefined ? {} : options.lease, store.config.leaseSeconds);
+      if (previous && options.lease === undefined) lease.claimedAt = previous.claimedAt;
+      tx.putLease(lease);
+      if (!alreadyHeld) tx.event({ type: eventType, task: id, owner, ...(lease.expiresAt ? { expiresAt: lease.expiresAt } : {}) });
+      else if (options.activeForm !== undefined) tx.event({ type: 'updated', task: id, owner, fields: ['activeForm'] });
+    },
+    txOptions,
+  );
+  const task = result.written[0] ?? store.getTask(id);
+  return { task, written: result.written, unblocked: [], events: result.events, alreadyHeld, lease };
+}
+
+/**
+ * Claims the lowest-id ready task; on losing a race, tries the next one.
+ * A ready task whose lock is held right now is being claimed (or changed)
+ * by someone else: it is passed over at first and tried again, waiting for
+ * its lock, only if no later task could be claimed, so that contending
+ * claimants spread over the ready tasks instead of queueing on one lock.
+ */
+export async function claimNext(store: TaskStore, options: ClaimOptions): Promise<ClaimResult> {
+  const exclude = new Set(options.exclude ?? []);
+  // Candidates come from the board index; the claim itself re-checks under the lock (board-index.ts).
+  let view = openClaimView(store.dir);
+  const lookup = (n: number) => view.lookup(n);
+  const busy: number[] = [];
+  const attempt = async (id: number, noWait: boolean): Promise<ClaimResult | undefined> => {
+    try {
+      return await claimOne(store, id, options, 'claimed', { noWaitTasks: noWait });
+    } catch (error) {
+      if (noWait && error instanceof TasksError && error.code === 'E_LOCKED' && error.details.lock === store.taskLockPath(id)) {
+        busy.push(id);
+        return undefined;
+      }
+      if (error instanceof ClaimError && error.reason !== 'owner_busy') {
+        view.forget(id);
+        return undefined;
+      }
+      throw error;
+    }
+  };
+  for (;;) {
+    // Files are read lazily in id order and the scan stops at the first win.
+    for (const id of view.candidates) {
+      if (exclude.has(id)) continue;
+      const task = lookup(id);
+      if (!task || !isReady(task, lookup, options.owner)) continue;
+      const won = await attempt(id, true);
+      if (won) return won;
+    }
+    for (const id of busy.splice(0)) {
+      view.forget(id);
+      const task = lookup(id);
+      if (!task || !isReady(task, lookup, options.owner)) continue;
+      const won = await attempt(id, false);
+      if (won) return won;
+    }
+    if (view.exact) break;
+    // Nothing from the index: look at every file before saying so.
+    view = openClaimView(store.dir, { exact: true });
+  }
+  throw new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
+}
+
+/** Starts work on a task as a person: like a claim, without a lease that expires. */
+export async function startTask(store: TaskStore, id: number, options: ActorOptions & { owner?: string; activeForm?: string } = {}): Promise<ClaimResult> {
+  const owner = options.owner ?? options.actor ?? '';
+  return claimOne(store, id, { owner, lease: null, activeForm: options.activeForm }, 'started');
+}
+
+/** Puts a claimed task back to pending with no owner; someone else's needs `force`. */
+export async function releaseTask(
+  store: TaskStore,
+  id: number,
+  options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string } = {},
+): Promise<MutationResult> {
+  const result = await store.transact({ tasks: [id] }, (tx) => {
+    const task = tx.edit(id);
+    if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
+    if (isClosed(task.status)) checkTransition(task, 'pending');
+    if (task.owner !== '' && options.actor !== undefined && task.owner !== options.actor && !options.force)
+      throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${task.owner}; add --force to release it anyway`, {
+        id,
+        owner: task.owner,
+      });
+    const previousOwner = task.owner;
+    task.status = 'pending';
+    task.owner = '';
+    if (options.metadata) applyMetadata(task, options.metadata);
+    tx.put(task);
+    if (tx.readLease(id)) tx.dropLease(id);
+    tx.event({
+      type: options.reason === 'reaped' ? 'reaped' : 'released',
+      task: id,
+      owner: options.actor,
+      previousOwner,
+      ...(options.reason ? { reason: options.reason } : {}),
+    });
+  });
+  return { task: result.written[0] ?? store.getTask(id), written: result.written, unblocked: [], events: result.events };
+}
+
+/**
+ * Renews the lease of `id` (or of every task the owner holds). A claim that
+ * never expires stays so unless `ttlSeconds` is given; `worktree` records
+ * where the work happens.
+ */
+export async function heartbeat(store: TaskStore, options: { owner: string; id?: number; ttlSeconds?: number; worktree?: string }): Promise<Lease[]> {
+  const renewed: Lease[] = [];
+  const ids = options.id !== undefined ? [options.id] : listLeases(store.runtimeDir).filter((l) => l.owner === options.owner).map((l) => l.task);
+  for (const id of ids) {
+    const result = await store.transact({ tasks: [id] }, (tx) => {
+      const task = tx.read(id);
+      if (task.status !== 'in_progress' || task.owner !== options.owner)
+        throw new TasksError(
+          'E_NOT_OWNER',
+          `task #${id} is not in progress for ${options.owner} (${task.status}${task.owner ? `, owner ${task.owner}` : ''}); nothing to renew`,
+          { id, owner: task.owner, status: task.status },
+        );
+      const old = tx.readLease(id);
+      const ttlSeconds = options.ttlSeconds ?? (old && old.expiresAt === null ? null : undefined);
+      const lease = createLease(id, options.owner, { ttlSeconds, pid: old?.pid, worktree: options.worktree ?? old?.worktree }, store.config.leaseSeconds);
+      if (old) lease.claimedAt = old.claimedAt;
+      tx.putLease(lease);
+      return lease;
+    });
+    renewed.push(result.value);
+  }
+  return renewed;
+}
+
+/** Releases every task whose lease expired or whose process is gone. */
+export async function reap(store: TaskStore, options: ActorOptions & { dryRun?: boolean; now?: number } = {}): Promise<ReapedTask[]> {
+  const out: ReapedTask[] = [];
+  for (const lease of listLeases(store.runtimeDir)) {
+    const reason = leaseExpiry(lease, options.now);
+    if (!reason) continue;
+    const task = store.peekTask(lease.task);
+    if (!task || task.status !== 'in_progress' || task.owner !== lease.owner) {
+      // A record left behind by a claim that ended: remove it under the task's lock.
+      if (!options.dryRun) await store.dropStaleLease(lease);
+      continue;
+    }
+    if (!options.dryRun) {
+      const reaped = await reapOne(store, lease, reason, options, options.now);
+      if (!reaped) continue;
+    }
+    out.push({ task: lease.task, owner: lease.owner, reason, lease });
+  }
+  return out;
+}
+
+async function reapOne(store: TaskStore, lease: Lease, reason: string, options: ActorOptions, now?: number): Promise<boolean> {
+  const result = await store.transact({ tasks: [lease.task] }, (tx) => {
+    // Re-check under the lock: a heartbeat may have renewed it meanwhile.
+    const fresh = tx.readLease(lease.task);
+    const task = tx.edit(lease.task);
+    if (!fresh || fresh.claimedAt !== lease.claimedAt || !leaseExpiry(fresh, now) || task.status !== 'in_progress' || task.owner !== lease.owner)
+      return false;
+    task.status = 'pending';
+    task.owner = '';
+    tx.put(task);
+    tx.dropLease(lease.task);
+    tx.event({ type: 'reaped', task: lease.task, owner: options.actor, previousOwner: lease.owner, reason });
+    return true;
+  });
+  return result.value;
+}
+
+/** Removes a claim record whose task is no longer held by its owner (checked under the task's lock). */
+export async function dropStaleLease(store: TaskStore, lease: Lease): Promise<boolean> {
+  const result = await store.transact({ tasks: [lease.task] }, (tx) => {
+    const fresh = tx.readLease(lease.task);
+    if (!fresh || fresh.claimedAt !== lease.claimedAt || fresh.owner !== lease.owner) return false;
+    const task = tx.tryRead(lease.task);
+    if (task && task.status === 'in_progress' && task.owner === fresh.owner) return false;
+    tx.dropLease(lease.task);
+    return true;
+  });
+  return result.value;
+}
+
+/**
+ * Writes a claim record (without expiry) for every task that is in progress
+ * with an owner but has none, e.g. set by hand or pulled through git, so the
+ * single-in-progress rule sees it. Each under its task's lock. Returns the
+ * adopted ids.
+ */
+export async function adoptUntrackedClaims(store: TaskStore, snapshot?: BoardSnapshot): Promise<number[]> {
+  const adopted: number[] = [];
+  const untracked = (task: Task | undefined, lease: Lease | undefined): task is Task =>
+    !!task && task.status === 'in_progress' && task.owner !== '' && (!lease || lease.owner !== task.owner);
+  for (const seen of (snapshot ?? store.loadBoard()).tasks) {
+    if (!untracked(seen, readLease(store.runtimeDir, seen.id))) continue;
+    // Under the task's lock a claim in flight has either written its record already or not yet changed the file: look again.
+    const result = await store.transact({ tasks: [seen.id] }, (tx) => {
+      let task: Task | undefined;
+      try {
+        task = tx.tryRead(seen.id);
+      } catch (error) {
+        if (error instanceof CorruptTaskError) return false;
+        throw error;
+      }
+      if (!untracked(task, tx.readLease(seen.id))) return false;
+      tx.putLease(createLease(task.id, task.owner, null, store.config.leaseSeconds));
+      return true;
+    });
+    if (result.value) adopted.push(seen.id);
+  }
+  return adopted;
+}

@@ -1,0 +1,91 @@
+import { TasksError, isErrnoException } from '../errors.js';
+import { findJsonSyntaxError, positionAt } from '../format/json-locate.js';
+import { stripBom } from '../format/format.js';
+
+// Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
+// about 4 ms to build, and every module of the read path (read.ts) must do without it.
+const { readFileSync } = process.getBuiltinModule('node:fs');
+const { join } = process.getBuiltinModule('node:path');
+
+/** Board settings from `.tasks/config.json` (all optional). */
+export interface BoardConfig {
+  /** An owner may hold one in-progress task at a time (default true). */
+  singleInProgress: boolean;
+  /** Lease length for claims made by working processes, seconds (default 900). */
+  leaseSeconds: number;
+  /** A lock not refreshed for this long is stale, seconds (default 10). */
+  staleLockSeconds: number;
+  /** Give up waiting for a lock after this long, seconds (default 30). */
+  lockTimeoutSeconds: number;
+  /**
+   * Where `claim --worktree` puts worktrees, relative to the main worktree;
+   * `{repo}` is the main worktree's folder name (default `../{repo}.worktrees`,
+   * a sibling folder, so tools scanning the repository never see nested checkouts).
+   */
+  worktreeDir: string;
+  /** The branch name for a task's worktree; `{id}` is replaced (default `task/{id}`). */
+  branchPattern: string;
+  /** The git remote `tasks sync` uses (default `origin`). */
+  syncRemote: string;
+  /** The branch of that remote that holds the board (default `tasks`). */
+  syncBranch: string;
+}
+
+export const DEFAULT_CONFIG: BoardConfig = {
+  singleInProgress: true,
+  leaseSeconds: 900,
+  staleLockSeconds: 10,
+  lockTimeoutSeconds: 30,
+  worktreeDir: '../{repo}.worktrees',
+  branchPattern: 'task/{id}',
+  syncRemote: 'origin',
+  syncBranch: 'tasks',
+};
+
+const NUMBER_KEYS = ['leaseSeconds', 'staleLockSeconds', 'lockTimeoutSeconds'] as const;
+const STRING_KEYS = ['worktreeDir', 'branchPattern', 'syncRemote', 'syncBranch'] as const;
+
+/** Reads `config.json` of a board; a missing file means the defaults. */
+export function readConfig(boardDir: string): BoardConfig {
+  const file = join(boardDir, 'config.json');
+  // Not fsio's readFileIfExists: fsio loads node:crypto, which the read path (`tasks list`) does without.
+  let text: string | undefined;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (!isErrnoException(error, 'ENOENT')) throw error;
+  }
+  const config: BoardConfig = { ...DEFAULT_CONFIG };
+  if (text === undefined) return config;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stripBom(text));
+  } catch {
+    const problem = findJsonSyntaxError(text);
+    const at = positionAt(text, problem?.offset ?? 0);
+    throw new TasksError('E_INVALID', `${file}:${at.line}:${at.column}: invalid JSON: ${problem?.message ?? 'parse error'}`, { file });
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new TasksError('E_INVALID', `${file}: must hold a JSON object`, { file });
+  const obj = raw as Record<string, unknown>;
+  if (obj.singleInProgress !== undefined) {
+    if (typeof obj.singleInProgress !== 'boolean')
+      throw new TasksError('E_INVALID', `${file}: "singleInProgress" must be true or false`, { file });
+    config.singleInProgress = obj.singleInProgress;
+  }
+  for (const key of NUMBER_KEYS) {
+    const value = obj[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !(value > 0))
+      throw new TasksError('E_INVALID', `${file}: "${key}" must be a positive number of seconds`, { file });
+    config[key] = value;
+  }
+  for (const key of STRING_KEYS) {
+    const value = obj[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value.trim() === '')
+      throw new TasksError('E_INVALID', `${file}: "${key}" must be a non-empty string`, { file });
+    config[key] = value;
+  }
+  return config;
+}

@@ -1,0 +1,461 @@
+// The store's changes to tasks and edges (create, update, link, close,
+// batch, clear), each one transaction; TaskStore (store.ts) delegates here.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ClaimError, CorruptTaskError, CycleError, TasksError } from '../errors.js';
+import { createRecord, isClosed, normalizeIds, type Task } from '../format/format.js';
+import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
+import { createLease } from '../runtime/leases.js';
+import type { TaskStore } from '../store.js';
+import { applyMetadata, assertHeldBy, checkStatus, checkSubject, checkTransition, removeId } from './rules.js';
+import type { ActorOptions, BatchItem, CreateTaskInput, MutationResult, UpdateOptions, UpdateTaskInput } from './store-types.js';
+import { HIGHWATERMARK_FILE, type Transaction, type TxScope } from './transaction.js';
+/** Under the owner's lock: refuses a second task in progress for `owner`. */
+export function assertOwnerFree(store: TaskStore, tx: Transaction, owner: string, except: Set<number>): void {
+  if (!store.config.singleInProgress || owner === '') return;
+  tx.need({ owners: [owner] });
+  const busy = store.findOwnerTask(owner, except, (id) => tx.view(id));
+  if (busy !== undefined)
+    throw new ClaimError(
+      'owner_busy',
+      `${owner} already has task #${busy} in progress; finish it ('tasks done ${busy}') or release it ('tasks release ${busy}') first`,
+      { task: busy, owner },
+    );
+}
+
+// ---- mutations ---------------------------------------------------------
+
+/** Checks that every id names an existing, non-deleted task other than `self`. */
+function checkEdgeTargets(store: TaskStore, self: number, ids: number[], lookup: TaskLookup): void {
+  for (const id of ids) {
+    if (id === self) throw new CycleError([self, self]);
+    const task = lookup(id);
+    if (!task) {
+      if (existsSync(store.taskPath(id))) store.getTask(id); // throws the corruption with its position
+      throw new TasksError('E_NOT_FOUND', `cannot link to task #${id}: it does not exist (see 'tasks list')`, { id });
+    }
+    if (task.status === 'deleted') throw new TasksError('E_INVALID', `cannot link to task #${id}: it is deleted`, { id });
+  }
+}
+
+/** The next id: above `.highwatermark`, every task file and every task this transaction created. */
+function allocateId(store: TaskStore, tx: Transaction): number {
+  // Under the board lock no other command adds a file: the folder is listed once per transaction.
+  const present = tx.memo('highestPresent', () => store.listIds().at(-1) ?? 0);
+  const highest = Math.max(tx.readHighWaterMark(), present, tx.highestStagedId());
+  const id = highest + 1;
+  if (!Number.isSafeInteger(id))
+    throw new TasksError(
+      'E_INVALID',
+      `no more ids: the next would be ${id}, above ${Number.MAX_SAFE_INTEGER} (check ${join(store.dir, HIGHWATERMARK_FILE)}; 'tasks doctor --fix' sets it from the board)`,
+    );
+  return id;
+}
+
+/** Creates a task; edges are written on both sides. */
+export async function createTask(store: TaskStore, input: CreateTaskInput, options: ActorOptions = {}): Promise<MutationResult> {
+  const status = input.status === undefined ? 'pending' : checkStatus(input.status);
+  checkSubject(input.subject);
+  const owners = status === 'in_progress' ? [input.owner || options.actor || ''] : [];
+  const result = await store.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? [])] }, (tx) =>
+    createInTx(store, tx, input, options),
+  );
+  return { task: result.value, written: result.written, unblocked: [], events: result.events };
+}
+
+async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskInput, options: ActorOptions): Promise<Task> {
+  const subject = checkSubject(input.subject);
+  const status = input.status === undefined ? 'pending' : checkStatus(input.status);
+  if (status === 'deleted') throw new TasksError('E_INVALID', 'a new task cannot start deleted');
+  const blockedBy = normalizeIds(input.blockedBy ?? []);
+  const blocks = normalizeIds(input.blocks ?? []);
+  tx.need({ board: true, tasks: [...blockedBy, ...blocks] });
+  const id = allocateId(store, tx);
+  const view = (n: number) => tx.view(n);
+  checkEdgeTargets(store, id, [...blockedBy, ...blocks], view);
+  // A cycle through the new task needs a path from one of its dependents to one of its blockers.
+  for (const b of blockedBy) {
+    for (const d of blocks) {
+      if (b === d) throw new CycleError([id, d, id]);
+      const path = findCycle(b, d, view);
+      if (path) throw new CycleError([id, ...path.slice(1, -1), b, id].filter((x, i, a) => i === 0 || x !== a[i - 1]));
+    }
+  }
+  const owner = input.owner ?? (status === 'in_progress' ? options.actor ?? '' : '');
+  if (status === 'in_progress') {
+    if (owner === '') throw new TasksError('E_INVALID', 'a task created in progress needs an owner (--owner)');
+    assertOwnerFree(store, tx, owner, new Set());
+    const open = blockedBy.filter((b) => !isClosed(view(b)!.status));
+    if (open.length) throw new TasksError('E_BLOCKED', `task cannot start: blocked by ${open.map((b) => `#${b}`).join(', ')}`);
+  }
+  await tx.lockNewTask(id);
+  if (tx.tryRead(id)) throw new TasksError('E_EXISTS', `task_${id}.json appeared meanwhile; run the command again`);
+  const task: Task = {
+    id,
+    subject,
+    description: input.description ?? '',
+    status,
+    owner,
+    blockedBy: blockedBy.filter((b) => !isClosed(view(b)!.status)),
+    blocks,
+    extra: createRecord(),
+  };
+  if (input.activeForm !== undefined) task.activeForm = input.activeForm;
+  if (input.metadata !== undefined) applyMetadata(task, input.metadata);
+  tx.put(task);
+  for (const b of blockedBy) {
+    const blocker = tx.edit(b);
+    blocker.blocks = normalizeIds([...blocker.blocks, id]);
+    tx.put(blocker);
+  }
+  for (const d of blocks) {
+    const dependent = tx.edit(d);
+    if (!isClosed(task.status)) dependent.blockedBy = normalizeIds([...dependent.blockedBy, id]);
+    tx.put(dependent);
+  }
+  tx.event({ type: 'created', task: id, owner: options.actor, subject });
+  if (status === 'in_progress') tx.putLease(createLease(id, owner, null, store.config.leaseSeconds));
+  tx.setHighWaterMark(id);
+  return task;
+}
+
+/**
+ * Changes any fields of a task, its edges and its status, in one locked
+ * step. Every decision about status and owner is made from what is read
+ * under the task's lock (compare-and-swap): taking over a task somebody
+ * else holds needs `force`, and a change that keeps a task in progress for
+ * the same owner keeps its claim record (lease) as it is.
+ */
+export async function updateTask(store: TaskStore, id: number, patch: UpdateTaskInput, options: UpdateOptions = {}): Promise<MutationResult> {
+  if (patch.subject !== undefined) checkSubject(patch.subject);
+  const toStatus = patch.status === undefined ? undefined : checkStatus(patch.status);
+  // A first guess at the locks; the transaction asks for more when what it reads needs them.
+  const guess = store.peekTask(id);
+  const edges = [...(patch.addBlockedBy ?? []), ...(patch.removeBlockedBy ?? []), ...(patch.addBlocks ?? []), ...(patch.removeBlocks ?? [])];
+  const closing = toStatus === 'completed' || toStatus === 'deleted';
+  const tasks = [id, ...edges, ...(closing && guess ? guess.blocks : [])];
+  const owners = toStatus === 'in_progress' || patch.owner !== undefined ? [patch.owner ?? (guess?.owner || options.actor || '')] : [];
+  const unblocked: number[] = [];
+  const result = await store.transact({ owners, board: edges.length > 0 || closing, tasks }, (tx) => {
+    unblocked.push(...updateInTx(store, tx, id, patch, options));
+  });
+  const task = result.written.find((t) => t.id === id) ?? store.getTask(id);
+  return { task, written: result.written, unblocked, events: result.events };
+}
+
+/** The body of updateTask inside a transaction; returns the tasks it unblocked. */
+function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: UpdateTaskInput, options: UpdateOptions): number[] {
+  const before = tx.read(id);
+  const toStatus = patch.status === undefined ? undefined : checkStatus(patch.status);
+  const addBlockedBy = normalizeIds(patch.addBlockedBy ?? []);
+  const removeBlockedBy = normalizeIds(patch.removeBlockedBy ?? []);
+  const addBlocks = normalizeIds(patch.addBlocks ?? []);
+  const removeBlocks = normalizeIds(patch.removeBlocks ?? []);
+  const closing = toStatus === 'completed' || toStatus === 'deleted';
+  if (addBlockedBy.length || removeBlockedBy.length || addBlocks.length || removeBlocks.length || closing) tx.need({ board: true });
+  tx.need({ tasks: [...addBlockedBy, ...removeBlockedBy, ...addBlocks, ...removeBlocks, ...(closing ? [...before.blocks, ...addBlocks] : [])] });
+  const view = (n: number) => tx.view(n);
+  checkEdgeTargets(store, id, [...addBlockedBy, ...addBlocks], view);
+
+  const finalStatus = toStatus ?? before.status;
+  // Compare-and-swap on what was read under the lock: another owner's task
+  // is not taken over, released or finished by accident.
+  const holder = before.status === 'in_progress' ? before.owner : '';
+  const actorIsOther = holder !== '' && options.actor !== undefined && options.actor !== holder;
+  let nextOwner: string;
+  if (patch.owner !== undefined) nextOwner = patch.owner;
+  else if (toStatus === 'in_progress' && actorIsOther) nextOwner = options.actor!;
+  else nextOwner = before.owner || (toStatus === 'in_progress' ? options.actor ?? '' : '');
+  if (actorIsOther && !options.force) {
+    if (finalStatus === 'in_progress' && nextOwner !== holder)
+      throw new ClaimError('already_claimed', `task #${id} is already claimed by ${holder}; add --force to take it over`, { task: id, owner: holder });
+    if (toStatus === 'pending' || toStatus === 'completed')
+      throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${holder}; add --force to change its status anyway`, { id, owner: holder });
+  }
+  const keepsClaim = holder !== '' && finalStatus === 'in_progress' && nextOwner === holder;
+  const startsWork = finalStatus === 'in_progress' && !keepsClaim;
+  if (startsWork) assertOwnerFree(store, tx, nextOwner, new Set([id]));
+
+  const task = tx.edit(id);
+  if (patch.subject !== undefined) task.subject = patch.subject;
+  if (patch.description !== undefined) task.description = patch.description;
+  if (patch.activeForm === null) delete task.activeForm;
+  else if (patch.activeForm !== undefined) task.activeForm = patch.activeForm;
+  if (patch.owner !== undefined) task.owner = patch.owner;
+  if (patch.metadata !== undefined) applyMetadata(task, patch.metadata);
+  tx.put(task);
+
+  // Edges first, so a status change sees the new graph. Cycle checks read
+  // through the transaction so edges added in this same step count.
+  for (const b of addBlockedBy) linkInTx(store, tx, b, id);
+  for (const d of addBlocks) linkInTx(store, tx, id, d);
+  for (const b of removeBlockedBy) unlinkInTx(store, tx, b, id);
+  for (const d of removeBlocks) unlinkInTx(store, tx, id, d);
+
+  const unblocked: number[] = [];
+  if (toStatus !== undefined && toStatus !== before.status) {
+    const edited = tx.edit(id);
+    checkTransition(edited, toStatus);
+    if (toStatus === 'in_progress') {
+      const open = openBlockers(edited, view);
+      if (open.length)
+        throw new TasksError('E_BLOCKED', `task #${id} is blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first`, {
+          id,
+          blockedBy: open,
+        });
+      edited.status = 'in_progress';
+      edited.owner = nextOwner;
+      tx.put(edited);
+      tx.putLease(createLease(id, nextOwner, null, store.config.leaseSeconds));
+      tx.event({ type: 'started', task: id, owner: nextOwner });
+    } else if (toStatus === 'pending') {
+      tx.put(Object.assign(edited, { status: 'pending' as const }));
+      tx.dropLease(id);
+      tx.event({ type: 'released', task: id, owner: options.actor, previousOwner: before.owner });
+    } else {
+      unblocked.push(...closeInTx(store, tx, id, toStatus, options));
+    }
+  } else if (startsWork) {
+    // In progress already, for a new owner (handed over, or taken over with force): the claim is theirs now.
+    const edited = tx.edit(id);
+    edited.owner = nextOwner;
+    tx.put(edited);
+    tx.putLease(createLease(id, nextOwner, null, store.config.leaseSeconds));
+    tx.event({ type: 'started', task: id, owner: nextOwner, previousOwner: before.owner });
+  } else if (keepsClaim && !tx.readLease(id)) {
+    // Kept in progress but without a record (set by hand): record it, so single-in-progress sees it.
+    tx.putLease(createLease(id, nextOwner, null, store.config.leaseSeconds));
+  }
+  const changed = Object.keys(patch).filter((k) => k !== 'status' && (patch as Record<string, unknown>)[k] !== undefined);
+  if (changed.length) tx.event({ type: 'updated', task: id, owner: options.actor, fields: changed });
+  return unblocked;
+}
+
+/** Adds "blocker blocks waiter" on both sides inside a transaction, refusing cycles. */
+function linkInTx(store: TaskStore, tx: Transaction, blocker: number, waiter: number): void {
+  const cycle = findCycle(blocker, waiter, (n) => tx.view(n));
+  if (cycle) throw new CycleError(cycle);
+  const b = tx.edit(blocker);
+  const w = tx.edit(waiter);
+  b.blocks = normalizeIds([...b.blocks, waiter]);
+  // A finished blocker no longer blocks: its edge is kept as history on its side only.
+  if (!isClosed(b.status)) w.blockedBy = normalizeIds([...w.blockedBy, blocker]);
+  tx.put(b);
+  tx.put(w);
+  tx.event({ type: 'edge.added', task: waiter, blockedBy: blocker });
+}
+
+/** Removes "blocker blocks waiter" from both sides inside a transaction. */
+function unlinkInTx(store: TaskStore, tx: Transaction, blocker: number, waiter: number): void {
+  const w = tx.tryRead(waiter) ? tx.edit(waiter) : undefined;
+  const b = tx.tryRead(blocker) ? tx.edit(blocker) : undefined;
+  let changed = false;
+  if (w && removeId(w.blockedBy, blocker)) {
+    changed = true;
+    tx.put(w);
+  }
+  if (b && removeId(b.blocks, waiter)) {
+    changed = true;
+    tx.put(b);
+  }
+  if (changed) tx.event({ type: 'edge.removed', task: waiter, blockedBy: blocker });
+}
+
+/**
+ * Marks a task completed or deleted and propagates: its id leaves every
+ * dependent's blockedBy; returns the dependents that became unblocked.
+ * Idempotent.
+ */
+function closeInTx(store: TaskStore, tx: Transaction, id: number, status: 'completed' | 'deleted', options: ActorOptions): number[] {
+  const task = tx.edit(id);
+  // Propagation writes the dependents: the board lock; a task nobody waits for is a change of one file.
+  if (task.blocks.length) tx.need({ board: true, tasks: task.blocks });
+  const wasOpen = task.status !== status;
+  task.status = status;
+  tx.put(task);
+  if (tx.readLease(id)) tx.dropLease(id);
+  if (wasOpen) tx.event({ type: status, task: id, owner: options.actor });
+  const unblocked: number[] = [];
+  for (const d of task.blocks) {
+    const dependent = tx.tryRead(d);
+    if (!dependent) continue;
+    if (!dependent.blockedBy.includes(id)) continue;
+    const edited = tx.edit(d);
+    removeId(edited.blockedBy, id);
+    tx.put(edited);
+    if (edited.blockedBy.length === 0 && !isClosed(edited.status)) {
+      unblocked.push(d);
+      tx.event({ type: 'unblocked', task: d, by: id });
+    }
+  }
+  return unblocked;
+}
+
+/** The locks a completion or deletion of `id` will want: its own, and its dependents' under the board lock. */
+function closingScope(store: TaskStore, id: number): Partial<TxScope> {
+  const blocks = store.peekTask(id)?.blocks ?? [];
+  return { board: blocks.length > 0, tasks: [id, ...blocks] };
+}
+
+/** Adds the edge "`blocker` blocks `task`" on both sides, refusing cycles. */
+export async function addDependency(store: TaskStore, task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
+  return store.updateTask(task, { addBlockedBy: [blocker] }, options);
+}
+
+/** Removes the edge "`blocker` blocks `task`" from both sides. */
+export async function removeDependency(store: TaskStore, task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
+  return store.updateTask(task, { removeBlockedBy: [blocker] }, options);
+}
+
+/**
+ * Completes a task and propagates. A task owned by someone else needs
+ * `force`; so does one whose blockers are still open.
+ */
+export async function completeTask(store: TaskStore, id: number, options: ActorOptions & { force?: boolean; heldBy?: string } = {}): Promise<MutationResult> {
+  const unblocked: number[] = [];
+  const result = await store.transact(closingScope(store, id), (tx) => {
+    unblocked.length = 0;
+    const task = tx.read(id);
+    if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
+    if (task.status === 'deleted') checkTransition(task, 'completed');
+    if (task.status !== 'completed' && !options.force) {
+      if (task.owner !== '' && options.actor !== undefined && task.owner !== options.actor)
+        throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${task.owner}; only they complete it, or add --force`, {
+          id,
+          owner: task.owner,
+        });
+      const open = openBlockers(task, (n) => tx.view(n));
+      if (open.length)
+        throw new TasksError(
+          'E_BLOCKED',
+          `task #${id} is still blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first or add --force`,
+          { id, blockedBy: open },
+        );
+    }
+    unblocked.push(...closeInTx(store, tx, id, 'completed', options));
+  });
+  const task = result.written.find((t) => t.id === id) ?? store.getTask(id);
+  return { task, written: result.written, unblocked, events: result.events };
+}
+
+/** Propagates completions that were made by hand (idempotent; writes nothing when settled). */
+export async function propagateCompletion(store: TaskStore, id: number, options: ActorOptions = {}): Promise<MutationResult> {
+  const unblocked: number[] = [];
+  const result = await store.transact(closingScope(store, id), (tx) => {
+    unblocked.length = 0;
+    const task = tx.read(id);
+    if (!isClosed(task.status)) return;
+    unblocked.push(...closeInTx(store, tx, id, task.status as 'completed' | 'deleted', options));
+  });
+  return { task: store.getTask(id), written: result.written, unblocked, events: result.events };
+}
+
+/** Tombstones a task: its file stays, it never blocks anyone again. */
+export async function deleteTask(store: TaskStore, id: number, options: ActorOptions = {}): Promise<MutationResult> {
+  const unblocked: number[] = [];
+  const result = await store.transact(closingScope(store, id), (tx) => {
+    unblocked.length = 0;
+    tx.read(id);
+    unblocked.push(...closeInTx(store, tx, id, 'deleted', options));
+  });
+  return { task: store.getTask(id), written: result.written, unblocked, events: result.events };
+}
+
+/**
+ * Removes every task file and its claim record, in one transaction. Ids are
+ * never handed out again: `.highwatermark` keeps the highest. Only with
+ * `confirm: true`. Entries that are not task files are left in place.
+ */
+export async function clearBoard(store: TaskStore, options: ActorOptions & { confirm: boolean }): Promise<{ removed: number[] }> {
+  if (options.confirm !== true)
+    throw new TasksError('E_CONFIRM', "clear removes every task file; run 'tasks clear --yes' to confirm");
+  const result = await store.transact({ board: true, tasks: store.listIds() }, (tx) => {
+    const removed: number[] = [];
+    const ids = store.listIds();
+    tx.need({ tasks: ids });
+    const highest = Math.max(tx.readHighWaterMark(), ids.at(-1) ?? 0);
+    for (const id of ids) {
+      let present: boolean;
+      try {
+        present = tx.readText(id) !== undefined;
+      } catch (error) {
+        // A folder (or anything but a file) called task_N.json is not ours to remove.
+        if (error instanceof CorruptTaskError && /not a regular file/.test(String(error.details.problem))) continue;
+        throw error;
+      }
+      if (!present) continue;
+      tx.removeTask(id);
+      if (tx.readLease(id)) tx.dropLease(id);
+      removed.push(id);
+    }
+    if (highest > 0) tx.setHighWaterMark(highest);
+    tx.event({ type: 'cleared', owner: options.actor, removed: removed.length });
+    return removed;
+  });
+  return { removed: result.value };
+}
+
+/**
+ * TodoWrite-style batch: creates items without an id and replaces the
+ * given fields of items with one, in one transaction: every item is
+ * applied, or (on the first refusal) none.
+ */
+export async function batchWrite(store: TaskStore, items: BatchItem[], options: ActorOptions = {}): Promise<{ tasks: Task[]; unblocked: number[] }> {
+  if (!Array.isArray(items) || items.length === 0) throw new TasksError('E_INVALID', 'a batch needs at least one item');
+  const owners = items.filter((i) => i.status === 'in_progress').map((i) => i.owner ?? options.actor ?? '');
+  const ids = items.flatMap((i) => [...(i.id !== undefined ? [i.id] : []), ...(i.blockedBy ?? [])]);
+  const result = await store.transact({ owners, board: true, tasks: ids }, async (tx) => {
+    const tasks: Task[] = [];
+    const unblocked: number[] = [];
+    for (const [index, item] of items.entries()) {
+      try {
+        if (item.id === undefined) {
+          const wanted = item.status ?? 'pending';
+          let task = await createInTx(store, 
+            tx,
+            {
+              subject: item.subject as string,
+              description: item.description,
+              activeForm: item.activeForm ?? undefined,
+              owner: item.owner,
+              status: wanted === 'completed' ? 'pending' : wanted,
+              blockedBy: item.blockedBy,
+              metadata: item.metadata,
+            },
+            options,
+          );
+          if (wanted === 'completed') {
+            updateInTx(store, tx, task.id, { status: 'completed' }, options);
+            task = tx.read(task.id);
+          }
+          tasks.push(task);
+        } else {
+          const current = tx.read(item.id);
+          const patch: UpdateTaskInput = {
+            subject: item.subject,
+            description: item.description,
+            activeForm: item.activeForm,
+            owner: item.owner,
+            status: item.status,
+            metadata: item.metadata,
+          };
+          if (item.blockedBy !== undefined) {
+            const want = normalizeIds(item.blockedBy);
+            patch.addBlockedBy = want.filter((b) => !current.blockedBy.includes(b));
+            patch.removeBlockedBy = current.blockedBy.filter((b) => !want.includes(b));
+          }
+          unblocked.push(...updateInTx(store, tx, item.id, patch, options));
+          tasks.push(tx.read(item.id));
+        }
+      } catch (error) {
+        if (error instanceof TasksError)
+          throw new TasksError(error.code, `item ${index + 1} of the batch: ${error.message} (nothing was written)`, error.details, {
+            cause: error,
+          });
+        throw error;
+      }
+    }
+    return { tasks, unblocked: normalizeIds(unblocked) };
+  });
+  return result.value;
+}

@@ -1,0 +1,85 @@
+import { TasksError } from '../errors.js';
+import { TASK_STATUSES, cloneJson, createRecord, setOwn, type Task, type TaskStatus } from '../format/format.js';
+
+/**
+ * The rules of a task's life (docs/protocol.md, "Status, edges and
+ * readiness"), shared by every mutation: allowed status transitions, what a
+ * subject may be, who may change a held task.
+ */
+
+/** The longest subject accepted, in characters: a one-line title, not a document. */
+export const MAX_SUBJECT_CHARS = 500;
+
+/** pending → in_progress → completed; pending → completed; in_progress → pending; anything → deleted. */
+export function transitionAllowed(from: TaskStatus, to: TaskStatus): boolean {
+  if (from === to || to === 'deleted') return true;
+  if (from === 'pending') return to === 'in_progress' || to === 'completed';
+  if (from === 'in_progress') return to === 'completed' || to === 'pending';
+  return false;
+}
+
+/** Throws E_TRANSITION when `task` cannot go to `to`. */
+export function checkTransition(task: Task, to: TaskStatus): void {
+  if (transitionAllowed(task.status, to)) return;
+  const hint =
+    task.status === 'completed'
+      ? '; a completed task stays completed, create a new task for more work'
+      : task.status === 'deleted'
+        ? '; a deleted task is a tombstone, create a new task instead'
+        : '';
+  throw new TasksError('E_TRANSITION', `task #${task.id} cannot go from ${task.status} to ${to}${hint}`, {
+    id: task.id,
+    from: task.status,
+    to,
+  });
+}
+
+/** A subject: a non-empty one-line title of at most MAX_SUBJECT_CHARS characters. */
+export function checkSubject(subject: unknown): string {
+  if (typeof subject !== 'string' || subject.trim() === '')
+    throw new TasksError('E_INVALID', 'a task needs a subject: a non-empty one-line title');
+  if (/[\r\n]/.test(subject)) throw new TasksError('E_INVALID', 'a subject is one line; put details in the description');
+  if (subject.length > MAX_SUBJECT_CHARS)
+    throw new TasksError(
+      'E_INVALID',
+      `a subject is a one-line title of at most ${MAX_SUBJECT_CHARS} characters (this one has ${subject.length}); put the rest in the description`,
+      { length: subject.length },
+    );
+  return subject;
+}
+
+/** One of the four statuses, else E_INVALID. */
+export function checkStatus(status: unknown): TaskStatus {
+  if (typeof status !== 'string' || !(TASK_STATUSES as readonly string[]).includes(status))
+    throw new TasksError('E_INVALID', `unknown status ${JSON.stringify(status)}; use one of ${TASK_STATUSES.join(', ')}`);
+  return status as TaskStatus;
+}
+
+/** Applies a metadata patch in place: a null (or undefined) value removes its key. */
+export function applyMetadata(task: Task, patch: Record<string, unknown>): void {
+  const metadata = (task.metadata ? cloneJson(task.metadata) : createRecord()) as Record<string, unknown>;
+  for (const key of Object.keys(patch)) {
+    const value = patch[key];
+    if (value === null || value === undefined) delete metadata[key];
+    else setOwn(metadata, key, cloneJson(value));
+  }
+  task.metadata = metadata;
+}
+
+/** For workers: the task must still be in progress for `owner` (not reaped or taken meanwhile). */
+export function assertHeldBy(task: Task, owner: string): void {
+  if (task.status !== 'in_progress' || task.owner !== owner)
+    throw new TasksError(
+      'E_NOT_OWNER',
+      `task #${task.id} is no longer in progress for ${owner} (now ${task.status}${task.owner ? `, owner ${task.owner}` : ''}); it was reaped or taken meanwhile`,
+      { id: task.id, owner: task.owner, status: task.status },
+    );
+}
+
+/** Removes `id` from `list` in place; true when it was there. */
+export function removeId(list: number[], id: number): boolean {
+  const i = list.indexOf(id);
+  if (i < 0) return false;
+  list.splice(i, 1);
+  return true;
+}

@@ -1,0 +1,113 @@
+// The board's constants and the shapes the store takes and returns, apart from
+// the store itself so the modules that implement it can share them.
+import type { LeaseInput, Lease } from '../runtime/leases.js';
+import type { TaskEvent } from '../events/events.js';
+import type { Task, TaskStatus } from '../format/format.js';
+
+export const RUNTIME_DIR = '.runtime';
+export const BOARD_LOCK = '.board.lock';
+
+/** The `.gitignore` that `tasks init` writes (docs/protocol.md, "Board files"). */
+export const BOARD_GITIGNORE = `# Written by 'tasks init': locks, temp files and runtime state stay out of git.
+*.lock
+.tmp-*
+.runtime/
+`;
+
+/** A task file that could not be read as a task, reported instead of skipped. */
+export interface TaskProblem {
+  file: string;
+  id?: number;
+  line?: number;
+  column?: number;
+  message: string;
+}
+
+/** Every task on the board at one moment, plus each file that is not a valid task. */
+export interface BoardSnapshot {
+  tasks: Task[];
+  byId: Map<number, Task>;
+  problems: TaskProblem[];
+}
+
+/** Who acts, for ownership checks and events. */
+export interface ActorOptions {
+  actor?: string;
+}
+
+/** The fields a new task can start with. */
+export interface CreateTaskInput {
+  subject: string;
+  description?: string;
+  activeForm?: string;
+  owner?: string;
+  status?: TaskStatus;
+  metadata?: Record<string, unknown>;
+  blockedBy?: number[];
+  blocks?: number[];
+}
+
+/** A change to one task. `activeForm: null` removes it; a metadata value of null removes that key. */
+export interface UpdateTaskInput {
+  subject?: string;
+  description?: string;
+  activeForm?: string | null;
+  owner?: string;
+  status?: TaskStatus;
+  metadata?: Record<string, unknown>;
+  addBlockedBy?: number[];
+  removeBlockedBy?: number[];
+  addBlocks?: number[];
+  removeBlocks?: number[];
+}
+
+/** Options of a change: who acts, and whether a task somebody else holds may be taken over. */
+export interface UpdateOptions extends ActorOptions {
+  force?: boolean;
+}
+
+/** One entry of a TodoWrite-style batch: with an id it replaces those fields, without one it creates. */
+export interface BatchItem {
+  id?: number;
+  subject?: string;
+  description?: string;
+  status?: TaskStatus;
+  activeForm?: string | null;
+  owner?: string;
+  blockedBy?: number[];
+  metadata?: Record<string, unknown>;
+}
+
+/** What a mutation did. */
+export interface MutationResult {
+  /** The task the command was about, as written. */
+  task: Task;
+  /** Every task file written, ascending id. */
+  written: Task[];
+  /** Tasks whose blockedBy became empty through this mutation. */
+  unblocked: number[];
+  events: TaskEvent[];
+}
+
+/** Options for claims (docs/protocol.md, "Owners, claims and leases"). */
+export interface ClaimOptions {
+  owner: string;
+  /** The lease to record; null records a claim that never expires. Default: a lease of the board's length. */
+  lease?: LeaseInput | null;
+  /** claimNext only: ids never to claim (e.g. tasks that kept failing for this worker). */
+  exclude?: Iterable<number>;
+}
+
+export interface ClaimResult extends MutationResult {
+  /** True when the claimant already held the task. */
+  alreadyHeld: boolean;
+  lease: Lease;
+}
+
+/** A task the reaper released, or would release with dryRun. */
+export interface ReapedTask {
+  task: number;
+  owner: string;
+  reason: 'expired' | 'process_gone';
+  lease: Lease;
+}

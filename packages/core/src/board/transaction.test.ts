@@ -1,0 +1,273 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TasksError } from '../errors.js';
+import { parseEvents } from '../events/events.js';
+import { setFaultHook, systemError } from '../fs/fsio.js';
+import { journalDir } from '../fs/journal.js';
+import { readLease } from '../runtime/leases.js';
+import { TaskStore } from '../store.js';
+
+/**
+ * The one writer (transaction.ts), in process: a change of several files is
+ * whole or not at all whatever rename fails, a lock lost before the commit
+ * point costs nothing, and the board refuses what it could not read back.
+ */
+
+let root = '';
+afterEach(() => {
+  setFaultHook(undefined);
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = '';
+});
+
+function board(): TaskStore {
+  root = mkdtempSync(join(tmpdir(), 'dotasks-tx-'));
+  return TaskStore.init(join(root, '.tasks'));
+}
+
+/** Every file of the board folder (runtime records included) with its bytes, except the event log and locks. */
+function snapshotFiles(store: TaskStore): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string, prefix: string) => {
+    for (const name of readdirSync(dir, { withFileTypes: true })) {
+      if (name.name.endsWith('.lock') || name.name === 'events.jsonl') continue;
+      if (name.isDirectory()) walk(join(dir, name.name), `${prefix}${name.name}/`);
+      else out[`${prefix}${name.name}`] = readFileSync(join(dir, name.name), 'utf8');
+    }
+  };
+  walk(store.dir, '');
+  return out;
+}
+
+function events(store: TaskStore) {
+  return parseEvents(readFileSync(join(store.runtimeDir, 'events.jsonl'), 'utf8'));
+}
+
+/** #1 blocks #2, #3 and #4; #1 is claimed by ann. */
+async function hubBoard(): Promise<TaskStore> {
+  const store = board();
+  await store.createTask({ subject: 'hub' });
+  for (let i = 0; i < 3; i++) await store.createTask({ subject: `dependent ${i + 1}`, blockedBy: [1] });
+  await store.claimTask(1, { owner: 'ann', lease: { ttlSeconds: 600 } });
+  return store;
+}
+
+/** Fails the n-th call of `call` (counting from 1) with `code`. */
+function failNth(call: string, n: number, code = 'EIO'): () => number {
+  let seen = 0;
+  setFaultHook((c, path) => {
+    if (c !== call) return;
+    seen++;
+    if (seen === n) throw systemError(code, c, path);
+  });
+  return () => seen;
+}
+
+describe('a change of several files is whole or not at all', () => {
+  it('a rename failing at any point of a completion leaves every file as it was, no event, no journal', async () => {
+    // Count the renames of one completion first.
+    const probe = await hubBoard();
+    const renames = failNth('rename', Number.POSITIVE_INFINITY);
+    await probe.completeTask(1, { actor: 'ann' });
+    const total = renames();
+    setFaultHook(undefined);
+    rmSync(root, { recursive: true, force: true });
+    expect(total).toBe(5); // the journal and 4 task files; the claim record's removal is an unlink
+
+    for (let n = 1; n <= total; n++) {
+      const store = await hubBoard();
+      const before = snapshotFiles(store);
+      const logged = events(store).length;
+      failNth('rename', n);
+      const error = await store.completeTask(1, { actor: 'ann' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      setFaultHook(undefined);
+      expect(error, `rename ${n} of ${total}`).toBeInstanceOf(TasksError);
+      expect((error as TasksError).code).toBe('E_IO');
+      expect((error as TasksError).message).toMatch(/EIO.*nothing was changed$/);
+      expect(snapshotFiles(store), `rename ${n} of ${total}`).toEqual(before);
+      expect(events(store)).toHaveLength(logged);
+      expect(existsSync(join(journalDir(store.runtimeDir), 'board.json'))).toBe(false);
+      // And the same change goes through afterwards.
+      const done = await store.completeTask(1, { actor: 'ann' });
+      expect(done.unblocked).toEqual([2, 3, 4]);
+      expect(store.getTask(2).blockedBy).toEqual([]);
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('removing the claim record failing undoes the completion too', async () => {
+    const store = await hubBoard();
+    const before = snapshotFiles(store);
+    failNth('unlink', 1);
+    await expect(store.completeTask(1, { actor: 'ann' })).rejects.toMatchObject({ code: 'E_IO', message: expect.stringMatching(/nothing was changed$/) });
+    setFaultHook(undefined);
+    expect(snapshotFiles(store)).toEqual(before);
+  });
+
+  it('when undoing fails too, the journal stays and the next command finishes the change, events once', async () => {
+    const store = await hubBoard();
+    // The 3rd rename fails (a task file), then every rename after it fails: the undo cannot run.
+    let seen = 0;
+    setFaultHook((call, path) => {
+      if (call === 'rename' && ++seen >= 3) throw systemError('EIO', call, path);
+    });
+    const error = (await store.completeTask(1, { actor: 'ann' }).catch((e: unknown) => e)) as TasksError;
+    setFaultHook(undefined);
+    expect(error).toMatchObject({ code: 'E_IO' });
+    expect(error.message).toMatch(/half applied and the next command that takes these locks completes it/);
+    expect(existsSync(join(journalDir(store.runtimeDir), 'board.json'))).toBe(true);
+    expect(events(store).filter((e) => e.type === 'completed')).toHaveLength(0);
+
+    // Any command that takes the board lock finishes it first.
+    await store.createTask({ subject: 'next' });
+    expect(existsSync(join(journalDir(store.runtimeDir), 'board.json'))).toBe(false);
+    expect(store.getTask(1).status).toBe('completed');
+    for (const id of [2, 3, 4]) expect(store.getTask(id).blockedBy).toEqual([]);
+    expect(readLease(store.runtimeDir, 1)).toBeUndefined();
+    const log = events(store);
+    expect(log.filter((e) => e.type === 'completed')).toHaveLength(1);
+    expect(log.filter((e) => e.type === 'unblocked').map((e) => e.task)).toEqual([2, 3, 4]);
+    const recovered = log.find((e) => e.type === 'recovered');
+    expect(recovered).toMatchObject({ recoveredTx: log.find((e) => e.type === 'completed')!.tx });
+    // A second look finds nothing more to do.
+    await store.createTask({ subject: 'after' });
+    expect(events(store).filter((e) => e.type === 'completed')).toHaveLength(1);
+  });
+
+  it('a create whose event log cannot be written creates nothing (a retry does not make it twice)', async () => {
+    const store = board();
+    failNth('append', 1, 'ENOSPC');
+    await expect(store.createTask({ subject: 'once' })).rejects.toMatchObject({ code: 'E_IO', message: expect.stringMatching(/ENOSPC.*nothing was changed/) });
+    setFaultHook(undefined);
+    expect(store.listIds()).toEqual([]);
+    expect(readFileSync(join(store.dir, '.highwatermark'), 'utf8')).toBe('0\n');
+    expect((await store.createTask({ subject: 'once' })).task.id).toBe(1);
+    expect(store.listIds()).toEqual([1]);
+  });
+
+  it('a runtime folder that cannot be written fails a create before any task file is written', async () => {
+    const store = board();
+    // The journal goes to .runtime/journal: make it a file, so nothing can be created in it.
+    writeFileSync(join(store.runtimeDir, 'journal'), 'not a folder');
+    await expect(store.createTask({ subject: 'x', blockedBy: [] })).rejects.toBeInstanceOf(Error);
+    expect(store.listIds()).toEqual([]);
+  });
+});
+
+describe('a torn event line', () => {
+  it('is ended before the next append: no event is glued to it and seq goes on from the last whole one', async () => {
+    const store = board();
+    await store.createTask({ subject: 'one' });
+    appendFileSync(join(store.runtimeDir, 'events.jsonl'), '{"seq":2,"at":"2026-01-01T00:00:00.000Z","type":"comp');
+    await store.createTask({ subject: 'two' });
+    const lines = readFileSync(join(store.runtimeDir, 'events.jsonl'), 'utf8').split('\n');
+    expect(lines[1]).toBe('{"seq":2,"at":"2026-01-01T00:00:00.000Z","type":"comp');
+    const log = events(store);
+    expect(log.map((e) => [e.seq, e.type, e.task])).toEqual([
+      [1, 'created', 1],
+      [2, 'created', 2],
+    ]);
+  });
+});
+
+describe('the high-water mark', () => {
+  const cases: [string, string][] = [
+    ['garbage', 'twelve\n'],
+    ['git conflict markers', '<<<<<<< HEAD\n7\n=======\n9\n>>>>>>> theirs\n'],
+    ['two numbers', '4 5\n'],
+    ['a number above 2^53', '9007199254740993\n'],
+  ];
+  for (const [what, text] of cases) {
+    it(`holding ${what} stops id allocation with the file and the fix named`, async () => {
+      const store = board();
+      await store.createTask({ subject: 'one' });
+      writeFileSync(join(store.dir, '.highwatermark'), text);
+      const error = (await store.createTask({ subject: 'two' }).catch((e: unknown) => e)) as TasksError;
+      expect(error).toMatchObject({ code: 'E_CORRUPT' });
+      expect(error.message).toContain(join(store.dir, '.highwatermark'));
+      expect(error.message).toContain('tasks doctor --fix');
+      expect(store.listIds()).toEqual([1]);
+    });
+  }
+
+  it('at the largest safe integer refuses to hand out an id above it', async () => {
+    const store = board();
+    writeFileSync(join(store.dir, '.highwatermark'), `${Number.MAX_SAFE_INTEGER}\n`);
+    await expect(store.createTask({ subject: 'x' })).rejects.toMatchObject({ code: 'E_INVALID', message: expect.stringMatching(/no more ids/) });
+    expect(store.listIds()).toEqual([]);
+  });
+});
+
+describe('nothing is written that the board could not read back', () => {
+  it('a description that would make the file larger than 1 MiB is refused, and nothing is written', async () => {
+    const store = board();
+    await expect(store.createTask({ subject: 'big', description: 'x'.repeat(2 * 1024 * 1024) })).rejects.toMatchObject({
+      code: 'E_INVALID',
+      message: expect.stringMatching(/over the 1 MiB limit/),
+    });
+    expect(store.listIds()).toEqual([]);
+    await store.createTask({ subject: 'small' });
+    await expect(store.updateTask(1, { description: 'y'.repeat(2 * 1024 * 1024) })).rejects.toMatchObject({ code: 'E_INVALID' });
+    expect(store.getTask(1).description).toBe('');
+  });
+
+  it('a 2 MB subject is refused with the limit named', async () => {
+    const store = board();
+    await expect(store.createTask({ subject: 's'.repeat(2 * 1024 * 1024) })).rejects.toMatchObject({
+      code: 'E_INVALID',
+      message: expect.stringMatching(/at most 500 characters/),
+    });
+    expect(store.listIds()).toEqual([]);
+  });
+
+  it('a folder named task_N.json is reported by loadBoard and never read or counted as a task', async () => {
+    const store = board();
+    await store.createTask({ subject: 'one' });
+    mkdirSync(join(store.dir, 'task_14.json'));
+    const snapshot = store.loadBoard();
+    expect(snapshot.tasks.map((t) => t.id)).toEqual([1]);
+    expect(snapshot.problems).toEqual([expect.objectContaining({ id: 14, message: expect.stringMatching(/not a regular file/) })]);
+    // Ids stay above it, and clear leaves it alone.
+    expect((await store.createTask({ subject: 'two' })).task.id).toBe(15);
+    expect((await store.clearBoard({ confirm: true })).removed).toEqual([1, 15]);
+    expect(existsSync(join(store.dir, 'task_14.json'))).toBe(true);
+  });
+});
+
+describe('compare-and-swap on status and owner', () => {
+  it('re-sending in_progress for one’s own task keeps its lease as it is', async () => {
+    const store = board();
+    await store.createTask({ subject: 'one' });
+    await store.claimTask(1, { owner: 'agent-1', lease: { ttlSeconds: 600, pid: process.pid } });
+    const lease = readLease(store.runtimeDir, 1);
+    expect(lease).toMatchObject({ pid: process.pid, expiresAt: expect.any(String) });
+    await store.updateTask(1, { status: 'in_progress', activeForm: 'still at it' }, { actor: 'agent-1' });
+    await store.batchWrite([{ id: 1, status: 'in_progress', subject: 'one, renamed' }], { actor: 'agent-1' });
+    expect(readLease(store.runtimeDir, 1)).toEqual(lease);
+    // So reap still releases it once it expires.
+    const reaped = await store.reap({ now: Date.parse(lease!.expiresAt!) + 1 });
+    expect(reaped.map((r) => r.task)).toEqual([1]);
+  });
+
+  it('starting a task another owner claimed a moment ago is a lost race, unless forced', async () => {
+    const store = board();
+    await store.createTask({ subject: 'one' });
+    await store.claimTask(1, { owner: 'bob' });
+    await expect(store.updateTask(1, { status: 'in_progress' }, { actor: 'ann' })).rejects.toMatchObject({ code: 'E_CLAIMED', reason: 'already_claimed' });
+    expect(store.getTask(1).owner).toBe('bob');
+    await expect(store.updateTask(1, { status: 'pending' }, { actor: 'ann' })).rejects.toMatchObject({ code: 'E_NOT_OWNER' });
+    await expect(store.updateTask(1, { owner: 'ann' }, { actor: 'carl' })).rejects.toMatchObject({ code: 'E_CLAIMED' });
+    const taken = await store.updateTask(1, { status: 'in_progress' }, { actor: 'ann', force: true });
+    expect(taken.task).toMatchObject({ status: 'in_progress', owner: 'ann' });
+    expect(readLease(store.runtimeDir, 1)).toMatchObject({ owner: 'ann', expiresAt: null });
+    expect(events(store).at(-1)).toMatchObject({ type: 'started', owner: 'ann', previousOwner: 'bob' });
+    // The holder may hand it over.
+    await store.updateTask(1, { owner: 'dan' }, { actor: 'ann' });
+    expect(readLease(store.runtimeDir, 1)).toMatchObject({ owner: 'dan' });
+  });
+});

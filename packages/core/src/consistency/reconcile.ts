@@ -1,0 +1,606 @@
+import { CorruptTaskError, CycleError, formatCycle } from '../errors.js';
+import type { TaskEvent } from '../events/events.js';
+import { copyTask, isClosed, normalizeIds, serializeTask, taskFileName, type Task, type TaskStatus } from '../format/format.js';
+import { searchPath, walkDepthFirst, type DepthFirstVisitor } from '../graph/walk.js';
+import type { ActorOptions, TaskProblem, TaskStore } from '../store.js';
+
+/**
+ * Board consistency (docs/protocol.md, "Status, edges and readiness") for
+ * changes that did not go through our commands: hand edits, scripts, git.
+ * Finds what needs fixing — a completion not yet propagated, an edge stated
+ * on one side only — and what cannot be fixed without a person (a cycle, a
+ * missing task, a file that does not parse).
+ * `checkBoard` looks at the whole board; `checkChangedTask` looks at one file
+ * and follows only its edges; `applyFinding` fixes one finding under locks.
+ */
+
+/** What the files say about one task's edges: all a consistency check needs. */
+export interface EdgeNode {
+  status: TaskStatus;
+  blockedBy: readonly number[];
+  blocks: readonly number[];
+}
+
+/** Something on the board that needs a fix, or a person. */
+export type BoardFinding =
+  /** `task` is completed or deleted and dependents still list it in `blockedBy` (propagateCompletion). */
+  | { kind: 'propagate'; task: number }
+  /** The edge "blocker blocks waiter" is stated on one side only: write the missing `field` into `task`. */
+  | { kind: 'add-side'; blocker: number; waiter: number; task: number; field: 'blocks' | 'blockedBy' }
+  /** A person removed one side of an edge: drop the other side, `field` of `task`, too. */
+  | { kind: 'remove-side'; blocker: number; waiter: number; task: number; field: 'blocks' | 'blockedBy' }
+  /** A file that does not parse or validate, or an edge that cannot be repaired. Nothing is written. */
+  | { kind: 'invalid'; file: string; task?: number; line?: number; column?: number; problem: string };
+
+/** Which side of an edge a file states. */
+export type EdgeField = 'blocks' | 'blockedBy';
+
+/**
+ * What docs/protocol.md ("Edges") says about one edge "blocker blocks
+ * waiter" as the files state it. The one judgement of board consistency: the watcher turns it into
+ * `BoardFinding`s, `tasks doctor` into its own findings, and both repair with
+ * `settleEdge`.
+ */
+export type EdgeVerdict =
+  /** `blocker` is completed or deleted and `waiter.blockedBy` still names it, with both sides stated: drop it (propagation). */
+  | { kind: 'propagate'; blocker: number; waiter: number }
+  /** Stated on one side only: write `field` into `task`. A completed blocker gets the side as history and leaves `waiter.blockedBy`. */
+  | { kind: 'add-side'; blocker: number; waiter: number; task: number; field: EdgeField }
+  /** A person removed one side: drop the other side, `field` of `task`, too. */
+  | { kind: 'remove-side'; blocker: number; waiter: number; task: number; field: EdgeField }
+  /**
+   * Needs a person; nothing is written. `task`/`field` is where the edge is
+   * stated: a self-edge, an edge to a missing task, a blocker deleted before
+   * the edge was made, or an edge that closes `cycle` (`[x, …, x]`, lowest id first).
+   */
+  | { kind: 'broken'; reason: 'self' | 'missing' | 'deleted' | 'cycle'; blocker: number; waiter: number; task: number; field: EdgeField; cycle?: number[] };
+
+/** A verdict on the whole board: an edge's, or a cycle made of edges stated on both sides (`[x, …, x]`, lowest id first). */
+export type GraphVerdict = EdgeVerdict | { kind: 'cycle'; cycle: number[] };
+
+/** Undefined = no such file; UNREADABLE = a file that does not parse (reported on its own). */
+const UNREADABLE = Symbol('unreadable');
+type Lookup = (id: number) => Task | EdgeNode | undefined | typeof UNREADABLE;
+
+/**
+ * The dependency graph as the files state it, either side counting: the edge
+ * "A blocks B" exists when `A.blocks ∋ B` or `B.blockedBy ∋ A`. Repairs only
+ * make one-sided edges two-sided, so this graph is the one that must stay
+ * acyclic. Reverse indexes make a change's work follow its own edges.
+ */
+export class BoardGraph {
+  private nodes = new Map<number, EdgeNode>();
+  /** id → tasks whose `blockedBy` names id. */
+  private namedByBlockedBy = new Map<number, Set<number>>();
+  /** id → tasks whose `blocks` names id. */
+  private namedByBlocks = new Map<number, Set<number>>();
+
+  static fromTasks(tasks: Iterable<Task>): BoardGraph {
+    const graph = new BoardGraph();
+    for (const task of tasks) graph.set(task.id, task);
+    return graph;
+  }
+
+  get size(): number {
+    return this.nodes.size;
+  }
+
+  get(id: number): EdgeNode | undefined {
+    return this.nodes.get(id);
+  }
+
+  ids(): IterableIterator<number> {
+    return this.nodes.keys();
+  }
+
+  /** Records what task `id` says now; returns what it said before. */
+  set(id: number, task: EdgeNode): EdgeNode | undefined {
+    const before = this.delete(id);
+    // Keep only the edge facts, so the rest of a parsed task can be collected.
+    const node: EdgeNode = { status: task.status, blockedBy: [...task.blockedBy], blocks: [...task.blocks] };
+    this.nodes.set(id, node);
+    for (const b of node.blockedBy) addTo(this.namedByBlockedBy, b, id);
+    for (const w of node.blocks) addTo(this.namedByBlocks, w, id);
+    return before;
+  }
+
+  /** Forgets task `id` (its file is gone); returns what it said before. */
+  delete(id: number): EdgeNode | undefined {
+    const before = this.nodes.get(id);
+    if (!before) return undefined;
+    this.nodes.delete(id);
+    for (const b of before.blockedBy) removeFrom(this.namedByBlockedBy, b, id);
+    for (const w of before.blocks) removeFrom(this.namedByBlocks, w, id);
+    return before;
+  }
+
+  /** Tasks whose `blockedBy` names `id`. */
+  waitersNaming(id: number): number[] {
+    return [...(this.namedByBlockedBy.get(id) ?? [])];
+  }
+
+  /** Tasks whose `blocks` names `id`. */
+  blockersNaming(id: number): number[] {
+    return [...(this.namedByBlocks.get(id) ?? [])];
+  }
+
+  /** Tasks `id` blocks, by either side's word. */
+  successors(id: number): number[] {
+    const node = this.nodes.get(id);
+    const out = new Set(node?.blocks ?? []);
+    for (const w of this.namedByBlockedBy.get(id) ?? []) out.add(w);
+    return [...out];
+  }
+
+  /**
+   * A path `from → … → to` along "blocks" edges, or undefined. Deleted tasks
+   * never block, so the walk does not pass through them. Cost follows the
+   * edges reached, not the board's size.
+   */
+  findPath(from: number, to: number): number[] | undefined {
+    return searchPath(from, to, {
+      frontier: 'queue',
+      next: (id) => this.successors(id),
+      expand: (id) => id === from || this.nodes.get(id)?.status !== 'deleted',
+    });
+  }
+
+  /**
+   * A cycle through `id` (`[id, …, id]`, rotated to start at its lowest id):
+   * the shortest one leaving by the lowest successor that comes back, staying
+   * within `within` (ids of `id`'s cyclic component) when given.
+   */
+  cycleThrough(id: number, within?: readonly number[]): number[] | undefined {
+    const inside = within && new Set(within);
+    for (const next of this.successors(id).sort((a, b) => a - b)) {
+      if (inside && !inside.has(next)) continue;
+      const path = this.findPath(next, id);
+      if (path) return rotateCycle([id, ...path]);
+    }
+    return undefined;
+  }
+
+  /** One cycle through each cyclic component, spelled from the component's lowest id. */
+  cycles(): number[][] {
+    return this.cyclicComponents().flatMap((ids) => {
+      const cycle = this.cycleThrough(ids[0], ids);
+      return cycle ? [cycle] : [];
+    });
+  }
+
+  /** The strongly connected components with a cycle in them (Tarjan, iterative, O(tasks + edges)). */
+  cyclicComponents(): number[][] {
+    const index = new Map<number, number>();
+    const low = new Map<number, number>();
+    const onStack = new Set<number>();
+    const stack: number[] = [];
+    const out: number[][] = [];
+    let counter = 0;
+    const live = (id: number) => this.nodes.has(id) && this.nodes.get(id)!.status !== 'deleted';
+    const visitor: DepthFirstVisitor = {
+      next: (id) => this.successors(id).filter(live),
+      enter: (id) => {
+        index.set(id, counter);
+        low.set(id, counter++);
+        stack.push(id);
+        onStack.add(id);
+      },
+      revisit: (id, edge) => {
+        if (onStack.has(id)) low.set(edge.from, Math.min(low.get(edge.from)!, index.get(id)!));
+      },
+      leave: (id, parent) => {
+        if (parent !== undefined) low.set(parent, Math.min(low.get(parent)!, low.get(id)!));
+        if (low.get(id) !== index.get(id)) return;
+        const component: number[] = [];
+        let member: number;
+        do {
+          member = stack.pop()!;
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== id);
+        if (component.length > 1 || this.successors(id).includes(id)) out.push(component.sort((a, b) => a - b));
+      },
+    };
+    const visited = new Set<number>();
+    for (const root of this.nodes.keys()) if (live(root)) walkDepthFirst(root, visitor, visited);
+    return out;
+  }
+}
+
+function addTo(map: Map<number, Set<number>>, key: number, value: number): void {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(value);
+}
+
+function removeFrom(map: Map<number, Set<number>>, key: number, value: number): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) map.delete(key);
+}
+
+/** How one check sees the board. */
+interface EdgeContext {
+  lookup: Lookup;
+  /** The cycle the edge "blocker blocks waiter" lies on (`[blocker, waiter, …, blocker]`), if any. */
+  cycle(blocker: number, waiter: number): number[] | undefined;
+  /**
+   * What a file said when last looked at: an edge side that was there and is
+   * gone was removed by hand (mirror the removal); one never seen was not
+   * (write it). Undefined when there is no history (first look).
+   */
+  before(id: number): EdgeNode | undefined;
+  /** In a per-change check: the task whose file changed. */
+  changedId?: number;
+}
+
+function fileOf(id: number): string {
+  return taskFileName(id);
+}
+
+function invalid(id: number, problem: string): BoardFinding {
+  return { kind: 'invalid', file: fileOf(id), task: id, problem };
+}
+
+/**
+ * The verdict on the edge "blocker blocks waiter", if it needs anything.
+ * Cases a person must settle (self-edge, missing or deleted task, cycle) are
+ * `broken`; a side removed by hand in the changed file is mirrored
+ * (`remove-side`); any other one-sided edge gets its missing side (`add-side`).
+ */
+function judgeEdge(blocker: number, waiter: number, ctx: EdgeContext): EdgeVerdict | undefined {
+  const a = ctx.lookup(blocker);
+  const w = ctx.lookup(waiter);
+  const inBlocks = typeof a === 'object' && a.blocks.includes(waiter);
+  const inBlockedBy = typeof w === 'object' && w.blockedBy.includes(blocker);
+  if (!inBlocks && !inBlockedBy) return undefined;
+  if (a === UNREADABLE || w === UNREADABLE) return undefined; // that file is reported on its own
+  const broken = (reason: 'self' | 'missing' | 'deleted' | 'cycle', field: EdgeField, cycle?: number[]): EdgeVerdict => ({
+    kind: 'broken',
+    reason,
+    blocker,
+    waiter,
+    task: field === 'blocks' ? blocker : waiter,
+    field,
+    ...(cycle ? { cycle: rotateCycle(cycle) } : {}),
+  });
+  if (blocker === waiter) return broken('self', inBlocks ? 'blocks' : 'blockedBy');
+  if (!a) return broken('missing', 'blockedBy');
+  if (!w) return isClosed(a.status) ? undefined : broken('missing', 'blocks');
+  const changed = ctx.changedId;
+  if (inBlocks && inBlockedBy) {
+    if (isClosed(a.status)) return { kind: 'propagate', blocker, waiter };
+    const isNew =
+      (changed === blocker && !ctx.before(blocker)?.blocks.includes(waiter)) || (changed === waiter && !ctx.before(waiter)?.blockedBy.includes(blocker));
+    if (isNew && w.status !== 'deleted') {
+      const cycle = ctx.cycle(blocker, waiter);
+      if (cycle) return broken('cycle', changed === blocker ? 'blocks' : 'blockedBy', cycle);
+    }
+    return undefined;
+  }
+  if (inBlocks) {
+    // Only `blocker.blocks` names the edge.
+    if (isClosed(a.status)) return undefined; // a finished task's blocks is history
+    if (w.status === 'deleted') return undefined; // a tombstone waits for nothing
+    if (ctx.before(waiter)?.blockedBy.includes(blocker)) return { kind: 'remove-side', blocker, waiter, task: blocker, field: 'blocks' };
+    if (w.status === 'completed') return undefined;
+    const cycle = ctx.cycle(blocker, waiter);
+    if (cycle) return broken('cycle', 'blocks', cycle);
+    return { kind: 'add-side', blocker, waiter, task: waiter, field: 'blockedBy' };
+  }
+  // Only `waiter.blockedBy` names the edge.
+  if (w.status === 'deleted') return undefined;
+  if (ctx.before(blocker)?.blocks.includes(waiter)) return { kind: 'remove-side', blocker, waiter, task: waiter, field: 'blockedBy' };
+  if (a.status === 'deleted') return broken('deleted', 'blockedBy');
+  if (a.status !== 'completed') {
+    const cycle = ctx.cycle(blocker, waiter);
+    if (cycle) return broken('cycle', 'blockedBy', cycle);
+  }
+  return { kind: 'add-side', blocker, waiter, task: blocker, field: 'blocks' };
+}
+
+/** The watcher's finding for a verdict. */
+function verdictFinding(verdict: GraphVerdict): BoardFinding {
+  switch (verdict.kind) {
+    case 'propagate':
+      return { kind: 'propagate', task: verdict.blocker };
+    case 'add-side':
+    case 'remove-side':
+      return { kind: verdict.kind, blocker: verdict.blocker, waiter: verdict.waiter, task: verdict.task, field: verdict.field };
+    case 'cycle':
+      return invalid(verdict.cycle[0], `dependency cycle ${formatCycle(verdict.cycle)}; nothing was written (remove one edge of the cycle)`);
+  }
+  const { reason, task, field } = verdict;
+  const other = task === verdict.blocker ? verdict.waiter : verdict.blocker;
+  switch (reason) {
+    case 'self':
+      return invalid(task, `#${task} names itself in ${field}; a task cannot wait for itself`);
+    case 'missing':
+      return invalid(task, `"${field}" names #${other}, which does not exist`);
+    case 'deleted':
+      return invalid(task, `"${field}" names #${other}, which is deleted; a deleted task blocks nobody`);
+    case 'cycle':
+      return invalid(task, `"${field}" names #${other}, which closes the cycle ${formatCycle(verdict.cycle!)}; nothing was written (remove one edge of the cycle)`);
+  }
+}
+
+/** A cycle `[x, …, x]` started at its lowest id, so one cycle always reads the same. */
+function rotateCycle(cycle: number[]): number[] {
+  const ring = cycle.slice(0, -1);
+  if (ring.length === 0) return cycle;
+  const start = ring.indexOf(Math.min(...ring));
+  const rotated = [...ring.slice(start), ...ring.slice(0, start)];
+  return [...rotated, rotated[0]];
+}
+
+function problemFinding(problem: TaskProblem, dir: string): BoardFinding {
+  const file = problem.file.startsWith(dir) ? problem.file.slice(dir.length + 1) : problem.file;
+  const out: BoardFinding = { kind: 'invalid', file, problem: problem.message };
+  if (problem.id !== undefined) out.task = problem.id;
+  if (problem.line !== undefined) out.line = problem.line;
+  if (problem.column !== undefined) out.column = problem.column;
+  return out;
+}
+
+function corruptFinding(error: CorruptTaskError, id: number, dir: string): BoardFinding {
+  return problemFinding({ file: error.file, id, line: error.line, column: error.column, message: String(error.details.problem) }, dir);
+}
+
+/** Propagations first (they unblock), then repairs, then problems; no duplicates. */
+function sortFindings(findings: BoardFinding[]): BoardFinding[] {
+  const seen = new Set<string>();
+  const rank = { propagate: 0, 'remove-side': 1, 'add-side': 2, invalid: 3 } as const;
+  return findings
+    .filter((f) => {
+      const key = JSON.stringify(f);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    })
+    .sort((x, y) => rank[x.kind] - rank[y.kind]);
+}
+
+/** The verdicts on a set of tasks, and their graph. */
+export interface GraphCheck {
+  graph: BoardGraph;
+  verdicts: GraphVerdict[];
+}
+
+export interface GraphCheckOptions {
+  /** Ids whose files exist but could not be read: edges to them are left to those files' own reports. */
+  unreadable?: ReadonlySet<number>;
+  /** The graph of an earlier check: tells a side removed by hand from one being added (without it, one being added). */
+  previous?: BoardGraph;
+}
+
+/**
+ * Judges every edge of `tasks` (O(tasks + edges)): completions not
+ * propagated, one-sided edges, self-edges, edges naming missing or deleted
+ * tasks, and cycles — each cycle reported once, on a one-sided edge that
+ * closes it or else as a cycle of its own. Reads no files: the watcher and
+ * `tasks doctor` both decide board consistency here.
+ */
+export function checkGraph(tasks: readonly Task[], options: GraphCheckOptions = {}): GraphCheck {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const graph = BoardGraph.fromTasks(tasks);
+  const component = new Map<number, number>();
+  const components = graph.cyclicComponents();
+  components.forEach((ids, i) => ids.forEach((id) => component.set(id, i)));
+  const ctx: EdgeContext = {
+    lookup: (id) => byId.get(id) ?? (options.unreadable?.has(id) ? UNREADABLE : undefined),
+    cycle: (blocker, waiter) => {
+      const c = component.get(blocker);
+      if (c === undefined || c !== component.get(waiter)) return undefined;
+      const path = graph.findPath(waiter, blocker);
+      return path ? [blocker, ...path] : undefined;
+    },
+    before: (id) => options.previous?.get(id),
+  };
+  const verdicts: GraphVerdict[] = [];
+  const reported = new Set<number>();
+  const judge = (blocker: number, waiter: number, stated: number) => {
+    const verdict = judgeEdge(blocker, waiter, ctx);
+    if (!verdict) return;
+    verdicts.push(verdict);
+    if (verdict.kind === 'broken' && component.has(stated)) reported.add(component.get(stated)!);
+  };
+  for (const task of tasks) {
+    for (const blocker of task.blockedBy) judge(blocker, task.id, task.id);
+    for (const waiter of task.blocks) {
+      if (byId.get(waiter)?.blockedBy.includes(task.id)) continue; // seen from the waiter's side
+      judge(task.id, waiter, task.id);
+    }
+  }
+  // A cycle made of edges stated on both sides: no one-sided edge reported it.
+  components.forEach((ids, i) => {
+    if (reported.has(i)) return;
+    const cycle = graph.cycleThrough(ids[0], ids);
+    if (cycle) verdicts.push({ kind: 'cycle', cycle });
+  });
+  return { graph, verdicts };
+}
+
+/** The whole board's findings, and its graph for later per-change checks. */
+export interface BoardCheck {
+  graph: BoardGraph;
+  findings: BoardFinding[];
+  /** Task files read. */
+  tasks: number;
+}
+
+/**
+ * Checks every task file (O(tasks + edges)): bad files, and `checkGraph`'s
+ * verdicts on the tasks that parse. `previous` (the graph of an earlier
+ * check) tells a side removed by hand from one being added; without it, a
+ * one-sided edge is taken as being added.
+ */
+export function checkBoard(store: TaskStore, options: { previous?: BoardGraph } = {}): BoardCheck {
+  const snapshot = store.loadBoard();
+  const unreadable = new Set(snapshot.problems.map((p) => p.id).filter((id): id is number => id !== undefined));
+  const { graph, verdicts } = checkGraph(snapshot.tasks, { unreadable, previous: options.previous });
+  const findings = [...snapshot.problems.map((p) => problemFinding(p, store.dir)), ...verdicts.map(verdictFinding)];
+  return { graph, findings: sortFindings(findings), tasks: snapshot.tasks.length + snapshot.problems.length };
+}
+
+/**
+ * Checks one task file after it changed (or vanished), updating its entry
+ * in `graph`. Looks at the task's own edges, those it had before, and the
+ * edges other tasks state towards it, reading each neighbour fresh from
+ * disk: the work follows the changed file's edges, not the board's size.
+ * Neighbours' entries are left as last seen: when their own change is
+ * checked, that is what tells a removal from an addition. `read` is the
+ * file's text when the caller has read it already (so one reading decides).
+ */
+export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number, read?: { text: string | undefined }): BoardFinding[] {
+  const before = graph.get(id);
+  let task: Task | undefined;
+  try {
+    const text = read ? read.text : store.readTaskText(id);
+    task = text === undefined ? undefined : store.parseTaskText(id, text);
+  } catch (error) {
+    if (error instanceof CorruptTaskError) return [corruptFinding(error, id, store.dir)];
+    throw error;
+  }
+  const blockers = new Set([...graph.blockersNaming(id), ...(before?.blockedBy ?? [])]);
+  const waiters = new Set([...graph.waitersNaming(id), ...(before?.blocks ?? [])]);
+  if (!task) {
+    graph.delete(id);
+    // Files that still name the vanished task (completed ones' `blocks` are history).
+    const naming = normalizeIds([...graph.waitersNaming(id), ...graph.blockersNaming(id).filter((b) => !isClosed(graph.get(b)?.status ?? 'pending'))]);
+    if (naming.length === 0) return [];
+    return [invalid(id, `${fileOf(id)} is gone but ${naming.map((n) => `#${n}`).join(', ')} still name${naming.length === 1 ? 's' : ''} it; restore the file, or remove the edges with 'tasks dep rm'`)];
+  }
+  graph.set(id, task);
+  for (const b of task.blockedBy) blockers.add(b);
+  for (const w of task.blocks) waiters.add(w);
+  const fresh = new Map<number, Task | typeof UNREADABLE | undefined>([[id, task]]);
+  const lookup: Lookup = (n) => {
+    if (!fresh.has(n)) {
+      let value: Task | typeof UNREADABLE | undefined;
+      try {
+        value = store.peekTask(n) ?? (store.hasTask(n) ? UNREADABLE : undefined);
+      } catch (error) {
+        if (!(error instanceof CorruptTaskError)) throw error;
+        value = UNREADABLE;
+      }
+      fresh.set(n, value);
+    }
+    return fresh.get(n);
+  };
+  const ctx: EdgeContext = {
+    lookup,
+    cycle: (blocker, waiter) => {
+      const path = graph.findPath(waiter, blocker);
+      return path ? [blocker, ...path] : undefined;
+    },
+    before: (n) => (n === id ? before : graph.get(n)),
+    changedId: id,
+  };
+  const findings: BoardFinding[] = [];
+  for (const b of blockers) lookup(b);
+  for (const w of waiters) lookup(w);
+  for (const b of blockers) {
+    const verdict = judgeEdge(b, id, ctx);
+    if (verdict) findings.push(verdictFinding(verdict));
+  }
+  for (const w of waiters) {
+    const verdict = judgeEdge(id, w, ctx);
+    if (verdict) findings.push(verdictFinding(verdict));
+  }
+  return sortFindings(findings);
+}
+
+/** A finding that `applyFinding` acts on (the others need a person). */
+export function isFixable(finding: BoardFinding): boolean {
+  return finding.kind !== 'invalid';
+}
+
+/**
+ * The edit that settles an edge verdict, made in place on `blocker` and
+ * `waiter` (copies of the two tasks); returns the ones it changed. The one
+ * rule for which side a repair writes, shared by the watcher and doctor:
+ * a completed blocker gets the missing side as history (docs/protocol.md,
+ * "Edges") and leaves the waiter's `blockedBy`, like a propagation.
+ */
+export function settleEdge(verdict: Extract<EdgeVerdict, { kind: 'propagate' | 'add-side' | 'remove-side' }>, blocker: Task, waiter: Task): Task[] {
+  const dropBlocker = () => {
+    waiter.blockedBy = waiter.blockedBy.filter((b) => b !== blocker.id);
+  };
+  if (verdict.kind === 'propagate') {
+    dropBlocker();
+    return [waiter];
+  }
+  if (verdict.kind === 'remove-side') {
+    if (verdict.field === 'blockedBy') {
+      dropBlocker();
+      return [waiter];
+    }
+    blocker.blocks = blocker.blocks.filter((w) => w !== waiter.id);
+    return [blocker];
+  }
+  if (verdict.field === 'blockedBy') {
+    waiter.blockedBy = normalizeIds([...waiter.blockedBy, blocker.id]);
+    return [waiter];
+  }
+  blocker.blocks = normalizeIds([...blocker.blocks, waiter.id]);
+  if (blocker.status !== 'completed') return [blocker];
+  dropBlocker();
+  return [blocker, waiter];
+}
+
+/**
+ * Fixes one finding in one transaction (the board lock and both tasks'
+ * locks), re-reading both files first: when they no longer show the problem
+ * (someone fixed it meanwhile, or it was a command caught half-way), nothing
+ * is written. Idempotent. Returns the events appended (`repaired`,
+ * `unblocked`). An `add-side` that would close a cycle in `graph` is refused
+ * with E_CYCLE. `onWrite` sees each file's bytes before and after (the
+ * watcher remembers what it replaced, to recognise an editor's stale save).
+ */
+export async function applyFinding(
+  store: TaskStore,
+  finding: BoardFinding,
+  options: ActorOptions & { graph?: BoardGraph; onWrite?: (id: number, before: string, after: string) => void } = {},
+): Promise<TaskEvent[]> {
+  if (finding.kind === 'invalid') return [];
+  if (finding.kind === 'propagate') {
+    if (!store.hasTask(finding.task)) return [];
+    return (await store.propagateCompletion(finding.task, options)).events;
+  }
+  const { blocker, waiter } = finding;
+  if (blocker === waiter) return [];
+  const result = await store.transact({ board: true, tasks: [blocker, waiter] }, (tx) => {
+    const a = tx.tryRead(blocker);
+    const w = tx.tryRead(waiter);
+    if (!a || !w) return [];
+    const inBlocks = a.blocks.includes(waiter);
+    const inBlockedBy = w.blockedBy.includes(blocker);
+    // Still exactly the one-sided edge the finding describes?
+    const stated = finding.field === 'blocks' ? (finding.kind === 'add-side' ? inBlockedBy && !inBlocks : inBlocks && !inBlockedBy) : finding.kind === 'add-side' ? inBlocks && !inBlockedBy : inBlockedBy && !inBlocks;
+    if (!stated) return [];
+    if (finding.kind === 'add-side') {
+      if (a.status === 'deleted' || w.status === 'deleted') return [];
+      if (finding.field === 'blockedBy' && (isClosed(a.status) || isClosed(w.status))) return [];
+      if (a.status !== 'completed') {
+        const path = options.graph?.findPath(waiter, blocker);
+        if (path) throw new CycleError(rotateCycle([blocker, ...path]));
+      }
+    }
+    const edited = { blocker: copyTask(a), waiter: copyTask(w) };
+    const writes = settleEdge(finding, edited.blocker, edited.waiter);
+    const source = fileOf(finding.task === blocker ? waiter : blocker);
+    const other = finding.field === 'blocks' ? waiter : blocker;
+    tx.event({ type: 'repaired', task: finding.task, owner: options.actor, field: finding.field, ...(finding.kind === 'add-side' ? { added: other } : { removed: other }), source });
+    if (writes.includes(edited.waiter) && w.blockedBy.length > 0 && edited.waiter.blockedBy.length === 0 && !isClosed(w.status))
+      tx.event({ type: 'unblocked', task: waiter, owner: options.actor, by: blocker });
+    for (const task of writes) tx.put(task);
+    return writes.map((task) => ({ id: task.id, before: tx.readText(task.id)!, after: serializeTask(task), task }));
+  });
+  for (const w of result.value) {
+    // What we wrote is what the file says now; the other file keeps its last-seen entry.
+    options.graph?.set(w.id, w.task);
+    if (w.before !== w.after) options.onWrite?.(w.id, w.before, w.after);
+  }
+  return result.events;
+}

@@ -1,0 +1,166 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { isErrnoException } from '../../errors.js';
+import { MAX_TASK_FILE_BYTES, TASK_STATUSES, idFromFileName, stripBom, validateTask } from '../../format/format.js';
+import { findArrayElement, findJsonSyntaxError, findTopLevelKey, positionAt } from '../../format/json-locate.js';
+import { readFileIfExists } from '../../fs/fsio.js';
+import type { DoctorFinding, FindingCode } from '../doctor.js';
+import { show, type DoctorCheck, type Scan, type ScannedFile } from './check.js';
+
+const EDGE_KEYS = ['blockedBy', 'blocks'] as const;
+const STRING_ID_RE = /^\s*(?:#|task_)?([1-9][0-9]{0,15})\s*$/;
+const CONFLICT_RE = /^(<{7}|={7}|>{7})(?: |$)/m;
+
+/**
+ * Every task_*.json of the board, read leniently (raw JSON, edge ids written
+ * as strings accepted) so doctor can diagnose and fix files the strict parser
+ * refuses: names, non-files, conflicts, JSON, fields, ids as strings.
+ */
+export const taskFiles: DoctorCheck = {
+  name: 'task files',
+  codes: ['bad_file_name', 'not_a_file', 'merge_conflict', 'invalid_json', 'invalid_field', 'id_mismatch', 'string_id'],
+  run(scan: Scan): void {
+    const { store, findings, files } = scan;
+    const names = readdirSync(store.dir).sort();
+    for (const name of names) {
+      if (!/^task_.*\.json$/i.test(name)) continue;
+      const path = join(store.dir, name);
+      const fileId = idFromFileName(name);
+      if (fileId === undefined)
+        findings.push({
+          code: 'bad_file_name',
+          file: path,
+          message: `${name} is not a task file name (task_N.json, N a positive integer without leading zeros), so it is ignored`,
+          fix: `rename it to task_N.json with N its "id", or remove it if it is a copy`,
+          fixable: false,
+        });
+      let text: string;
+      try {
+        if (!statSync(path).isFile()) {
+          findings.push({
+            code: 'not_a_file',
+            file: path,
+            ...(fileId !== undefined ? { task: fileId } : {}),
+            message: `${name} is not a regular file (a folder or a device), so it is not a task and is skipped`,
+            fix: `move it out of ${store.dir}`,
+            fixable: false,
+          });
+          continue;
+        }
+        text = readFileIfExists(path) ?? '';
+      } catch (error) {
+        if (isErrnoException(error, 'ENOENT')) continue;
+        throw error;
+      }
+      const file = scanTaskFile(name, path, fileId, text, findings);
+      files.push(file);
+    }
+
+    // The graph and the checks after it look at the files that hold valid tasks under their own name.
+    for (const f of files) if (f.fileId !== undefined) scan.present.add(f.fileId);
+    for (const f of files) {
+      if (f.task && f.fileId === f.task.id) {
+        scan.byId.set(f.task.id, f.task);
+        scan.fileOf.set(f.task.id, f);
+      }
+    }
+  },
+};
+
+/** Reads one task file leniently and reports what is wrong with it. */
+function scanTaskFile(name: string, path: string, fileId: number | undefined, text: string, findings: DoctorFinding[]): ScannedFile {
+  const file: ScannedFile = { name, path, fileId, text, stringIds: false };
+  const push = (code: FindingCode, offset: number, message: string, fix: string, fixable = false) => {
+    const at = positionAt(text, offset);
+    findings.push({ code, file: path, line: at.line, column: at.column, ...(fileId !== undefined ? { task: fileId } : {}), message, fix, fixable });
+  };
+  if (Buffer.byteLength(text) > MAX_TASK_FILE_BYTES) {
+    push('invalid_field', 0, `file is over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task`, 'shorten the description or move data out of the task');
+    return file;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stripBom(text));
+  } catch {
+    const marker = CONFLICT_RE.exec(text);
+    if (marker) {
+      push(
+        'merge_conflict',
+        marker.index,
+        'unresolved merge conflict (the file holds <<<<<<< ======= >>>>>>> lines)',
+        'keep one side of each conflict, delete the marker lines, then git add the file',
+      );
+    } else {
+      const problem = findJsonSyntaxError(text);
+      push('invalid_json', problem?.offset ?? 0, `invalid JSON: ${problem?.message ?? 'does not parse'}`, 'fix the JSON by hand at this spot (tasks never rewrites a file that does not parse)');
+    }
+    return file;
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    push('invalid_field', 0, 'a task file must hold a JSON object', 'write the task as a JSON object (see docs/format.md)');
+    return file;
+  }
+  const obj = { ...(raw as Record<string, unknown>) };
+  if (typeof obj.id === 'number' && Number.isSafeInteger(obj.id) && obj.id > 0) file.rawId = obj.id;
+
+  // Edge ids written as strings: "2", "task_2", "#2".
+  for (const key of EDGE_KEYS) {
+    const value = obj[key];
+    if (!Array.isArray(value)) continue;
+    obj[key] = value.map((item, index) => {
+      if (typeof item !== 'string') return item;
+      const m = STRING_ID_RE.exec(item);
+      if (!m) return item;
+      const id = Number(m[1]);
+      file.stringIds = true;
+      const fixable = fileId !== undefined;
+      push('string_id', findArrayElement(text, key, index), `"${key}" holds the id ${JSON.stringify(item)} as a string`, fixable ? `write it as ${id} (tasks doctor --fix)` : `write it as ${id}`, fixable);
+      return id;
+    });
+  }
+
+  const before = findings.length;
+  const key = (k: string) => findTopLevelKey(text, k);
+  const id = obj.id;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1)
+    push('invalid_field', key('id'), `"id" must be a positive integer, got ${show(id)}`, fileId !== undefined ? `set "id" to ${fileId}` : 'set "id" to the number in the file name');
+  else if (fileId !== undefined && id !== fileId)
+    push('id_mismatch', key('id'), `"id" is ${id} but the file name says ${fileId}`, `set "id" to ${fileId}, or rename the file to task_${id}.json if that is free`);
+  if (typeof obj.subject !== 'string' || obj.subject.trim() === '')
+    push('invalid_field', key('subject'), `"subject" must be a non-empty string, got ${show(obj.subject)}`, 'give the task a one-line "subject"');
+  if (obj.description !== undefined && obj.description !== null && typeof obj.description !== 'string')
+    push('invalid_field', key('description'), `"description" must be a string, got ${show(obj.description)}`, 'make "description" a string ("" when empty)');
+  if (typeof obj.status !== 'string' || !(TASK_STATUSES as readonly string[]).includes(obj.status))
+    push('invalid_field', key('status'), `unknown status ${show(obj.status)}`, `set "status" to one of ${TASK_STATUSES.join(', ')}`);
+  if (obj.owner !== undefined && obj.owner !== null && typeof obj.owner !== 'string')
+    push('invalid_field', key('owner'), `"owner" must be a string, got ${show(obj.owner)}`, 'make "owner" a string ("" when unclaimed)');
+  if (obj.activeForm !== undefined && typeof obj.activeForm !== 'string')
+    push('invalid_field', key('activeForm'), `"activeForm" must be a string, got ${show(obj.activeForm)}`, 'make "activeForm" a string, or remove it');
+  for (const k of EDGE_KEYS) {
+    const value = obj[k];
+    if (value === undefined || value === null) continue;
+    if (!Array.isArray(value)) {
+      push('invalid_field', key(k), `"${k}" must be an array of task ids, got ${show(value)}`, `write "${k}" as a list of ids, e.g. [2, 3]`);
+      continue;
+    }
+    value.forEach((item, index) => {
+      if (typeof item !== 'number' || !Number.isSafeInteger(item) || item < 1)
+        push('invalid_field', findArrayElement(text, k, index), `"${k}" holds ${show(item)}, which is not a task id`, `replace it with a task id (a positive integer) or remove it`);
+    });
+  }
+  const metadata = obj.metadata;
+  if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)))
+    push('invalid_field', key('metadata'), `"metadata" must be an object, got ${show(metadata)}`, 'make "metadata" an object, or remove it');
+
+  if (findings.length === before) {
+    try {
+      file.task = validateTask(obj, path, text);
+    } catch (error) {
+      // The core validator knows best; anything it refuses that the checks above missed.
+      const details = (error as { details?: { problem?: string } }).details;
+      push('invalid_field', 0, details?.problem ?? String(error), 'edit the file by hand (see docs/format.md)');
+      return file;
+    }
+  }
+  return file;
+}

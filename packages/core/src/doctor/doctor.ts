@@ -1,0 +1,238 @@
+import { unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConcurrentChange, HIGHWATERMARK_FILE } from '../board/transaction.js';
+import { CorruptTaskError, isErrnoException } from '../errors.js';
+import { serializeTask, type Task } from '../format/format.js';
+import { acquireLock } from '../fs/locks.js';
+import { leaseExpiry } from '../runtime/leases.js';
+import type { TaskStore } from '../store.js';
+import { DOCTOR_CHECKS, FINDING_ORDER, type FileChange, type Scan } from './checks/index.js';
+
+// Kept here for the internal API it was part of; it lives with the other JSON position helpers now.
+export { findArrayElement } from '../format/json-locate.js';
+
+/**
+ * `tasks doctor`: finds everything wrong with a board that people, merges or
+ * killed processes can leave behind, and repairs what has a safe repair.
+ *
+ * Task files are read leniently here (raw JSON, edge ids written as strings
+ * accepted) so doctor can diagnose and fix files the strict parser refuses.
+ * Each kind of problem is a check of its own (checks/), and the order of
+ * findings at one spot follows the order of the checks.
+ */
+
+/** What kind of problem a finding is; stable, for `--json`. */
+export type FindingCode =
+  | 'invalid_json'
+  | 'merge_conflict'
+  | 'invalid_field'
+  | 'bad_file_name'
+  | 'id_mismatch'
+  | 'duplicate_id'
+  | 'string_id'
+  | 'one_sided_edge'
+  | 'missing_task'
+  | 'cycle'
+  | 'closed_blocker'
+  | 'non_canonical'
+  | 'highwatermark'
+  | 'stale_lock'
+  | 'expired_lease'
+  | 'temp_file'
+  | 'merge_driver'
+  | 'untracked_claim'
+  | 'not_a_file'
+  | 'unfinished_change';
+
+/** One problem: where it is, what is wrong, and one line that says how to fix it. */
+export interface DoctorFinding {
+  code: FindingCode;
+  /** Absolute path of the file concerned, when there is one. */
+  file?: string;
+  line?: number;
+  column?: number;
+  /** The task the finding is about. */
+  task?: number;
+  /** For cycles: the ids in order, first == last. */
+  cycle?: number[];
+  message: string;
+  /** One line: what to do about it. */
+  fix: string;
+  /** True when `tasks doctor --fix` repairs it. */
+  fixable: boolean;
+}
+
+/** One repair `--fix` made. */
+export interface DoctorChange {
+  code: FindingCode;
+  file: string;
+  task?: number;
+  message: string;
+}
+
+export interface DoctorOptions {
+  /** Clock for lock, temp-file and lease ages (tests). */
+  now?: number;
+  /** Check the git merge driver registration (default true). */
+  git?: boolean;
+}
+
+export interface DoctorReport {
+  findings: DoctorFinding[];
+  /** Task files seen (valid or not). */
+  files: number;
+}
+
+export interface RepairReport {
+  changes: DoctorChange[];
+  /** What is still wrong after the repairs (doctor exits 1 while this is not empty). */
+  remaining: DoctorFinding[];
+}
+
+/** Finds every problem on the board; reads only. */
+export function diagnoseBoard(store: TaskStore, options: DoctorOptions = {}): DoctorReport {
+  const scan = scanBoard(store, options);
+  return { findings: stableFindings(store, options, scan.findings), files: scan.fileCount };
+}
+
+/**
+ * A scan reads files one by one without locks, so a change by another
+ * process in the middle (a completion writes the task, then its dependents)
+ * can look like a problem for a moment. Problems are reported only if a
+ * second look finds them too.
+ */
+function stableFindings(store: TaskStore, options: DoctorOptions, findings: DoctorFinding[]): DoctorFinding[] {
+  if (findings.length === 0) return findings;
+  const key = (f: DoctorFinding) => JSON.stringify([f.code, f.file, f.task, f.message]);
+  const again = new Set(scanBoard(store, options).findings.map(key));
+  return findings.filter((f) => again.has(key(f)));
+}
+
+/**
+ * Repairs what has a safe repair: stale locks and leftover temp files go;
+ * under the board lock, then the task locks in ascending id order, task files
+ * are rewritten atomically (ids normalised, missing edge sides added, closed
+ * blockers dropped, canonical form) and `.highwatermark` is raised. Files that
+ * do not parse are never touched; cycles and edges to missing tasks are only
+ * reported. Returns each change and what remains.
+ */
+export async function repairBoard(store: TaskStore, options: DoctorOptions = {}): Promise<RepairReport> {
+  const changes: DoctorChange[] = [];
+  let remaining: DoctorFinding[] = [];
+  const first = scanBoard(store, options);
+  // Stale locks first: one of them may be the board lock we are about to take.
+  for (const lock of first.plan.staleLocks) {
+    if (await removeStaleLock(lock.path, store)) changes.push({ code: 'stale_lock', file: lock.path, message: `removed stale lock (${lock.age})` });
+  }
+  for (const temp of first.plan.temps) {
+    try {
+      unlinkSync(temp.path);
+      changes.push({ code: 'temp_file', file: temp.path, message: `removed leftover temp file (${temp.age})` });
+    } catch (error) {
+      if (!isErrnoException(error, 'ENOENT')) throw error;
+    }
+  }
+
+  // One transaction: the board lock, then the locks of every file to write.
+  // The plan is made again under the locks (the first scan ran without
+  // them); a file that changed between that plan and its lock starts it over.
+  const repaired = await store.transact({ board: true, tasks: [...first.plan.writes.keys(), ...first.plan.leases.map((l) => l.task), ...first.plan.journals] }, (tx) => {
+    const scan = scanBoard(store, { ...options, git: false });
+    const writes = [...scan.plan.writes.values()].sort((a, b) => a.id - b.id);
+    tx.need({ tasks: [...writes.map((w) => w.id), ...scan.plan.leases.map((l) => l.task), ...scan.plan.journals] });
+    const made: DoctorChange[] = [];
+    for (const w of writes) {
+      if (tx.readText(w.id) !== w.before) throw new ConcurrentChange();
+      tx.putText(w.id, w.after);
+      for (const message of w.changes) made.push({ code: message.code, file: store.taskPath(w.id), task: w.id, message: message.text });
+      tx.event({ type: 'repaired', task: w.id, changes: w.changes.map((c) => c.text) });
+    }
+    if (scan.plan.highWaterMark) {
+      const { from, to } = scan.plan.highWaterMark;
+      tx.setHighWaterMark(to);
+      made.push({ code: 'highwatermark', file: join(store.dir, HIGHWATERMARK_FILE), message: `raised from ${from} to ${to}` });
+    }
+    for (const planned of scan.plan.leases) {
+      const lease = tx.readLease(planned.task);
+      if (!lease || !leaseExpiry(lease, options.now)) continue;
+      let task: Task | undefined;
+      try {
+        task = tx.tryRead(planned.task);
+      } catch (error) {
+        if (!(error instanceof CorruptTaskError)) throw error;
+      }
+      if (task && task.status === 'in_progress' && task.owner === lease.owner) continue;
+      tx.dropLease(planned.task);
+      made.push({ code: 'expired_lease', file: planned.file, task: planned.task, message: `removed the lease of #${planned.task}: ${planned.why}` });
+    }
+    return made;
+  });
+  changes.push(...repaired.value);
+  for (const id of await store.adoptUntrackedClaims()) {
+    const task = store.peekTask(id);
+    changes.push({ code: 'untracked_claim', file: store.taskPath(id), task: id, message: `recorded the claim of #${id} by ${task?.owner ?? '?'}` });
+  }
+  // What remains is judged under the board lock, while changes to several tasks cannot interleave.
+  remaining = (await store.transact({ board: true }, () => scanBoard(store, options).findings)).value;
+  return { changes, remaining };
+}
+
+
+/** Takes the lock over the way proper-lockfile does (only when stale), then releases it, which removes it. */
+async function removeStaleLock(path: string, store: TaskStore): Promise<boolean> {
+  try {
+    const { release } = await acquireLock(path, { ...store.lockOptions, timeoutMs: 0 });
+    await release();
+    return true;
+  } catch {
+    // Held by a live process (refreshed meanwhile) or gone: leave it.
+    return false;
+  }
+}
+// ---- the scan ---------------------------------------------------------------
+
+/** Runs every check (checks/index.ts) and plans the task file writes their findings call for. */
+function scanBoard(store: TaskStore, options: DoctorOptions) {
+  const scan: Scan = {
+    store,
+    options,
+    now: options.now ?? Date.now(),
+    staleMs: Math.max(2000, store.lockOptions.staleMs),
+    findings: [],
+    plan: { writes: new Map(), staleLocks: [], temps: [], leases: [], journals: [] },
+    files: [],
+    present: new Set(),
+    byId: new Map(),
+    fileOf: new Map(),
+    edits: new Map(),
+  };
+  for (const check of DOCTOR_CHECKS) check.run(scan);
+  const { findings, plan, files } = scan;
+
+  // Planned task file writes: normalisations found per file, plus the edge repairs.
+  for (const f of files) {
+    if (!f.task || f.fileId !== f.task.id) continue;
+    const e = scan.edits.get(f.task.id);
+    const task = e?.task ?? f.task;
+    const changes: FileChange[] = [];
+    if (f.stringIds) changes.push({ code: 'string_id', text: 'wrote edge ids as numbers' });
+    changes.push(...(e?.changes ?? []));
+    const after = serializeTask(task);
+    if (after === f.text) continue;
+    if (changes.length === 0) changes.push({ code: 'non_canonical', text: 'rewrote in canonical form' });
+    plan.writes.set(f.task.id, { id: f.task.id, before: f.text, after, changes });
+  }
+
+  findings.sort(compareFindings);
+  return { findings, plan, fileCount: files.length };
+}
+
+function compareFindings(a: DoctorFinding, b: DoctorFinding): number {
+  return (
+    (a.file ?? '').localeCompare(b.file ?? '') ||
+    (a.line ?? 0) - (b.line ?? 0) ||
+    (a.column ?? 0) - (b.column ?? 0) ||
+    FINDING_ORDER.indexOf(a.code) - FINDING_ORDER.indexOf(b.code) ||
+    a.message.localeCompare(b.message)
+  );
+}

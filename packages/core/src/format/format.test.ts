@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { CorruptTaskError, TasksError } from '../errors.js';
+import { parseTask, parseTaskId, serializeTask, validateTask, MAX_TASK_FILE_BYTES } from './format.js';
+
+const file = '/b/.tasks/task_3.json';
+
+function corrupt(text: string, name = file): CorruptTaskError {
+  try {
+    parseTask(text, name);
+  } catch (error) {
+    if (error instanceof CorruptTaskError) return error;
+    throw error;
+  }
+  throw new Error('expected the file to be refused');
+}
+
+describe('serializeTask', () => {
+  it('writes known keys in order, unknown keys after them in their order, sorted unique ids and a newline', () => {
+    const text = '{"zeta":1,"blocks":[5,2,5],"status":"pending","id":3,"owner":"","alpha":{"b":1,"a":2},"subject":"S","blockedBy":[9,1],"description":"d"}';
+    expect(serializeTask(parseTask(text, file))).toMatchInlineSnapshot(`
+      "{
+        "id": 3,
+        "subject": "S",
+        "description": "d",
+        "status": "pending",
+        "owner": "",
+        "blockedBy": [
+          1,
+          9
+        ],
+        "blocks": [
+          2,
+          5
+        ],
+        "zeta": 1,
+        "alpha": {
+          "b": 1,
+          "a": 2
+        }
+      }
+      "
+    `);
+  });
+
+  it('is a fixed point: the same task always gives the same bytes', () => {
+    const once = serializeTask(parseTask('{"id":3,"subject":"S","status":"completed","owner":"a","activeForm":"x","blockedBy":[],"blocks":[4],"metadata":{"k":[1,{"z":null}]}}', file));
+    expect(serializeTask(parseTask(once, file))).toBe(once);
+  });
+
+  it("reads a Python TaskManager's output (json.dumps indent=2, no trailing newline)", () => {
+    const python = '{\n  "id": 3,\n  "subject": "Emit output",\n  "description": "",\n  "status": "pending",\n  "blockedBy": [\n    1\n  ],\n  "blocks": [],\n  "owner": ""\n}';
+    const task = parseTask(python, file);
+    expect(task).toMatchObject({ id: 3, subject: 'Emit output', status: 'pending', blockedBy: [1], blocks: [], owner: '' });
+    expect(serializeTask(task)).toBe(
+      '{\n  "id": 3,\n  "subject": "Emit output",\n  "description": "",\n  "status": "pending",\n  "owner": "",\n  "blockedBy": [\n    1\n  ],\n  "blocks": []\n}\n',
+    );
+  });
+
+  it('keeps __proto__ keys as plain data without polluting prototypes', () => {
+    const text = '{"id":3,"subject":"S","status":"pending","metadata":{"__proto__":{"polluted":true},"constructor":{"prototype":{"bad":1}}},"__proto__":{"x":1}}';
+    const task = parseTask(text, file);
+    const out = serializeTask(task);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+    expect(JSON.parse(out).metadata).toHaveProperty('__proto__');
+    expect(out).toContain('"__proto__": {\n      "polluted": true');
+    expect(out).toContain('"__proto__": {\n    "x": 1');
+  });
+});
+
+describe('validation errors name file, line and column', () => {
+  it('malformed JSON points at the spot', () => {
+    const e = corrupt('{\n  "id": 3,\n  "subject": "S",\n  "status": "pending",\n}\n');
+    expect(e.code).toBe('E_CORRUPT');
+    expect([e.line, e.column]).toEqual([5, 1]);
+    expect(e.message).toMatch(/^\/b\/\.tasks\/task_3\.json:5:1: invalid JSON: trailing comma/);
+  });
+
+  it('an unterminated file', () => {
+    const e = corrupt('{\n  "id": 3,\n  "subject": "S');
+    expect(e.line).toBe(3);
+    expect(e.message).toContain('unterminated string');
+  });
+
+  it('wrong types point at the key', () => {
+    const e = corrupt('{\n  "id": 3,\n  "subject": "S",\n  "status": "pending",\n  "blockedBy": "1"\n}');
+    expect([e.line, e.column]).toEqual([5, 3]);
+    expect(e.message).toContain('"blockedBy" must be an array');
+    expect(corrupt('{"id":3,"subject":42,"status":"pending"}').message).toContain('"subject" must be a string, got 42');
+    expect(corrupt('{"id":3,"subject":"S","status":"pending","blocks":["2"]}').message).toContain('positive integer ids, got "2"');
+    expect(corrupt('{"id":3,"subject":"S","status":"pending","metadata":[1]}').message).toContain('"metadata" must be an object');
+    expect(corrupt('{"id":3,"subject":"  ","status":"pending"}').message).toContain('"subject" must not be empty');
+    expect(corrupt('[1,2]').message).toContain('must hold a JSON object');
+  });
+
+  it('an unknown status', () => {
+    const e = corrupt('{\n  "id": 3,\n  "subject": "S",\n  "status": "done"\n}');
+    expect(e.line).toBe(4);
+    expect(e.message).toContain('"status" must be one of pending, in_progress, completed, deleted, got "done"');
+  });
+
+  it('an id that differs from the file name', () => {
+    const e = corrupt('{"id": 4, "subject": "S", "status": "pending"}');
+    expect(e.message).toContain('"id" is 4 but the file name says 3');
+  });
+
+  it('accepts a missing description, owner null (as Python task stores write it) and absent edges', () => {
+    expect(validateTask({ id: 3, subject: 'S', status: 'pending', owner: null }, file)).toMatchObject({ description: '', owner: '', blockedBy: [], blocks: [] });
+  });
+
+  it('the limit for a task file is 1 MiB', () => {
+    expect(MAX_TASK_FILE_BYTES).toBe(1024 * 1024);
+  });
+});
+
+describe('parseTaskId', () => {
+  it.each([
+    ['3', 3],
+    ['#3', 3],
+    ['task_3', 3],
+    ['task_3.json', 3],
+    [' 12 ', 12],
+    [7, 7],
+  ])('reads %j as %d', (input, id) => {
+    expect(parseTaskId(input)).toBe(id);
+  });
+
+  it.each(['../x', 'task_../../etc/passwd', '0', '-1', '3.json', '#task_3', '03', '1e3', '', 'abc', 'task_3.json.bak', '99999999999999999999'])(
+    'refuses %j',
+    (input) => {
+      expect(() => parseTaskId(input)).toThrow(TasksError);
+    },
+  );
+
+  it('says when a subject was given where an id belongs', () => {
+    expect(() => parseTaskId('Parse the AST')).toThrow(/looks like a subject/);
+  });
+});

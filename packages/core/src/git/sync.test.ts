@@ -1,0 +1,223 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskStore } from '../store.js';
+import { syncBoard } from './sync.js';
+import { TasksError } from '../errors.js';
+
+/**
+ * `tasks sync` against real remotes on this machine: a bare repository by
+ * path, and one served by `git daemon` on 127.0.0.1. Clones never share
+ * anything but the remote.
+ */
+
+let root = '';
+let daemon: ChildProcess | undefined;
+afterEach(() => {
+  daemon?.kill('SIGKILL');
+  daemon = undefined;
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = '';
+});
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+
+/** A bare remote with one commit on main, and `n` clones of it, each with an empty board. */
+function setup(n: number, url?: (bare: string) => string): { bare: string; clones: { dir: string; store: TaskStore }[] } {
+  root = mkdtempSync(join(tmpdir(), 'dotasks-sync-'));
+  const bare = join(root, 'remote.git');
+  git(root, 'init', '-q', '--bare', '-b', 'main', bare);
+  const seed = join(root, 'seed');
+  git(root, 'init', '-q', '-b', 'main', seed);
+  writeFileSync(join(seed, 'README.md'), '# project\n');
+  git(seed, 'add', '.');
+  git(seed, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'start');
+  git(seed, 'push', '-q', bare, 'main');
+  const clones = [];
+  for (let i = 0; i < n; i++) {
+    const dir = join(root, `clone${i + 1}`);
+    git(root, 'clone', '-q', url ? url(bare) : bare, dir);
+    git(dir, 'config', 'user.name', `clone${i + 1}`);
+    git(dir, 'config', 'user.email', `clone${i + 1}@example.invalid`);
+    clones.push({ dir, store: TaskStore.init(join(dir, '.tasks')) });
+  }
+  return { bare, clones };
+}
+
+/** The board's shared files (task files and high-water mark) with their bytes. */
+function boardFiles(store: TaskStore): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(store.dir).sort()) if (/^task_\d+\.json$|^\.highwatermark$/.test(name)) out[name] = readFileSync(join(store.dir, name), 'utf8');
+  return out;
+}
+
+describe('tasks sync', () => {
+  it('brings tasks created in one clone to another, on the tasks branch, without touching HEAD, the index or the work tree', async () => {
+    const { bare, clones } = setup(2);
+    const [a, b] = clones;
+    await a.store.createTask({ subject: 'parse the config' });
+    await a.store.createTask({ subject: 'write the docs', blockedBy: [1] });
+    writeFileSync(join(a.dir, 'README.md'), '# project\nuncommitted work\n');
+    const headBefore = git(a.dir, 'rev-parse', 'HEAD');
+    const statusBefore = git(a.dir, 'status', '--porcelain');
+
+    const out = await syncBoard(a.store);
+    expect(out.outgoing.map((c) => c.id)).toEqual([1, 2]);
+    expect(git(a.dir, 'rev-parse', 'HEAD')).toBe(headBefore);
+    expect(git(a.dir, 'status', '--porcelain')).toBe(statusBefore);
+    expect(git(bare, 'ls-tree', '--name-only', 'tasks').split('\n').sort()).toEqual(['.highwatermark', 'task_1.json', 'task_2.json']);
+    expect(git(bare, 'log', '-1', '--format=%s', 'tasks')).toMatch(/created #1, created #2/);
+
+    const inB = await syncBoard(b.store);
+    expect(inB.incoming.map((c) => c.id)).toEqual([1, 2]);
+    expect(inB.outgoing).toEqual([]);
+    expect(boardFiles(b.store)).toEqual(boardFiles(a.store));
+    expect(b.store.getTask(2).blockedBy).toEqual([1]);
+  });
+
+  it('merges field by field: changes to different fields of one task on two clones both land', async () => {
+    const { clones } = setup(2);
+    const [a, b] = clones;
+    await a.store.createTask({ subject: 'one' });
+    await a.store.createTask({ subject: 'two' });
+    await syncBoard(a.store);
+    await syncBoard(b.store);
+    await a.store.updateTask(1, { description: 'from a' });
+    await b.store.updateTask(1, { metadata: { area: 'parser' } });
+    await b.store.updateTask(2, { addBlockedBy: [1] });
+    await syncBoard(a.store);
+    const fromB = await syncBoard(b.store);
+    expect(fromB.conflicts).toEqual([]);
+    await syncBoard(a.store);
+    for (const c of clones) {
+      expect(c.store.getTask(1).description).toBe('from a');
+      expect(c.store.getTask(1).metadata).toEqual({ area: 'parser' });
+      expect(c.store.getTask(1).blocks).toEqual([2]);
+    }
+    expect(boardFiles(a.store)).toEqual(boardFiles(b.store));
+  });
+
+  it('of two clones claiming one task, the one that synced first keeps it; the other claim is withdrawn and its lease dropped', async () => {
+    const { clones } = setup(2);
+    const [a, b] = clones;
+    await a.store.createTask({ subject: 'contested' });
+    await syncBoard(a.store);
+    await syncBoard(b.store);
+    await a.store.claimTask(1, { owner: 'agent-a', lease: { ttlSeconds: 600 } });
+    await b.store.claimTask(1, { owner: 'agent-b', lease: { ttlSeconds: 600 } });
+
+    const first = await syncBoard(a.store);
+    expect(first.withdrawn).toEqual([]);
+    const second = await syncBoard(b.store);
+    expect(second.withdrawn).toEqual([{ id: 1, owner: 'agent-b', winner: 'agent-a' }]);
+    expect(second.conflicts.map((c) => c.field).sort()).toEqual(['owner']);
+    expect(b.store.getTask(1)).toMatchObject({ status: 'in_progress', owner: 'agent-a' });
+    expect(readdirSync(join(b.store.runtimeDir, 'leases'))).toEqual([]);
+    await syncBoard(a.store);
+    expect(boardFiles(a.store)).toEqual(boardFiles(b.store));
+  });
+
+  it('two clones creating 20 tasks each offline end with 40 distinct ids and every edge on both sides', async () => {
+    const { clones } = setup(2);
+    const [a, b] = clones;
+    for (const [c, name] of [
+      [a, 'a'],
+      [b, 'b'],
+    ] as const) {
+      for (let i = 1; i <= 20; i++) await c.store.createTask({ subject: `${name}${i}`, blockedBy: i > 1 ? [i - 1] : [] });
+    }
+    await syncBoard(a.store);
+    const moved = await syncBoard(b.store);
+    expect(moved.renumbered).toHaveLength(20);
+    await syncBoard(a.store);
+    expect(boardFiles(a.store)).toEqual(boardFiles(b.store));
+    const tasks = a.store.loadBoard().tasks;
+    expect(tasks.map((t) => t.id)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(new Set(tasks.map((t) => t.subject)).size).toBe(40);
+    const bySubject = new Map(tasks.map((t) => [t.subject, t]));
+    for (const name of ['a', 'b'])
+      for (let i = 2; i <= 20; i++) {
+        const t = bySubject.get(`${name}${i}`)!;
+        const prev = bySubject.get(`${name}${i - 1}`)!;
+        expect(t.blockedBy).toEqual([prev.id]);
+        expect(prev.blocks).toEqual([t.id]);
+      }
+    expect(readFileSync(join(a.store.dir, '.highwatermark'), 'utf8')).toBe('40\n');
+    // An id once on the remote is never handed out again.
+    const next = await b.store.createTask({ subject: 'after' });
+    expect(next.task.id).toBe(41);
+  });
+
+  it('retries when another clone pushes first, and says when there is no such remote', async () => {
+    const { clones } = setup(3);
+    const [a, b, c] = clones;
+    await a.store.createTask({ subject: 'a' });
+    await b.store.createTask({ subject: 'b' });
+    await c.store.createTask({ subject: 'c' });
+    const reports = await Promise.all(clones.map((x) => syncBoard(x.store)));
+    expect(reports.map((r) => r.head).filter(Boolean).length).toBe(3);
+    for (const x of clones) await syncBoard(x.store);
+    const files = clones.map((x) => boardFiles(x.store));
+    expect(files[1]).toEqual(files[0]);
+    expect(files[2]).toEqual(files[0]);
+    expect(Object.keys(files[0]).filter((n) => n.startsWith('task_'))).toHaveLength(3);
+
+    const error = await syncBoard(a.store, { remote: 'nowhere' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TasksError);
+    expect((error as TasksError).message).toMatch(/no git remote named 'nowhere'/);
+  });
+
+  it('works through git daemon on 127.0.0.1', async () => {
+    const port = await freePort();
+    setup(0);
+    const base = root;
+    daemon = spawn('git', ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', `--base-path=${base}`, '--listen=127.0.0.1', `--port=${port}`, base], {
+      stdio: 'ignore',
+    });
+    await until(() => canConnect(port));
+    const url = `git://127.0.0.1:${port}/remote.git`;
+    const a = join(root, 'd1');
+    const b = join(root, 'd2');
+    for (const dir of [a, b]) git(root, 'clone', '-q', url, dir);
+    const sa = TaskStore.init(join(a, '.tasks'));
+    const sb = TaskStore.init(join(b, '.tasks'));
+    await sa.createTask({ subject: 'over the wire' });
+    await syncBoard(sa);
+    const got = await syncBoard(sb);
+    expect(got.incoming).toEqual([{ id: 1, what: 'created' }]);
+    expect(sb.getTask(1).subject).toBe('over the wire');
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for git daemon');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

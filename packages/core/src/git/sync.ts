@@ -1,0 +1,503 @@
+/**
+ * `tasks sync`: one board across clones, through a branch of a git remote
+ * (docs/decisions.md, "Several machines: the board branch").
+ *
+ * The board travels on its own branch (default `tasks`), written with git
+ * plumbing only: blobs, a tree, a commit, a push. The user's HEAD, index,
+ * code branches and uncommitted work are never touched. A push that is not
+ * a fast-forward is refused by the remote: that refusal is the
+ * compare-and-swap. A round fetches the branch, merges it three ways with
+ * the board's files (the base is the last commit this clone merged, kept as
+ * `refs/dotasks/synced/<remote>/<branch>`), writes what came in through one
+ * board transaction, and pushes what goes out; a refused push starts the
+ * next round.
+ *
+ * - Field by field, with the merge driver's rules (edges as sets, objects key
+ *   by key). A field both sides changed differently takes the remote's value
+ *   (it was published first) and is reported; a task file never gets a
+ *   conflict marker. So of two clones claiming one task, the one whose push
+ *   landed first keeps it and the other's claim is withdrawn.
+ * - Ids are provisional until synced: a task this clone created whose id
+ *   the remote gave to another task meanwhile is moved to a free id (its file
+ *   and every edge in this clone's unsynced changes) before the push.
+ * - `.highwatermark` goes out and comes in as the maximum, so an id once on
+ *   the remote is never handed out again by any clone that synced.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ClaimError, TasksError } from '../errors.js';
+import { idFromFileName, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
+import { withLock } from '../fs/locks.js';
+import { mergeTaskTextResolved, type MergeConflict } from './merge.js';
+import type { ClaimOptions, ClaimResult, TaskStore } from '../store.js';
+import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from '../board/transaction.js';
+
+export interface SyncOptions {
+  /** The git remote (default: `syncRemote` of config.json, else `origin`). */
+  remote?: string;
+  /** The branch of the remote that holds the board (default `syncBranch`, else `tasks`). */
+  branch?: string;
+  /** Rounds before giving up when other clones keep pushing first (default 20). */
+  maxRounds?: number;
+}
+
+/** One task that came in or went out. */
+export interface SyncChange {
+  id: number;
+  /** What happened, for people: `claimed by agent-1`, `completed`, `created`, `updated` … */
+  what: string;
+}
+
+export interface SyncReport {
+  remote: string;
+  branch: string;
+  /** Changes from the remote written to this board. */
+  incoming: SyncChange[];
+  /** Changes of this board that are now on the remote. */
+  outgoing: SyncChange[];
+  /** Tasks of this clone moved to a free id because the remote had given theirs to another task. */
+  renumbered: { from: number; to: number }[];
+  /** Fields both sides changed differently; the remote's value was kept. */
+  conflicts: (MergeConflict & { id: number })[];
+  /** Tasks this clone had in progress that the remote gives to someone else: the claim was withdrawn. */
+  withdrawn: { id: number; owner: string; winner: string }[];
+  /** The commit now at the head of the remote branch (undefined: the branch is still empty). */
+  head?: string;
+  /** Fetch-merge-push rounds it took. */
+  rounds: number;
+}
+
+const EMPTY = '';
+/** Serializes the syncs of one clone, in the board's runtime folder. */
+const SYNC_LOCK = 'sync.lock';
+
+/** Runs git in the board's repository; failures are one-line E_GIT errors. */
+function git(cwd: string, args: string[], options: { input?: string | Buffer; allowFail?: boolean; env?: NodeJS.ProcessEnv } = {}) {
+  const r = spawnSync('git', args, { cwd, input: options.input, maxBuffer: 1 << 30, env: options.env ?? process.env });
+  if (r.error) throw new TasksError('E_GIT', `git ${args[0]} failed: ${r.error.message}`, { args }, { cause: r.error });
+  const result = { status: r.status ?? 1, stdout: r.stdout as Buffer, stderr: String(r.stderr ?? '') };
+  if (result.status !== 0 && !options.allowFail) {
+    const line = result.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${result.status}`;
+    throw new TasksError('E_GIT', `git ${args[0]} failed: ${line}`, { args, stderr: result.stderr });
+  }
+  return result;
+}
+
+const out = (r: { stdout: Buffer }) => r.stdout.toString('utf8').trim();
+
+/** git's blob id of a text, computed in process (no git call per file). */
+function blobId(text: string): string {
+  const body = Buffer.from(text, 'utf8');
+  return createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex');
+}
+
+interface TreeEntry {
+  mode: string;
+  type: string;
+  sha: string;
+}
+
+/** The top-level entries of a commit's tree, by name. */
+function readTree(cwd: string, commit: string | undefined): Map<string, TreeEntry> {
+  const entries = new Map<string, TreeEntry>();
+  if (!commit) return entries;
+  const text = git(cwd, ['ls-tree', '--full-tree', '-z', commit]).stdout.toString('utf8');
+  for (const item of text.split('\0')) {
+    if (!item) continue;
+    const tab = item.indexOf('\t');
+    const [mode, type, sha] = item.slice(0, tab).split(' ');
+    entries.set(item.slice(tab + 1), { mode, type, sha });
+  }
+  return entries;
+}
+
+/** The contents of blobs, by id, in one `git cat-file --batch`. */
+function readBlobs(cwd: string, shas: Iterable<string>): Map<string, string> {
+  const wanted = [...new Set(shas)];
+  const texts = new Map<string, string>();
+  if (wanted.length === 0) return texts;
+  const buf = git(cwd, ['cat-file', '--batch'], { input: wanted.join('\n') + '\n' }).stdout;
+  let at = 0;
+  for (const sha of wanted) {
+    const eol = buf.indexOf(10, at);
+    const header = buf.toString('utf8', at, eol).split(' ');
+    if (header[1] !== 'blob') throw new TasksError('E_GIT', `git cat-file: ${sha} is not a blob (${header.join(' ')})`);
+    const size = Number(header[2]);
+    texts.set(sha, buf.toString('utf8', eol + 1, eol + 1 + size));
+    at = eol + 1 + size + 1;
+  }
+  return texts;
+}
+
+/** Writes texts as blobs (one git process), returning their ids in order. */
+function writeBlobs(cwd: string, texts: string[]): string[] {
+  if (texts.length === 0) return [];
+  const dir = mkdtempSync(join(tmpdir(), 'dotasks-sync-'));
+  try {
+    const paths = texts.map((text, i) => {
+      const path = join(dir, String(i));
+      writeFileSync(path, text);
+      return path;
+    });
+    return out(git(cwd, ['hash-object', '-w', '--no-filters', '--stdin-paths'], { input: paths.join('\n') + '\n' })).split('\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function revParse(cwd: string, ref: string): string | undefined {
+  const r = git(cwd, ['rev-parse', '--verify', '-q', `${ref}^{commit}`], { allowFail: true });
+  return r.status === 0 ? out(r) : undefined;
+}
+
+/** Fetches the board branch; undefined when the remote does not have it yet. */
+function fetchBranch(cwd: string, remote: string, branch: string, trackingRef: string): string | undefined {
+  const r = git(cwd, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--refmap=', remote, `+refs/heads/${branch}:${trackingRef}`], { allowFail: true });
+  if (r.status !== 0) {
+    if (/couldn't find remote ref|could not find remote ref/i.test(r.stderr)) return undefined;
+    const line = r.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${r.status}`;
+    throw new TasksError('E_GIT', `git fetch ${remote} failed: ${line}`, { remote, stderr: r.stderr });
+  }
+  return revParse(cwd, trackingRef);
+}
+
+/** What changed from `before` to `after`, in a few words. */
+function describe(before: Task | undefined, after: Task | undefined): string {
+  if (!after) return 'removed';
+  if (!before) return after.status === 'in_progress' && after.owner ? `created, in progress by ${after.owner}` : 'created';
+  if (before.status !== after.status) {
+    if (after.status === 'in_progress') return after.owner ? `claimed by ${after.owner}` : 'started';
+    if (after.status === 'pending' && before.status === 'in_progress') return 'released';
+    return after.status;
+  }
+  if (before.owner !== after.owner) return after.owner ? `assigned to ${after.owner}` : 'unassigned';
+  return 'updated';
+}
+
+function tryParse(text: string | undefined, name: string): Task | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseTask(text, name);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Replaces id `from` by `to` in a task's edges. */
+function moveEdges(task: Task, from: number, to: number): boolean {
+  let moved = false;
+  for (const key of ['blockedBy', 'blocks'] as const) {
+    if (!task[key].includes(from)) continue;
+    task[key] = [...new Set(task[key].map((x) => (x === from ? to : x)))].sort((a, b) => a - b);
+    moved = true;
+  }
+  return moved;
+}
+
+interface Side {
+  base: Map<string, TreeEntry>;
+  theirs: Map<string, TreeEntry>;
+  theirsCommit?: string;
+}
+
+interface Plan {
+  /** Files of the merged board (name → text; undefined: no such file). */
+  merged: Map<string, string | undefined>;
+  incoming: SyncChange[];
+  outgoing: SyncChange[];
+  renumbered: { from: number; to: number }[];
+  conflicts: (MergeConflict & { id: number })[];
+  withdrawn: { id: number; owner: string; winner: string }[];
+}
+
+/**
+ * Merges the board with the remote inside one board transaction: writes what
+ * came in, moves clashing new tasks to free ids, and returns the merged
+ * board for the push.
+ */
+async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: Side): Promise<Plan> {
+  const plan: Plan = { merged: new Map(), incoming: [], outgoing: [], renumbered: [], conflicts: [], withdrawn: [] };
+  const taskNames = new Set<string>();
+  for (const name of [...side.base.keys(), ...side.theirs.keys()]) if (idFromFileName(name) !== undefined) taskNames.add(name);
+  const localIds = store.listIds();
+  for (const id of localIds) taskNames.add(taskFileName(id));
+  // Ours: under the task's lock once this transaction holds it (a locked read is what a write is decided on).
+  const oursText = new Map<string, string | undefined>();
+  for (const name of taskNames) {
+    const id = idFromFileName(name)!;
+    oursText.set(name, tx.holds(id) ? tx.readText(id) : store.readTaskText(id));
+  }
+  const shaOf = (entry: TreeEntry | undefined) => entry?.sha;
+  const oursSha = (name: string) => {
+    const text = oursText.get(name);
+    return text === undefined ? undefined : blobId(text);
+  };
+  // Blobs needed: theirs where it differs from ours, base where both sides changed.
+  const needed: string[] = [];
+  for (const name of taskNames) {
+    const o = oursSha(name);
+    const b = shaOf(side.base.get(name));
+    const t = shaOf(side.theirs.get(name));
+    if (t && t !== o) needed.push(t);
+    if (b && o !== b) needed.push(b);
+  }
+  const theirsHwm = side.theirs.get(HIGHWATERMARK_FILE)?.sha;
+  if (theirsHwm) needed.push(theirsHwm);
+  const blobs = readBlobs(cwd, needed);
+  const textOf = (entry: TreeEntry | undefined) => (entry ? blobs.get(entry.sha) ?? EMPTY : undefined);
+
+  // The highest id anybody may have handed out: new ids for clashing tasks go above it.
+  const allIds = [...taskNames].map((n) => idFromFileName(n)!);
+  let next =
+    Math.max(
+      tx.readHighWaterMark(),
+      theirsHwm ? parseHighWaterMark(blobs.get(theirsHwm), `${side.theirsCommit}:${HIGHWATERMARK_FILE}`) : 0,
+      0,
+      ...allIds,
+    ) + 1;
+
+  // Clashes: an id this clone created (not in the base) that the remote also has, with other content.
+  const clashes: number[] = [];
+  for (const name of taskNames) {
+    const o = oursText.get(name);
+    const t = side.theirs.get(name);
+    if (o !== undefined && t && !side.base.has(name) && blobId(o) !== t.sha) clashes.push(idFromFileName(name)!);
+  }
+  clashes.sort((a, b) => a - b);
+  const moved = new Map<number, number>();
+  for (const id of clashes) moved.set(id, next++);
+  // This clone's changes (files that differ from the base) meant its own tasks by those ids: move their edges too.
+  const ours = new Map<string, string | undefined>(oursText);
+  if (moved.size) {
+    for (const [name, text] of oursText) {
+      if (text === undefined || blobId(text) === shaOf(side.base.get(name))) continue;
+      const id = idFromFileName(name)!;
+      const task = tryParse(text, store.taskPath(id));
+      if (!task) continue;
+      let changed = false;
+      for (const [from, to] of moved) changed = moveEdges(task, from, to) || changed;
+      if (moved.has(id)) {
+        task.id = moved.get(id)!;
+        changed = true;
+      }
+      if (!changed) continue;
+      if (moved.has(id)) {
+        ours.set(taskFileName(task.id), serializeTask(task));
+        ours.set(name, undefined); // the old id now belongs to the remote's task
+      } else ours.set(name, serializeTask(task));
+    }
+    for (const [from, to] of moved) {
+      plan.renumbered.push({ from, to });
+      taskNames.add(taskFileName(to));
+    }
+  }
+
+  for (const name of taskNames) {
+    const id = idFromFileName(name)!;
+    const path = store.taskPath(id);
+    const local = oursText.get(name);
+    const o = ours.get(name);
+    const oSha = o === undefined ? undefined : blobId(o);
+    const b = side.base.get(name);
+    const t = side.theirs.get(name);
+    let merged: string | undefined;
+    if (oSha === t?.sha || t?.sha === b?.sha) merged = o;
+    else if (oSha === b?.sha) merged = textOf(t);
+    else if (o === undefined || t === undefined) merged = o ?? textOf(t); // removed on one side, changed on the other: the change stays
+    else {
+      let result;
+      try {
+        result = mergeTaskTextResolved(textOf(b) ?? EMPTY, o, textOf(t)!, 'theirs', path);
+      } catch (error) {
+        throw new TasksError('E_CORRUPT', `${(error as Error).message}; repair it (tasks doctor) and sync again`, { file: path }, { cause: error });
+      }
+      merged = result.text;
+      for (const c of result.conflicts) plan.conflicts.push({ id, ...c });
+    }
+    plan.merged.set(name, merged);
+    const after = tryParse(merged, path);
+
+    if (merged !== local) {
+      // Came in, or moved to a new id: written here, under the task's lock.
+      if (merged === undefined) tx.removeTask(id);
+      else {
+        if (local === undefined) await tx.lockNewTask(id);
+        tx.putText(id, merged);
+      }
+      if (merged !== o) {
+        const before = moved.has(id) ? undefined : tryParse(local, path);
+        plan.incoming.push({ id, what: describe(before, after) });
+        if (before && before.status === 'in_progress' && before.owner && (after?.owner !== before.owner || after.status !== 'in_progress')) {
+          plan.withdrawn.push({ id, owner: before.owner, winner: after?.owner ?? '' });
+          if (tx.readLease(id)?.owner === before.owner) tx.dropLease(id);
+          tx.event({ type: 'released', task: id, owner: before.owner, reason: `claimed on the remote by ${after?.owner || 'someone else'} first` });
+        }
+      }
+    }
+    if ((merged === undefined ? undefined : blobId(merged)) !== t?.sha) plan.outgoing.push({ id, what: describe(tryParse(textOf(b), path), after) });
+  }
+  for (const { from, to } of plan.renumbered) {
+    tx.event({ type: 'renumbered', task: to, from, reason: `#${from} was taken on the remote` });
+  }
+  for (const change of plan.incoming) tx.event({ type: 'synced', task: change.id, what: change.what });
+
+  const localHwm = tx.readHighWaterMark();
+  const hwm = Math.max(next - 1, localHwm);
+  if (hwm > localHwm) tx.setHighWaterMark(hwm);
+  plan.merged.set(HIGHWATERMARK_FILE, `${hwm}\n`);
+  plan.incoming.sort((a, b) => a.id - b.id);
+  plan.outgoing.sort((a, b) => a.id - b.id);
+  return plan;
+}
+
+/** The commit message: what went out, one line each, under a summary line. */
+function commitMessage(outgoing: SyncChange[], renumbered: { from: number; to: number }[]): string {
+  const lines = outgoing.map((c) => `${c.what} #${c.id}`);
+  for (const r of renumbered) lines.push(`renumbered #${r.from} → #${r.to}`);
+  const summary = lines.length <= 3 ? lines.join(', ') : `${lines.slice(0, 2).join(', ')} and ${lines.length - 2} more`;
+  return `${summary || 'board'} (${hostname()})\n\n${lines.join('\n')}\n`;
+}
+
+/** A committer identity: the user's, else one naming dotasks and this machine. */
+function commitEnv(cwd: string): NodeJS.ProcessEnv {
+  if (git(cwd, ['var', 'GIT_COMMITTER_IDENT'], { allowFail: true }).status === 0) return process.env;
+  const name = `dotasks on ${hostname()}`;
+  const email = 'dotasks@localhost';
+  return { ...process.env, GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
+}
+
+/** Builds the tree of the merged board on top of the remote's tree; undefined when it equals the remote's. */
+function buildTree(cwd: string, theirs: Map<string, TreeEntry>, merged: Map<string, string | undefined>): string | undefined {
+  const entries = new Map(theirs);
+  const changed: [string, string][] = [];
+  for (const [name, text] of merged) {
+    if (text === undefined) entries.delete(name);
+    else if (entries.get(name)?.sha !== blobId(text)) changed.push([name, text]);
+  }
+  const removed = [...theirs.keys()].some((name) => !entries.has(name));
+  if (changed.length === 0 && !removed) return undefined;
+  const shas = writeBlobs(
+    cwd,
+    changed.map(([, text]) => text),
+  );
+  changed.forEach(([name], i) => entries.set(name, { mode: '100644', type: 'blob', sha: shas[i] }));
+  const listing = [...entries].map(([name, e]) => `${e.mode} ${e.type} ${e.sha}\t${name}`).join('\0');
+  return out(git(cwd, ['mktree', '-z'], { input: listing + '\0' }));
+}
+
+/**
+ * Brings the remote's board in and this board out, until the push is
+ * accepted (see the module comment).
+ */
+export async function syncBoard(store: TaskStore, options: SyncOptions = {}): Promise<SyncReport> {
+  const cwd = store.dir;
+  const remote = options.remote ?? store.config.syncRemote;
+  const branch = options.branch ?? store.config.syncBranch;
+  const url = git(cwd, ['remote', 'get-url', remote], { allowFail: true });
+  if (url.status !== 0) {
+    if (/not a git repository/i.test(url.stderr)) throw new TasksError('E_USAGE', `the board ${cwd} is not in a git repository; sync needs one with a remote`);
+    throw new TasksError('E_USAGE', `no git remote named '${remote}'; add one (git remote add ${remote} URL) or pass --remote`, { remote });
+  }
+  if (git(cwd, ['check-ref-format', `refs/heads/${branch}`], { allowFail: true }).status !== 0 || branch.startsWith('-'))
+    throw new TasksError('E_USAGE', `not a usable branch name: '${branch}'`, { branch });
+  const trackingRef = `refs/dotasks/remote/${remote}/${branch}`;
+  const syncedRef = `refs/dotasks/synced/${remote}/${branch}`;
+  const report: SyncReport = { remote, branch, incoming: [], outgoing: [], renumbered: [], conflicts: [], withdrawn: [], rounds: 0 };
+  const maxRounds = options.maxRounds ?? 20;
+  // One sync at a time per clone (two workers of one clone share its refs); taken before any board lock.
+  return withLock(join(store.runtimeDir, SYNC_LOCK), store.lockOptions, () => rounds(store, cwd, { remote, branch, trackingRef, syncedRef, report, maxRounds }));
+}
+
+async function rounds(
+  store: TaskStore,
+  cwd: string,
+  { remote, branch, trackingRef, syncedRef, report, maxRounds }: { remote: string; branch: string; trackingRef: string; syncedRef: string; report: SyncReport; maxRounds: number },
+): Promise<SyncReport> {
+  let env: NodeJS.ProcessEnv | undefined;
+  for (let round = 1; round <= maxRounds; round++) {
+    report.rounds = round;
+    const theirsCommit = fetchBranch(cwd, remote, branch, trackingRef);
+    const baseCommit = revParse(cwd, syncedRef);
+    const side: Side = { base: readTree(cwd, baseCommit), theirs: readTree(cwd, theirsCommit), theirsCommit };
+    const { value: plan } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, side));
+    // What came in is on disk now: the remote's head is the base of whatever this clone changes next.
+    if (theirsCommit) git(cwd, ['update-ref', syncedRef, theirsCommit]);
+    mergeInto(report, plan);
+
+    const tree = buildTree(cwd, side.theirs, plan.merged);
+    if (tree === undefined) {
+      report.head = theirsCommit;
+      return report;
+    }
+    const parents = theirsCommit ? ['-p', theirsCommit] : [];
+    const commit = out(git(cwd, ['commit-tree', tree, ...parents], { input: commitMessage(plan.outgoing, plan.renumbered), env: (env ??= commitEnv(cwd)) }));
+    const push = git(cwd, ['push', '--porcelain', '--quiet', remote, `${commit}:refs/heads/${branch}`], { allowFail: true });
+    if (push.status === 0) {
+      git(cwd, ['update-ref', syncedRef, commit]);
+      git(cwd, ['update-ref', trackingRef, commit]);
+      report.head = commit;
+      return report;
+    }
+    const said = push.stdout.toString('utf8') + push.stderr;
+    if (!/rejected|non-fast-forward|fetch first|stale info|failed to update ref|cannot lock ref/i.test(said)) {
+      const line = said.trim().split('\n').filter(Boolean).pop() ?? `exit ${push.status}`;
+      throw new TasksError('E_GIT', `git push to ${remote} failed: ${line}`, { remote, branch });
+    }
+    // Another clone pushed first: fetch what it pushed and merge again.
+  }
+  throw new TasksError('E_GIT', `sync gave up after ${maxRounds} rounds: other clones kept pushing to ${remote}/${branch} first; run it again`, {
+    remote,
+    branch,
+  });
+}
+
+/** Folds a round's plan into the report (later rounds only add what they newly brought in). */
+function mergeInto(report: SyncReport, plan: Plan): void {
+  const add = <T>(list: T[], items: T[], key: (x: T) => string) => {
+    const seen = new Set(list.map(key));
+    for (const item of items) if (!seen.has(key(item))) list.push(item);
+  };
+  add(report.incoming, plan.incoming, (c) => `${c.id}:${c.what}`);
+  add(report.renumbered, plan.renumbered, (r) => `${r.from}`);
+  add(report.conflicts, plan.conflicts, (c) => `${c.id}:${c.field}`);
+  add(report.withdrawn, plan.withdrawn, (w) => `${w.id}`);
+  // What goes out is what the last round pushed (earlier rounds' pushes were refused).
+  report.outgoing = plan.outgoing;
+}
+
+/**
+ * A claim that counts only once it is on the remote (`tasks claim --sync`):
+ * syncs to see the other machines' claims, claims here, syncs again. When
+ * the remote gave the task to another machine meanwhile, the sync withdraws
+ * this claim: `claim ID` then fails as a lost race, `--next` tries the next
+ * ready task. When the claim cannot be published (the remote is down), it is
+ * released here again and the error says why: nobody works a task the other
+ * machines cannot see is taken.
+ */
+export async function claimWithSync(
+  store: TaskStore,
+  id: number | undefined,
+  options: ClaimOptions & { sync?: SyncOptions },
+): Promise<ClaimResult & { sync: SyncReport }> {
+  await syncBoard(store, options.sync);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const result = id !== undefined ? await store.claimTask(id, options) : await store.claimNext(options);
+    let report: SyncReport;
+    try {
+      report = await syncBoard(store, options.sync);
+    } catch (error) {
+      if (!result.alreadyHeld) await store.releaseTask(result.task.id, { actor: options.owner, heldBy: options.owner, reason: "the claim could not be published to the remote" }).catch(() => undefined);
+      throw error;
+    }
+    // What the board says after the sync decides, not this sync's report: another process of this
+    // clone may have synced in between and withdrawn the claim already.
+    const now = store.getTask(result.task.id);
+    if (now.status === 'in_progress' && now.owner === options.owner) return { ...result, task: now, sync: report };
+    if (id !== undefined)
+      throw new ClaimError('already_claimed', `#${id} was claimed on another machine by ${now.owner || 'someone'} first`, { task: id, owner: now.owner });
+  }
+  throw new ClaimError('nothing_ready', 'every ready task was claimed on another machine first; try again', {});
+}

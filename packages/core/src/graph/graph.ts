@@ -1,0 +1,39 @@
+import { isClosed, type Task } from '../format/format.js';
+import { searchPath } from './walk.js';
+
+/** Looks a task up by id; undefined when missing (or unreadable). */
+export type TaskLookup = (id: number) => Task | undefined;
+
+/**
+ * Would the edge "`blocker` blocks `waiter`" close a cycle? Walks `blocks`
+ * edges from `waiter`; if it reaches `blocker`, returns the cycle in blocks
+ * order starting and ending at `blocker` (`[blocker, waiter, …, blocker]`),
+ * else undefined. Deleted tasks are skipped: they never block anyone.
+ * Cost follows the edges reached, not the board's size.
+ */
+export function findCycle(blocker: number, waiter: number, lookup: TaskLookup): number[] | undefined {
+  if (blocker === waiter) return [blocker, blocker];
+  const path = searchPath(waiter, blocker, {
+    frontier: 'stack',
+    next: (id) => {
+      const task = lookup(id);
+      return task && task.status !== 'deleted' ? task.blocks : [];
+    },
+  });
+  return path && [blocker, ...path];
+}
+
+/** Ids in `task.blockedBy` whose task is not completed or deleted (missing ones count as open). */
+export function openBlockers(task: Task, lookup: TaskLookup): number[] {
+  return task.blockedBy.filter((id) => {
+    const blocker = lookup(id);
+    return !blocker || !isClosed(blocker.status);
+  });
+}
+
+/** Ready = pending, unowned, and every blocker completed or deleted (docs/protocol.md, "Ready"). */
+export function isReady(task: Task, lookup: TaskLookup, forOwner?: string): boolean {
+  if (task.status !== 'pending') return false;
+  if (task.owner !== '' && task.owner !== forOwner) return false;
+  return openBlockers(task, lookup).length === 0;
+}

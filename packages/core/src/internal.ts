@@ -1,0 +1,36 @@
+/**
+ * Everything the sibling packages (agent, watch, worker, the CLI) use of the
+ * core, as `@dotasks/core/internal`: no promise to anyone else, it changes
+ * with them. The public API is index.ts.
+ */
+export * from './errors.js';
+export * from './format/format.js';
+export * from './fs/fsio.js';
+export * from './fs/locks.js';
+export * from './board/board.js';
+export * from './board/config.js';
+export * from './events/events.js';
+export * from './runtime/leases.js';
+export * from './graph/graph.js';
+export * from './graph/walk.js';
+export * from './store.js';
+export { loadBoardSnapshot, BOARD_INDEX_FILE, FINAL_TRUST_MS } from './board/board-index.js';
+export * from './views/render.js';
+export * from './runtime/jobs.js';
+export * from './runtime/guard-state.js';
+export * from './doctor/doctor.js';
+export * from './graph/graph-render.js';
+export * from './git/git-setup.js';
+export * from './git/merge.js';
+export * from './io/board-import.js';
+export * from './io/board-export.js';
+export * from './git/worktrees.js';
+export * from './consistency/reconcile.js';
+export * from './events/follow.js';
+export * from './runtime/watcher-record.js';
+export * from './runtime/processes.js';
+export * from './board/rules.js';
+export * from './fs/journal.js';
+export { NeedLocks, ConcurrentChange, parseHighWaterMark, type Transaction, type TxScope, type TxOptions } from './board/transaction.js';
+export * from './runtime/claim-watch.js';
+export * from './git/sync.js';

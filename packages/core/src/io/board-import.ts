@@ -1,0 +1,280 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { TasksError, isErrnoException } from '../errors.js';
+import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, isClosed, normalizeIds, serializeTask, setOwn, type Task, type TaskStatus } from '../format/format.js';
+import { readFileIfExists } from '../fs/fsio.js';
+import { findJsonSyntaxError, positionAt } from '../format/json-locate.js';
+import { createLease } from '../runtime/leases.js';
+import { BoardGraph } from '../consistency/reconcile.js';
+import type { TaskStore } from '../store.js';
+
+/**
+ * Imports task lists from other tools onto a board: ids are renumbered onto
+ * the board's next free ids, edges rewritten to the new ids and written on
+ * both sides (docs/protocol.md, "Edges"), all under the board lock.
+ */
+
+/** A task as read from another tool, with that tool's ids (as strings). */
+export interface ForeignTask {
+  sourceId: string;
+  subject: string;
+  description: string;
+  status: TaskStatus;
+  owner: string;
+  activeForm?: string;
+  metadata?: Record<string, unknown>;
+  /** Source ids this task waits for. */
+  blockedBy: string[];
+  /** Source ids that wait for this task. */
+  blocks: string[];
+  /** Fields the source had that the format does not know; kept as unknown keys. */
+  extra: Record<string, unknown>;
+}
+
+export interface ForeignList {
+  /** Where it came from, for messages. */
+  source: string;
+  tasks: ForeignTask[];
+  warnings: string[];
+}
+
+export interface ImportMapping {
+  from: string;
+  to: number;
+  subject: string;
+}
+
+export interface ImportPlan {
+  source: string;
+  mapping: ImportMapping[];
+  /** The tasks as they will be written, ascending id. */
+  tasks: Task[];
+  warnings: string[];
+}
+
+export interface ImportResult extends ImportPlan {
+  dryRun: boolean;
+}
+
+function readJson(file: string): unknown {
+  const text = readFileIfExists(file);
+  if (text === undefined) throw new TasksError('E_NOT_FOUND', `${file} does not exist`, { file });
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    const problem = findJsonSyntaxError(text);
+    const at = positionAt(text, problem?.offset ?? 0);
+    throw new TasksError('E_INVALID', `${file}:${at.line}:${at.column}: invalid JSON: ${problem?.message ?? 'does not parse'}; nothing was imported`, { file }, { cause });
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : value === null || value === undefined ? '' : String(value);
+}
+
+function idList(value: unknown): string[] {
+  return Array.isArray(value) ? value.map((v) => String(v).trim()) : [];
+}
+
+function status(value: unknown, where: string, warnings: string[]): TaskStatus {
+  if (typeof value === 'string' && (TASK_STATUSES as readonly string[]).includes(value)) return value as TaskStatus;
+  warnings.push(`${where}: unknown status ${JSON.stringify(value)}, imported as pending`);
+  return 'pending';
+}
+
+function subject(value: unknown, description: string, where: string, warnings: string[]): string {
+  const s = text(value).replace(/\s*[\r\n]+\s*/g, ' ').trim();
+  if (s) return s;
+  const fallback = description.split('\n').find((l) => l.trim())?.trim().slice(0, 80) || '(untitled)';
+  warnings.push(`${where}: no subject, used ${JSON.stringify(fallback)}`);
+  return fallback;
+}
+
+function extras(obj: Record<string, unknown>, known: Set<string>): Record<string, unknown> {
+  const out = createRecord();
+  for (const key of Object.keys(obj)) if (!known.has(key)) setOwn(out, key, cloneJson(obj[key]));
+  return out;
+}
+
+const CLAUDE_KEYS = new Set(['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata']);
+
+/**
+ * Reads a Claude Code task list: a folder of `N.json` files (`id` a string,
+ * `blocks`/`blockedBy` string ids, `activeForm`, `owner`, `metadata`), as in
+ * `~/.claude/tasks/<list-id>/`. `.lock` and `.highwatermark` are ignored.
+ */
+export function readClaudeTaskList(dir: string): ForeignList {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR'))
+      throw new TasksError('E_NOT_FOUND', `${dir} is not a folder; point 'tasks import claude' at a Claude Code task list folder (~/.claude/tasks/<list-id>)`, { dir });
+    throw error;
+  }
+  const warnings: string[] = [];
+  const files = names.filter((n) => /^\d+\.json$/.test(n)).sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
+  if (files.length === 0) throw new TasksError('E_NOT_FOUND', `${dir} holds no N.json task files; nothing to import`, { dir });
+  const tasks: ForeignTask[] = [];
+  for (const name of files) {
+    const file = join(dir, name);
+    const raw = readJson(file);
+    if (!isObject(raw)) throw new TasksError('E_INVALID', `${file}: a task must be a JSON object; nothing was imported`, { file });
+    const sourceId = raw.id === undefined ? name.replace(/\.json$/, '') : String(raw.id);
+    const description = text(raw.description);
+    const task: ForeignTask = {
+      sourceId,
+      subject: subject(raw.subject, description, name, warnings),
+      description,
+      status: status(raw.status, name, warnings),
+      owner: text(raw.owner),
+      blockedBy: idList(raw.blockedBy),
+      blocks: idList(raw.blocks),
+      extra: extras(raw, CLAUDE_KEYS),
+    };
+    if (typeof raw.activeForm === 'string' && raw.activeForm !== '') task.activeForm = raw.activeForm;
+    if (isObject(raw.metadata)) task.metadata = cloneJson(raw.metadata) as Record<string, unknown>;
+    tasks.push(task);
+  }
+  return { source: dir, tasks, warnings };
+}
+
+const STORE_KEYS = new Set(['id', 'subject', 'description', 'status', 'owner', 'active_form', 'blocked_by', 'blocks', 'metadata']);
+
+/**
+ * Reads a single-file task store's `tasks.json` (`{"next_id", "tasks": [{"id": "task_1",
+ * "active_form", "blocked_by": ["task_2"], …}]}`).
+ */
+export function readTaskStoreFile(file: string): ForeignList {
+  const raw = readJson(file);
+  if (!isObject(raw) || !Array.isArray(raw.tasks))
+    throw new TasksError('E_INVALID', `${file}: expected {"next_id": N, "tasks": [...]}; nothing was imported`, { file });
+  const warnings: string[] = [];
+  const tasks: ForeignTask[] = raw.tasks.map((item, index) => {
+    const where = `tasks[${index}]`;
+    if (!isObject(item)) throw new TasksError('E_INVALID', `${file}: ${where} is not an object; nothing was imported`, { file });
+    const description = text(item.description);
+    const task: ForeignTask = {
+      sourceId: item.id === undefined ? `#${index + 1}` : String(item.id),
+      subject: subject(item.subject, description, where, warnings),
+      description,
+      status: status(item.status ?? 'pending', where, warnings),
+      owner: text(item.owner),
+      blockedBy: idList(item.blocked_by),
+      blocks: idList(item.blocks),
+      extra: extras(item, STORE_KEYS),
+    };
+    if (typeof item.active_form === 'string' && item.active_form !== '') task.activeForm = item.active_form;
+    if (isObject(item.metadata)) task.metadata = cloneJson(item.metadata) as Record<string, unknown>;
+    return task;
+  });
+  if (tasks.length === 0) throw new TasksError('E_NOT_FOUND', `${file} holds no tasks; nothing to import`, { file });
+  return { source: file, tasks, warnings };
+}
+
+/** A source id in any usual spelling ("3", "task_3", "#3") → its canonical key. */
+function idKey(id: string): string {
+  const m = /^\s*(?:#|task_)?0*([0-9]+)\s*$/.exec(id);
+  return m ? m[1] : id.trim();
+}
+
+/** Maps a foreign list onto ids `firstId`, `firstId + 1`, … and rewrites its edges (pure). */
+export function planImport(list: ForeignList, firstId: number): ImportPlan {
+  const warnings = [...list.warnings];
+  const toNew = new Map<string, number>();
+  const mapping: ImportMapping[] = [];
+  list.tasks.forEach((t, i) => {
+    const key = idKey(t.sourceId);
+    if (toNew.has(key)) throw new TasksError('E_INVALID', `${list.source}: two tasks have the id ${JSON.stringify(t.sourceId)}; nothing was imported`);
+    toNew.set(key, firstId + i);
+    mapping.push({ from: t.sourceId, to: firstId + i, subject: t.subject });
+  });
+  const tasks: Task[] = list.tasks.map((t, i) => {
+    const task: Task = {
+      id: firstId + i,
+      subject: t.subject,
+      description: t.description,
+      status: t.status,
+      owner: t.owner,
+      blockedBy: [],
+      blocks: [],
+      extra: cloneJson(t.extra) as Record<string, unknown>,
+    };
+    for (const k of TASK_KEYS) delete task.extra[k];
+    if (t.activeForm !== undefined) task.activeForm = t.activeForm;
+    if (t.metadata !== undefined) task.metadata = t.metadata;
+    return task;
+  });
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const edges = new Set<string>();
+  const link = (fromSource: string, toSource: string, owner: ForeignTask) => {
+    const from = toNew.get(idKey(fromSource));
+    const to = toNew.get(idKey(toSource));
+    if (from === undefined || to === undefined) {
+      const missing = from === undefined ? fromSource : toSource;
+      warnings.push(`${owner.sourceId} (${owner.subject}): dropped the edge to ${JSON.stringify(missing)}, which is not in the list`);
+      return;
+    }
+    if (from === to) {
+      warnings.push(`${owner.sourceId} (${owner.subject}): dropped an edge to itself`);
+      return;
+    }
+    edges.add(`${from}>${to}`);
+  };
+  for (const t of list.tasks) {
+    for (const b of t.blockedBy) link(b, t.sourceId, t);
+    for (const d of t.blocks) link(t.sourceId, d, t);
+  }
+  for (const e of edges) {
+    const [from, to] = e.split('>').map(Number);
+    const blocker = byId.get(from)!;
+    const waiter = byId.get(to)!;
+    blocker.blocks.push(to);
+    // A finished blocker no longer blocks: the edge stays on its side as history (docs/protocol.md, "Edges").
+    if (!isClosed(blocker.status)) waiter.blockedBy.push(from);
+  }
+  for (const t of tasks) {
+    t.blocks = normalizeIds(t.blocks);
+    t.blockedBy = normalizeIds(t.blockedBy);
+  }
+  const cycle = BoardGraph.fromTasks(tasks).cycles()[0];
+  if (cycle) {
+    const fromNew = new Map(mapping.map((m) => [m.to, m.from]));
+    throw new TasksError(
+      'E_CYCLE',
+      `${list.source} has a cycle ${cycle.map((id) => JSON.stringify(fromNew.get(id))).join(' -> ')}; remove one of its edges in the source, nothing was imported`,
+      { cycle },
+    );
+  }
+  return { source: list.source, mapping, tasks, warnings };
+}
+
+/**
+ * Imports a foreign list onto the board in one transaction: under the board
+ * lock the next free ids are taken (`max(.highwatermark, highest task) + 1`
+ * …), the new files and their claim records are written, then
+ * `.highwatermark` moves; all of it or nothing. A dry run computes the same
+ * plan and writes nothing.
+ */
+export async function importTasks(store: TaskStore, list: ForeignList, options: { dryRun?: boolean; actor?: string } = {}): Promise<ImportResult> {
+  if (options.dryRun) return { ...planImport(list, Math.max(store.readHighWaterMark(), store.listIds().at(-1) ?? 0) + 1), dryRun: true };
+  const result = await store.transact({ board: true }, async (tx) => {
+    const plan = planImport(list, Math.max(tx.readHighWaterMark(), store.listIds().at(-1) ?? 0) + 1);
+    for (const t of plan.tasks) {
+      await tx.lockNewTask(t.id);
+      if (tx.tryRead(t.id)) throw new TasksError('E_EXISTS', `task_${t.id}.json appeared meanwhile; nothing was imported, run the import again`);
+      tx.put(t);
+      // Imported work in progress counts against its owner like any claim.
+      if (t.status === 'in_progress' && t.owner !== '') tx.putLease(createLease(t.id, t.owner, null, store.config.leaseSeconds));
+      const m = plan.mapping.find((x) => x.to === t.id)!;
+      tx.event({ type: 'created', task: t.id, owner: options.actor, subject: m.subject, importedFrom: m.from });
+    }
+    if (plan.tasks.length) tx.setHighWaterMark(plan.tasks.at(-1)!.id);
+    return plan;
+  });
+  return { ...result.value, dryRun: false };
+}

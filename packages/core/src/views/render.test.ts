@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { renderAgentBoard, renderBoard, toTaskView } from './render.js';
+import type { BoardSnapshot } from '../store.js';
+import type { Task } from '../format/format.js';
+
+function snapshot(tasks: Partial<Task>[]): BoardSnapshot {
+  const full = tasks.map((t) => ({ description: '', status: 'pending', owner: '', blockedBy: [], blocks: [], extra: {}, ...t }) as Task);
+  return { tasks: full, byId: new Map(full.map((t) => [t.id, t])), problems: [] };
+}
+
+const seed = snapshot([
+  { id: 1, subject: 'Parse AST', status: 'completed', blocks: [2, 3] },
+  { id: 2, subject: 'Transform AST', status: 'in_progress', owner: 'agent-1', activeForm: 'transforming', blocks: [4] },
+  { id: 3, subject: 'Emit output', blocks: [4] },
+  { id: 4, subject: 'Run tests', blockedBy: [2, 3] },
+  { id: 5, subject: 'Old idea', status: 'deleted' },
+]);
+
+describe('renderBoard', () => {
+  it('prints the example board as docs/protocol.md ("Output") shows it, ready tasks at a glance', () => {
+    expect(renderBoard(seed)).toMatchInlineSnapshot(`
+      "[x] #1: Parse AST
+      [>] #2: Transform AST (agent-1: transforming)
+      [ ] #3: Emit output
+      [ ] #4: Run tests (blocked by: #2, #3)
+      1/4 done · 1 in progress · ready: #3 · 1 blocked"
+    `);
+  });
+
+  it('shows deleted tasks with --all and reports bad files', () => {
+    const s = { ...seed, problems: [{ file: '/b/task_9.json', id: 9, line: 2, column: 5, message: 'invalid JSON' }] };
+    const text = renderBoard(s, { all: true });
+    expect(text).toContain('[-] #5: Old idea (deleted)');
+    expect(text).toContain('! /b/task_9.json:2:5: invalid JSON');
+  });
+
+  it('wraps the board for agents', () => {
+    const text = renderAgentBoard(seed);
+    expect(text.startsWith('<TASK_BOARD>\n[x] #1: Parse AST')).toBe(true);
+    expect(text.endsWith('\n</TASK_BOARD>')).toBe(true);
+  });
+
+  it('gives the documented JSON view', () => {
+    expect(toTaskView(seed.tasks[3], (id) => seed.byId.get(id))).toEqual({
+      id: 4,
+      subject: 'Run tests',
+      description: '',
+      status: 'pending',
+      owner: '',
+      activeForm: null,
+      blockedBy: [2, 3],
+      blocks: [],
+      metadata: {},
+      ready: false,
+      openBlockers: [2, 3],
+    });
+  });
+});

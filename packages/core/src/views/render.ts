@@ -1,0 +1,228 @@
+import { isClosed, type Task, type TaskStatus } from '../format/format.js';
+import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
+import type { BoardSnapshot, TaskProblem } from '../store.js';
+
+const MARKS: Record<TaskStatus, string> = { pending: '[ ]', in_progress: '[>]', completed: '[x]', deleted: '[-]' };
+
+/**
+ * How a line is decorated. The core knows nothing of terminals: the CLI
+ * passes colours when stdout is a terminal, and plain text is the default.
+ */
+export interface RenderStyle {
+  completed(text: string): string;
+  inProgress(text: string): string;
+  ready(text: string): string;
+  blocked(text: string): string;
+  muted(text: string): string;
+  problem(text: string): string;
+}
+
+const identity = (text: string) => text;
+/** No decoration: what agents, pipes and `--json` get. */
+export const PLAIN_STYLE: RenderStyle = {
+  completed: identity,
+  inProgress: identity,
+  ready: identity,
+  blocked: identity,
+  muted: identity,
+  problem: identity,
+};
+
+/**
+ * The documented JSON shape of one task (`--json`, the agent tool). Stable:
+ * fields are only ever added. `ready` and `openBlockers` are computed on read.
+ */
+export interface TaskView {
+  id: number;
+  subject: string;
+  description: string;
+  status: TaskStatus;
+  owner: string;
+  activeForm: string | null;
+  blockedBy: number[];
+  blocks: number[];
+  metadata: Record<string, unknown>;
+  ready: boolean;
+  /** Ids in blockedBy that are not completed or deleted (missing ones included). */
+  openBlockers: number[];
+}
+
+/** The documented JSON shape of a board listing. */
+export interface BoardView {
+  tasks: TaskView[];
+  problems: TaskProblem[];
+  counts: BoardCounts;
+}
+
+export interface BoardCounts {
+  total: number;
+  pending: number;
+  in_progress: number;
+  completed: number;
+  deleted: number;
+  ready: number;
+  blocked: number;
+}
+
+/** The JSON view of a task. */
+export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
+  return {
+    id: task.id,
+    subject: task.subject,
+    description: task.description,
+    status: task.status,
+    owner: task.owner,
+    activeForm: task.activeForm ?? null,
+    blockedBy: [...task.blockedBy],
+    blocks: [...task.blocks],
+    metadata: { ...(task.metadata ?? {}) },
+    ready: isReady(task, lookup),
+    openBlockers: isClosed(task.status) ? [] : openBlockers(task, lookup),
+  };
+}
+
+/** Which tasks a listing shows. */
+export interface ListFilter {
+  /** Include deleted tasks (hidden by default). */
+  all?: boolean;
+  status?: TaskStatus[];
+  owner?: string;
+  ready?: boolean;
+}
+
+/** Applies a listing filter to a snapshot's tasks. */
+export function filterTasks(snapshot: BoardSnapshot, filter: ListFilter = {}): Task[] {
+  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  return snapshot.tasks.filter((t) => {
+    if (filter.status?.length) {
+      if (!filter.status.includes(t.status)) return false;
+    } else if (!filter.all && t.status === 'deleted') return false;
+    if (filter.owner !== undefined && t.owner !== filter.owner) return false;
+    if (filter.ready && !isReady(t, lookup)) return false;
+    return true;
+  });
+}
+
+/** Counts of a board, for summaries. */
+export function countTasks(snapshot: BoardSnapshot): BoardCounts {
+  return countWith(snapshot, openBlockersOf(snapshot));
+}
+
+function countWith(snapshot: BoardSnapshot, open: (task: Task) => readonly number[]): BoardCounts {
+  const counts: BoardCounts = { total: 0, pending: 0, in_progress: 0, completed: 0, deleted: 0, ready: 0, blocked: 0 };
+  for (const t of snapshot.tasks) {
+    counts.total++;
+    counts[t.status]++;
+    if (t.status === 'pending') {
+      if (open(t).length) counts.blocked++;
+      else if (t.owner === '') counts.ready++;
+    }
+  }
+  return counts;
+}
+
+// Internal: no open blockers. Never handed out (the public functions return fresh arrays).
+const NONE: readonly number[] = [];
+
+/**
+ * openBlockers for the tasks of one snapshot, each computed once: a listing
+ * needs them for its lines, its counts and its ready list, which on 10,000
+ * tasks cost as much as reading the board through its index.
+ */
+function openBlockersOf(snapshot: BoardSnapshot): (task: Task) => readonly number[] {
+  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const memo = new Map<Task, number[]>();
+  return (task) => {
+    if (task.blockedBy.length === 0) return NONE;
+    let open = memo.get(task);
+    if (open === undefined) memo.set(task, (open = openBlockers(task, lookup)));
+    return open;
+  };
+}
+
+/** `[>] #2: Transform AST (agent-1: transforming)`, `[ ] #4: Run tests (blocked by: #2, #3)` (docs/protocol.md, "Output"). */
+export function renderTaskLine(task: Task, lookup: TaskLookup, style: RenderStyle = PLAIN_STYLE): string {
+  return taskLine(task, task.status === 'pending' ? openBlockers(task, lookup) : NONE, style);
+}
+
+/** renderTaskLine with the task's open blockers already known (only a pending task's are used). */
+function taskLine(task: Task, open: readonly number[], style: RenderStyle): string {
+  let notes = '';
+  let paint = style.muted;
+  if (task.status === 'in_progress') {
+    const who = task.owner || 'unowned';
+    notes = task.activeForm ? `${who}: ${task.activeForm}` : who;
+    paint = style.inProgress;
+  } else if (task.status === 'pending') {
+    if (open.length) notes = `blocked by: ${open.map((id) => `#${id}`).join(', ')}`;
+    if (task.owner) notes = notes ? `${notes}; owner: ${task.owner}` : `owner: ${task.owner}`;
+    paint = open.length || task.owner ? style.blocked : style.ready;
+  } else if (task.status === 'deleted') notes = 'deleted';
+  else paint = style.completed;
+  return paint(`${MARKS[task.status]} #${task.id}: ${task.subject}${notes ? ` (${notes})` : ''}`);
+}
+
+/** One line per problem file: `! path:line:col: message`. */
+export function renderProblem(problem: TaskProblem, style: RenderStyle = PLAIN_STYLE): string {
+  const at = problem.line !== undefined ? `:${problem.line}:${problem.column}` : '';
+  return style.problem(`! ${problem.file}${at}: ${problem.message}`);
+}
+
+/** The summary line under a board: counts, and which tasks are ready right now. */
+export function renderSummary(snapshot: BoardSnapshot): string {
+  return summaryWith(snapshot, openBlockersOf(snapshot));
+}
+
+function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly number[]): string {
+  const c = countWith(snapshot, open);
+  const live = c.total - c.deleted;
+  // The first ten ready tasks (isReady: pending, unowned, nothing open); c.ready counts them all.
+  const ready: string[] = [];
+  for (const t of snapshot.tasks) {
+    if (ready.length === 10) break;
+    if (t.status === 'pending' && t.owner === '' && open(t).length === 0) ready.push(`#${t.id}`);
+  }
+  const parts = [`${c.completed}/${live} done`];
+  if (c.in_progress) parts.push(`${c.in_progress} in progress`);
+  parts.push(c.ready ? `ready: ${ready.join(', ')}${c.ready > 10 ? ` (+${c.ready - 10})` : ''}` : 'nothing ready');
+  if (c.blocked) parts.push(`${c.blocked} blocked`);
+  if (snapshot.problems.length) parts.push(`${snapshot.problems.length} bad file${snapshot.problems.length > 1 ? 's' : ''}`);
+  return parts.join(' · ');
+}
+
+/** The board for people: one line per task, ascending id, then problems and a summary. */
+export function renderBoard(
+  snapshot: BoardSnapshot,
+  filter: ListFilter = {},
+  options: { summary?: boolean; style?: RenderStyle } = {},
+): string {
+  const style = options.style ?? PLAIN_STYLE;
+  const open = openBlockersOf(snapshot);
+  const lines = filterTasks(snapshot, filter).map((t) => taskLine(t, t.status === 'pending' ? open(t) : NONE, style));
+  if (lines.length === 0) lines.push(snapshot.tasks.length ? '(no tasks match)' : "(no tasks yet: add one with 'tasks create \"subject\"')");
+  for (const p of snapshot.problems) lines.push(renderProblem(p, style));
+  if (options.summary !== false && snapshot.tasks.length) lines.push(style.muted(summaryWith(snapshot, open)));
+  return lines.join('\n');
+}
+
+/** The board for agents, wrapped so a model finds it in any tool result (docs/protocol.md, "Output"). */
+export function renderAgentBoard(snapshot: BoardSnapshot): string {
+  return `<TASK_BOARD>\n${renderBoard(snapshot)}\n</TASK_BOARD>`;
+}
+
+/** A task in full, for `tasks show`. */
+export function renderTaskDetail(task: Task, lookup: TaskLookup): string {
+  const view = toTaskView(task, lookup);
+  const lines = [renderTaskLine(task, lookup), `  status:      ${task.status}${view.ready ? ' (ready)' : ''}`];
+  lines.push(`  owner:       ${task.owner || '(none)'}`);
+  if (task.activeForm) lines.push(`  activeForm:  ${task.activeForm}`);
+  lines.push(`  blockedBy:   ${task.blockedBy.length ? task.blockedBy.map((id) => `#${id}`).join(', ') : '(none)'}`);
+  lines.push(`  blocks:      ${task.blocks.length ? task.blocks.map((id) => `#${id}`).join(', ') : '(none)'}`);
+  if (task.metadata && Object.keys(task.metadata).length) {
+    for (const key of Object.keys(task.metadata)) lines.push(`  meta.${key}: ${JSON.stringify(task.metadata[key])}`);
+  }
+  if (task.description) {
+    lines.push('', ...task.description.split('\n').map((l) => `  ${l}`));
+  }
+  return lines.join('\n');
+}
