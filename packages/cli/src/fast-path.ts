@@ -8,8 +8,11 @@
  * the yargs command line in cli.ts, which then answers or refuses it; the two
  * give the same arguments for what both accept (fast-path.test.ts).
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { camel, findCommand, optionsOf, toNumber, type CommandSpec } from './command-table.js';
+
+// Through getBuiltinModule, not an ESM import, whose facade costs the everyday commands milliseconds (see read.ts in the core).
+const { parseArgs } = process.getBuiltinModule('node:util');
 
 /**
  * Parses argv for the fast path; undefined sends it to yargs. The result
