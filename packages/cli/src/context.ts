@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 // The read path and the store only, not the whole core (see read.ts in the core): the fast path's commands start sooner.
 import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task } from '@dotasks/core/read';
 import { TaskStore } from '@dotasks/core/store';
+import { printable } from './printable.js';
 
 export { reportProblems } from './problems.js';
 
@@ -85,7 +86,7 @@ export function readDescription(value: string | undefined): string | undefined {
 
 /** `#3 Subject` for messages. */
 export function label(task: Task): string {
-  return `#${task.id}: ${task.subject}`;
+  return `#${task.id}: ${printable(task.subject)}`;
 }
 
 /** The JSON view of a task, reading its neighbours from the board. */
@@ -97,6 +98,6 @@ export function viewTask(store: TaskStore, task: Task) {
 export function describeUnblocked(store: TaskStore, ids: number[]): string[] {
   return ids.map((id) => {
     const task = store.peekTask(id);
-    return `unblocked #${id}${task ? `: ${task.subject}` : ''}`;
+    return `unblocked #${id}${task ? `: ${printable(task.subject)}` : ''}`;
   });
 }

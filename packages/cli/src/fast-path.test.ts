@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { checkArgs } from './command-table.js';
 import { parseFast } from './fast-path.js';
 
 describe('the fast path', () => {
@@ -10,6 +11,10 @@ describe('the fast path', () => {
     [['start', '2', '--active-form', 'parsing'], { id: '2', activeForm: 'parsing' }],
     [['claim', '--next', '--lease', '60', '--pid', '42'], { next: true, lease: 60, pid: 42 }],
     [['heartbeat'], {}],
+    [['ready', '--status', 'pending', '-a', '--filter-owner', 'ann'], { status: ['pending'], all: true, filterOwner: 'ann' }],
+    [['claim', '3', '--worktree'], { id: '3', worktree: true }],
+    // The last of a repeated option wins, as in yargs (duplicate-arguments-array off).
+    [['done', '1', '--owner', 'a', '--owner', 'b'], { id: '1', owner: 'b' }],
   ])('answers %j without yargs', (argv, args) => {
     expect(parseFast(argv)?.args).toEqual(args);
   });
@@ -20,13 +25,17 @@ describe('the fast path', () => {
     [['list', '-h']],
     [['done']],
     [['done', '1', '2']],
-    [['claim', '3', '--worktree']],
-    [['claim', '--lease', 'soon']],
     [['list', '--dir']],
-    [['done', '1', '--owner', 'a', '--owner', 'b']],
+    [['claim', '--next', 'true']],
     [['show', '1', '--', 'x']],
     [['list', '--frobnicate']],
   ])('leaves %j to yargs', (argv) => {
     expect(parseFast(argv)).toBeUndefined();
+  });
+
+  it('reads a number that is not one as NaN, which checkArgs refuses, as yargs does', () => {
+    const fast = parseFast(['claim', '--lease', 'soon'])!;
+    expect(fast.args).toEqual({ lease: NaN });
+    expect(checkArgs(fast.spec, fast.args)).toBe('--lease takes a positive number of seconds');
   });
 });

@@ -1,103 +1,67 @@
 /**
- * The fast path of the `tasks` entry. Loading yargs costs more than reading a 1,000-task
- * board, so the commands agents call all the time (list, ready, show, claim,
- * start, done, release, heartbeat) are parsed here when their arguments are
- * plain; `--help`, anything unusual and every other command go to the full
- * yargs command line in cli.ts, which gives the same results.
+ * The fast path of the `tasks` entry. Loading yargs costs more than reading a
+ * 1,000-task board, so the commands the table marks `fast` (list, ready,
+ * show, claim, start, done, release, heartbeat) are parsed here with
+ * node:util's parseArgs from the same declarations yargs reads
+ * (command-table.ts). Anything this parser is not sure of (`--help`, an
+ * unknown flag, a bad value, a word yargs would read differently) goes to
+ * the yargs command line in cli.ts, which then answers or refuses it; the two
+ * give the same arguments for what both accept (fast-path.test.ts).
  */
-import type { CommandOutput } from './context.js';
+import type { ParseArgsConfig } from 'node:util';
+import { camel, findCommand, optionsOf, toNumber, type CommandSpec } from './command-table.js';
 
-interface FastSpec {
-  /** Positional ids: [min, max]. */
-  positionals: [number, number];
-  flags: string[];
-  /** Options that take a value; `*` may repeat, `#` is a number. */
-  values: string[];
-  load: (args: Record<string, unknown>) => Promise<CommandOutput>;
-}
-
-const COMMON_VALUES = ['dir', 'owner'];
-const listSpec: FastSpec = {
-  positionals: [0, 0],
-  flags: ['json', 'all', 'ready'],
-  values: [...COMMON_VALUES, 'status*', 'filter-owner'],
-  load: async (a) => (await import('./commands/list.js')).list(a),
-};
-
-const SPECS: Record<string, FastSpec> = {
-  list: listSpec,
-  ls: listSpec,
-  ready: { ...listSpec, load: async (a) => (await import('./commands/list.js')).list({ ...a, ready: true }) },
-  show: { positionals: [1, 1], flags: ['json'], values: COMMON_VALUES, load: async (a) => (await import('./commands/show.js')).show(a as never) },
-  done: { positionals: [1, 1], flags: ['json', 'force'], values: COMMON_VALUES, load: async (a) => (await import('./commands/done.js')).done(a as never) },
-  start: {
-    positionals: [1, 1],
-    flags: ['json'],
-    values: [...COMMON_VALUES, 'active-form'],
-    load: async (a) => (await import('./commands/start.js')).start(a as never),
-  },
-  release: { positionals: [1, 1], flags: ['json', 'force'], values: COMMON_VALUES, load: async (a) => (await import('./commands/release.js')).release(a as never) },
-  claim: {
-    positionals: [0, 1],
-    flags: ['json', 'next'],
-    values: [...COMMON_VALUES, 'lease#', 'pid#'],
-    load: async (a) => (await import('./commands/claim.js')).claim(a as never),
-  },
-  heartbeat: {
-    positionals: [0, 1],
-    flags: ['json'],
-    values: [...COMMON_VALUES, 'lease#'],
-    load: async (a) => (await import('./commands/heartbeat.js')).heartbeat(a as never),
-  },
-};
-
-const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+// Through getBuiltinModule, not an ESM import, whose facade costs the everyday commands milliseconds (see read.ts in the core).
+const { parseArgs } = process.getBuiltinModule('node:util');
 
 /**
- * Parses argv for the fast path; undefined sends it to yargs. The result has
- * the keys yargs would give the command (camelCase options, `id`).
+ * Parses argv for the fast path; undefined sends it to yargs. The result
+ * holds what yargs would give the command's handler: camelCase options,
+ * positionals by name, defaults filled in.
  */
-export function parseFast(argv: string[]): { spec: FastSpec; args: Record<string, unknown> } | undefined {
-  const spec = SPECS[argv[0]];
-  if (!spec) return undefined;
-  const args: Record<string, unknown> = {};
-  const positionals: string[] = [];
-  for (let i = 1; i < argv.length; i++) {
-    let arg = argv[i];
-    if (arg === '-a') arg = '--all';
-    if (!arg.startsWith('-')) {
-      positionals.push(arg);
-      continue;
-    }
-    if (!arg.startsWith('--') || arg === '--') return undefined;
-    let name = arg.slice(2);
-    let value: string | undefined;
-    const eq = name.indexOf('=');
-    if (eq >= 0) {
-      value = name.slice(eq + 1);
-      name = name.slice(0, eq);
-    }
-    if (spec.flags.includes(name) && value === undefined) {
-      args[camel(name)] = true;
-      continue;
-    }
-    const declared = spec.values.find((v) => v.replace(/[*#]$/, '') === name);
-    if (!declared) return undefined;
-    if (value === undefined) {
-      value = argv[++i];
-      if (value === undefined || value.startsWith('-')) return undefined;
-    }
-    const key = camel(name);
-    if (declared.endsWith('*')) (args[key] as string[] | undefined) ? (args[key] as string[]).push(value) : (args[key] = [value]);
-    else if (key in args) return undefined;
-    else if (declared.endsWith('#')) {
-      const n = Number(value);
-      if (value.trim() === '' || !Number.isFinite(n)) return undefined;
-      args[key] = n;
-    } else args[key] = value;
+export function parseFast(argv: string[]): { spec: CommandSpec; args: Record<string, unknown> } | undefined {
+  const spec = findCommand(argv[0]);
+  if (!spec?.fast) return undefined;
+  const declared = optionsOf(spec);
+  const options: NonNullable<ParseArgsConfig['options']> = {};
+  for (const [name, o] of Object.entries(declared)) {
+    options[name] = { type: o.type === 'boolean' ? 'boolean' : 'string', ...(o.alias ? { short: o.alias } : {}), ...(o.array ? { multiple: true } : {}) };
   }
-  const [min, max] = spec.positionals;
-  if (positionals.length < min || positionals.length > max) return undefined;
-  if (positionals.length) args.id = positionals[0];
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true; tokens: true; strict: true }>>;
+  try {
+    parsed = parseArgs({ args: argv.slice(1), options, allowPositionals: true, strict: true, tokens: true });
+  } catch {
+    return undefined;
+  }
+  const { tokens } = parsed;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    // `--` and everything after it: yargs keeps it apart; only a variadic positional takes it (none of the fast commands has one).
+    if (token.kind === 'option-terminator') return undefined;
+    // yargs reads `--next true` as the flag's value, parseArgs as a positional.
+    const next = tokens[i + 1];
+    if (token.kind === 'option' && token.value === undefined && next?.kind === 'positional' && /^(true|false)$/.test(next.value)) return undefined;
+  }
+  const args: Record<string, unknown> = {};
+  for (const [name, o] of Object.entries(declared)) {
+    const raw = (parsed.values as Record<string, string | boolean | (string | boolean)[] | undefined>)[name];
+    const value = raw ?? o.default;
+    if (value === undefined) continue;
+    const list = (Array.isArray(value) ? value : [value]).map(String);
+    if (o.choices && list.some((v) => !o.choices!.includes(v))) return undefined;
+    const typed = o.type === 'boolean' ? value : o.type === 'number' ? list.map(toNumber) : list;
+    args[camel(name)] = o.type === 'boolean' ? typed : o.array ? typed : (typed as unknown[])[0];
+  }
+  const positionals = parsed.positionals;
+  const declaredPositionals = spec.positionals ?? [];
+  if (declaredPositionals.some((p) => p.variadic)) return undefined;
+  const required = declaredPositionals.filter((p) => !p.optional).length;
+  if (positionals.length < required || positionals.length > declaredPositionals.length) return undefined;
+  for (const [i, p] of declaredPositionals.entries()) {
+    const value = positionals[i];
+    if (value === undefined) continue;
+    if (p.choices && !p.choices.includes(value)) return undefined;
+    args[camel(p.name)] = value;
+  }
   return { spec, args };
 }

@@ -1,7 +1,8 @@
 import { renderProblem, type BoardSnapshot, type RenderStyle } from '@dotasks/core/read';
 import type { CommandOutput } from './context.js';
+import { printable } from './printable.js';
 
 /** Bad task files as warning lines, and exit status 1 while there are any (lists never skip them silently). */
 export function reportProblems(snapshot: BoardSnapshot, style?: RenderStyle): Pick<CommandOutput, 'warnings' | 'exitCode'> {
-  return { warnings: snapshot.problems.map((p) => renderProblem(p, style)), exitCode: snapshot.problems.length ? 1 : 0 };
+  return { warnings: snapshot.problems.map((p) => renderProblem({ ...p, file: printable(p.file), message: printable(p.message) }, style)), exitCode: snapshot.problems.length ? 1 : 0 };
 }

@@ -1,3 +1,4 @@
+import { HANDLERS, checkArgs, type CommandName, type CommandSpec } from './command-table.js';
 import type { CommandOutput, GlobalOptions } from './context.js';
 
 export type Args = GlobalOptions & Record<string, unknown>;
@@ -64,3 +65,19 @@ export async function run(argv: Args, load: () => Promise<CommandOutput>): Promi
   }
 }
 
+
+/**
+ * Runs a command of the table with the arguments either path parsed: checks
+ * them (checkArgs), loads the handler, prints, sets the exit status.
+ */
+export async function runCommand(spec: CommandSpec, args: Args): Promise<void> {
+  await run(args, async () => {
+    const problem = checkArgs(spec, args);
+    if (problem !== undefined) {
+      const { TasksError } = await import('@dotasks/core/read');
+      throw new TasksError('E_USAGE', problem);
+    }
+    const handler = (await HANDLERS[spec.name as CommandName]()) as (args: Args) => Promise<CommandOutput>;
+    return handler(args);
+  });
+}

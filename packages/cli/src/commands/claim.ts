@@ -1,17 +1,11 @@
 import type { ClaimResult, WorktreeClaimResult } from '@dotasks/core';
 import { ClaimError, TasksError, parseTaskId } from '@dotasks/core/read';
 import { actingOwner, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable } from '../printable.js';
 
-export interface ClaimOptions extends GlobalOptions {
-  id?: string;
-  next?: boolean;
-  lease?: number;
-  pid?: number;
-  worktree?: boolean;
-  path?: string;
-  base?: string;
-  sync?: boolean;
-}
+/** What `tasks claim` takes, as declared in the command table. */
+export interface ClaimOptions extends CommandArgs<'claim'>, GlobalOptions {}
 
 /** Reasons that mean "someone else got there first": exit 3 (docs/protocol.md, "Exit statuses"); the rest exit 1. */
 const LOST = new Set(['already_claimed', 'nothing_ready']);
@@ -58,15 +52,15 @@ export async function claim(options: ClaimOptions): Promise<CommandOutput> {
         ...(error.reason === 'blocked' ? { blockedBy: d.blockedBy } : {}),
         ...(error.reason === 'not_pending' ? { status: d.status } : {}),
       },
-      warnings: [`tasks: ${error.reason}: ${error.message}`],
+      warnings: [`tasks: ${error.reason}: ${printable(error.message)}`],
       exitCode: LOST.has(error.reason) ? 3 : 1,
     };
   }
   const worktree = 'worktree' in result ? result.worktree : undefined;
   const lines = [
-    `${result.alreadyHeld ? 'already held' : 'claimed'} ${label(result.task)} (owner: ${owner}${result.lease.expiresAt ? `, lease until ${result.lease.expiresAt}` : ''})`,
+    `${result.alreadyHeld ? 'already held' : 'claimed'} ${label(result.task)} (owner: ${printable(owner)}${result.lease.expiresAt ? `, lease until ${result.lease.expiresAt}` : ''})`,
   ];
-  if (worktree) lines.push(`worktree ${worktree.path} on branch ${worktree.branch}${worktree.created ? '' : ' (already there)'}`);
+  if (worktree) lines.push(`worktree ${printable(worktree.path)} on branch ${printable(worktree.branch)}${worktree.created ? '' : ' (already there)'}`);
   return {
     text: lines.join('\n'),
     json: { claimed: true, alreadyHeld: result.alreadyHeld, task: viewTask(store, result.task), lease: result.lease, ...(worktree ? { worktree } : {}) },

@@ -1,8 +1,8 @@
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface ClearOptions extends GlobalOptions {
-  yes?: boolean;
-}
+/** What `tasks clear` takes, as declared in the command table. */
+export interface ClearOptions extends CommandArgs<'clear'>, GlobalOptions {}
 
 /** Removes every task file (ids are never handed out again); needs --yes. */
 export async function clear(options: ClearOptions): Promise<CommandOutput> {

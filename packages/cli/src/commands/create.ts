@@ -1,16 +1,9 @@
 import { TasksError, type TaskStatus } from '@dotasks/core';
 import { readDescription, actingOwner, label, openStore, parseIdList, parseMeta, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface CreateOptions extends GlobalOptions {
-  subject: string;
-  description?: string;
-  activeForm?: string;
-  assign?: string;
-  status?: string;
-  blockedBy?: unknown;
-  blocks?: unknown;
-  meta?: unknown;
-}
+/** What `tasks create` takes, as declared in the command table. */
+export interface CreateOptions extends CommandArgs<'create'>, GlobalOptions {}
 
 /** Creates a task, with its edges written on both sides. */
 export async function create(options: CreateOptions): Promise<CommandOutput> {

@@ -1,9 +1,9 @@
 import { parseTaskId } from '@dotasks/core';
 import { actingOwner, describeUnblocked, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface DeleteOptions extends GlobalOptions {
-  id: string;
-}
+/** What `tasks delete` takes, as declared in the command table. */
+export interface DeleteOptions extends CommandArgs<'delete'>, GlobalOptions {}
 
 /** Tombstones a task: the file stays, it never blocks anyone again. */
 export async function deleteCommand(options: DeleteOptions): Promise<CommandOutput> {

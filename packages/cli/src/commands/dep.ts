@@ -1,11 +1,9 @@
 import { parseTaskId } from '@dotasks/core';
 import { actingOwner, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface DepOptions extends GlobalOptions {
-  action: 'add' | 'rm';
-  id: string;
-  dep: string;
-}
+/** What `tasks dep` takes, as declared in the command table. */
+export interface DepOptions extends CommandArgs<'dep'>, GlobalOptions {}
 
 /** `dep add ID DEP`: ID waits for DEP (DEP blocks ID); `dep rm` removes that edge. Both sides are written. */
 export async function dep(options: DepOptions): Promise<CommandOutput> {

@@ -1,10 +1,11 @@
 import { relative, isAbsolute } from 'node:path';
 import { diagnoseBoard, repairBoard, type DoctorChange, type DoctorFinding } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable } from '../printable.js';
 
-export interface DoctorOptions extends GlobalOptions {
-  fix?: boolean;
-}
+/** What `tasks doctor` takes, as declared in the command table. */
+export interface DoctorOptions extends CommandArgs<'doctor'>, GlobalOptions {}
 
 /** A path as people want to read it: relative to where they stand when that is shorter. */
 function shown(path: string | undefined, cwd: string): string {
@@ -15,11 +16,11 @@ function shown(path: string | undefined, cwd: string): string {
 
 function findingLines(f: DoctorFinding, cwd: string): string[] {
   const where = f.file ? `${shown(f.file, cwd)}${f.line !== undefined ? `:${f.line}:${f.column}` : ''}: ` : '';
-  return [`${where}${f.message} [${f.code}]`, `  fix: ${f.fix}`];
+  return [printable(`${where}${f.message} [${f.code}]`), `  fix: ${printable(f.fix)}`];
 }
 
 function changeLine(c: DoctorChange, cwd: string): string {
-  return `fixed ${shown(c.file, cwd)}: ${c.message}`;
+  return printable(`fixed ${shown(c.file, cwd)}: ${c.message}`);
 }
 
 /** Checks the board (and with --fix repairs what is safe to repair); exits 1 while anything remains. */

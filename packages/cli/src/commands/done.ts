@@ -1,10 +1,9 @@
 import { parseTaskId } from '@dotasks/core';
 import { actingOwner, describeUnblocked, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface DoneOptions extends GlobalOptions {
-  id: string;
-  force?: boolean;
-}
+/** What `tasks done` takes, as declared in the command table. */
+export interface DoneOptions extends CommandArgs<'done'>, GlobalOptions {}
 
 /** Completes a task and prints the tasks it unblocked. */
 export async function done(options: DoneOptions): Promise<CommandOutput> {

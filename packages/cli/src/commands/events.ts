@@ -1,12 +1,11 @@
 import { followEvents, type TaskEvent } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import { waitForSignal } from '../signals.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable } from '../printable.js';
 
-export interface EventsOptions extends GlobalOptions {
-  since?: number;
-  /** Keep printing events as they are appended, until SIGINT/SIGTERM. */
-  follow?: boolean;
-}
+/** What `tasks events` takes, as declared in the command table. */
+export interface EventsOptions extends CommandArgs<'events'>, GlobalOptions {}
 
 /** One event per line: `#seq at type #task owner`. */
 export function formatEvent(e: TaskEvent): string {
@@ -14,7 +13,7 @@ export function formatEvent(e: TaskEvent): string {
   const extra = Object.entries(rest)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ');
-  return `${seq} ${at} ${type}${task !== undefined ? ` #${task}` : ''}${owner ? ` by ${owner}` : ''}${extra ? ` ${extra}` : ''}`;
+  return printable(`${seq} ${at} ${type}${task !== undefined ? ` #${task}` : ''}${owner ? ` by ${owner}` : ''}${extra ? ` ${extra}` : ''}`);
 }
 
 /** Prints the event log (docs/protocol.md, "Events"); with `follow`, streams it as it grows. */

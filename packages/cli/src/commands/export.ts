@@ -1,10 +1,9 @@
 import { EXPORT_FORMATS, TasksError, exportBoard, type ExportFormat } from '@dotasks/core';
 import { openStore, reportProblems, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface ExportOptions extends GlobalOptions {
-  format?: string;
-  all?: boolean;
-}
+/** What `tasks export` takes, as declared in the command table. */
+export interface ExportOptions extends CommandArgs<'export'>, GlobalOptions {}
 
 /** Prints the board as JSON, JSON lines or Markdown. */
 export async function exportCommand(options: ExportOptions): Promise<CommandOutput> {

@@ -1,10 +1,10 @@
 import { GRAPH_FORMATS, TasksError, buildGraph, renderGraph, type GraphFormat } from '@dotasks/core/internal';
 import { openStore, reportProblems, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printableTask } from '../printable.js';
 
-export interface GraphCommandOptions extends GlobalOptions {
-  format?: string;
-  all?: boolean;
-}
+/** What `tasks graph` takes, as declared in the command table. */
+export interface GraphCommandOptions extends CommandArgs<'graph'>, GlobalOptions {}
 
 /** The dependency graph as Mermaid, Graphviz dot or text; --json prints the graph model. */
 export async function graph(options: GraphCommandOptions): Promise<CommandOutput> {
@@ -13,7 +13,8 @@ export async function graph(options: GraphCommandOptions): Promise<CommandOutput
   const snapshot = openStore(options).loadBoard();
   const model = buildGraph(snapshot.tasks, { all: options.all });
   return {
-    text: renderGraph(model, format),
+    // People get the texts made printable; --json gets the model as it is.
+    text: options.json ? undefined : renderGraph(buildGraph(snapshot.tasks.map(printableTask), { all: options.all }), format),
     json: model,
     ...reportProblems(snapshot),
   };

@@ -1,8 +1,10 @@
 import { TasksError, TaskStore, findBoard, resolveOwner } from '@dotasks/core';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printableLines } from '../printable.js';
 
-export interface GuardOptions extends GlobalOptions {
-  hook?: string;
+/** What `tasks guard` takes, as declared in the command table. */
+export interface GuardOptions extends CommandArgs<'guard'>, GlobalOptions {
   /** The hook payload; default: read from stdin. */
   input?: string;
 }
@@ -29,7 +31,7 @@ export async function guard(options: GuardOptions): Promise<CommandOutput> {
     const open = tasksInProgress(store, owner);
     if (open.length === 0) return { json: { owner, inProgress: [] } };
     const nudge = open.map(nudgeFor).join('\n');
-    return { text: nudge, json: { owner, inProgress: open.map((t) => t.id), nudge }, exitCode: 1 };
+    return { text: printableLines(nudge), json: { owner, inProgress: open.map((t) => t.id), nudge }, exitCode: 1 };
   }
   if (options.hook !== 'claude') throw new TasksError('E_USAGE', `unknown hook '${options.hook}'; use --hook claude`);
 

@@ -1,10 +1,9 @@
 import { parseTaskId } from '@dotasks/core';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface HeartbeatOptions extends GlobalOptions {
-  id?: string;
-  lease?: number;
-}
+/** What `tasks heartbeat` takes, as declared in the command table. */
+export interface HeartbeatOptions extends CommandArgs<'heartbeat'>, GlobalOptions {}
 
 /** Renews the lease of a task (or of every task the owner holds). */
 export async function heartbeat(options: HeartbeatOptions): Promise<CommandOutput> {

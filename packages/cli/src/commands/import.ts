@@ -1,11 +1,10 @@
 import { TasksError, importTasks, readClaudeTaskList, readTaskStoreFile, toTaskView, type Task } from '@dotasks/core/internal';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable } from '../printable.js';
 
-export interface ImportOptions extends GlobalOptions {
-  kind: string;
-  source: string;
-  dryRun?: boolean;
-}
+/** What `tasks import` takes, as declared in the command table. */
+export interface ImportOptions extends CommandArgs<'import'>, GlobalOptions {}
 
 /** Imports a Claude Code task list folder or a single-file tasks.json store onto the board's next free ids. */
 export async function importCommand(options: ImportOptions): Promise<CommandOutput> {
@@ -26,12 +25,12 @@ export async function importCommand(options: ImportOptions): Promise<CommandOutp
   for (const m of result.mapping) {
     const t = byId.get(m.to)!;
     const edges = t.blockedBy.length ? ` (blocked by ${t.blockedBy.map((id) => `#${id}`).join(', ')})` : '';
-    lines.push(`  ${m.from} -> #${m.to}: ${m.subject}${edges}`);
+    lines.push(printable(`  ${m.from} -> #${m.to}: ${m.subject}${edges}`));
   }
   if (result.dryRun) lines.push('nothing was written (drop --dry-run to import)');
   return {
     text: lines.join('\n'),
     json: { dryRun: result.dryRun, source: result.source, mapping: result.mapping, tasks: result.tasks.map((t) => toTaskView(t, lookup)), warnings: result.warnings },
-    warnings: result.warnings.map((w) => `warning: ${w}`),
+    warnings: result.warnings.map((w) => `warning: ${printable(w)}`),
   };
 }

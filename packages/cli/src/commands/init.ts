@@ -2,13 +2,10 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { TaskStore, TasksError, resolveBoardDir, setupGitMerge, shellQuote } from '@dotasks/core/internal';
 import type { CommandOutput, GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface InitOptions extends GlobalOptions {
-  /** Also set the board up for git: .gitattributes and the merge driver in this clone's config. */
-  git?: boolean;
-  /** The program git runs as the merge driver (default: this node and this tasks bin, by absolute path). */
-  driverProgram?: string;
-}
+/** What `tasks init` takes, as declared in the command table. */
+export interface InitOptions extends CommandArgs<'init'>, GlobalOptions {}
 
 /** `'/usr/bin/node' '/…/packages/cli/bin/tasks.js'`: exactly the tasks that is running, whatever PATH says. */
 function thisProgram(): string {

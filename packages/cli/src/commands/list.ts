@@ -14,11 +14,12 @@ import {
 import type { CommandOutput, GlobalOptions } from '../context.js';
 import { reportProblems } from '../problems.js';
 import { styleFor } from '../style.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable, printableTask } from '../printable.js';
 
-export interface ListOptions extends GlobalOptions {
-  all?: boolean;
-  status?: string[];
-  filterOwner?: string;
+/** What `tasks list` takes, as declared in the command table. */
+export interface ListOptions extends CommandArgs<'list'>, GlobalOptions {
+  /** Only ready tasks (tasks ready). */
   ready?: boolean;
 }
 
@@ -31,7 +32,9 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
   const dir = findBoard({ dir: options.dir, cwd: options.cwd });
   readConfig(dir); // a broken config.json stops every command, this one too
   const snapshot = loadBoardSnapshot(dir);
-  const filter = { all: options.all, status: statuses as TaskStatus[], owner: options.filterOwner, ready: options.ready };
+  // A read acts as nobody: its --owner names whose tasks to show, as --filter-owner does (docs/decisions.md, "One declaration per command").
+  const owner = options.filterOwner ?? options.owner;
+  const filter = { all: options.all, status: statuses as TaskStatus[], owner, ready: options.ready };
   const lookup = (id: number) => snapshot.byId.get(id);
   if (options.json) {
     return {
@@ -44,6 +47,7 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
     };
   }
   const style = styleFor(false);
-  const text = renderBoard({ ...snapshot, problems: [] }, filter, { style });
+  const shown = { ...snapshot, tasks: snapshot.tasks.map(printableTask), problems: [] };
+  const text = renderBoard(shown, { ...filter, owner: owner === undefined ? undefined : printable(owner) }, { style });
   return { text, ...reportProblems(snapshot, style) };
 }

@@ -1,10 +1,10 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { getJob, isErrnoException, jobLogPath, parseJobId } from '@dotasks/core/internal';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface LogsOptions extends GlobalOptions {
-  job: string;
-  follow?: boolean;
+/** What `tasks logs` takes, as declared in the command table. */
+export interface LogsOptions extends CommandArgs<'logs'>, GlobalOptions {
   /** Where output goes (default stdout); logs stream, so they are written, not returned. */
   write?: (chunk: Buffer) => void;
 }

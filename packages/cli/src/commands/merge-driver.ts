@@ -1,12 +1,10 @@
 import { runMergeDriver, type MergeConflict } from '@dotasks/core/internal';
 import type { CommandOutput, GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable } from '../printable.js';
 
-export interface MergeDriverOptions extends GlobalOptions {
-  base: string;
-  ours: string;
-  theirs: string;
-  path?: string;
-}
+/** What `tasks merge-driver` takes, as declared in the command table. */
+export interface MergeDriverOptions extends CommandArgs<'merge-driver'>, GlobalOptions {}
 
 function value(v: unknown): string {
   return v === undefined ? '(absent)' : JSON.stringify(v);
@@ -34,8 +32,9 @@ export async function mergeDriver(options: MergeDriverOptions): Promise<CommandO
     );
   }
   return {
+    // Values are quoted as JSON, paths come from git: still, nothing raw reaches the terminal.
     json: { path, kind: result.kind, clean: result.conflicts.length === 0, conflicts: result.conflicts, ...(result.fallback ? { fallback: result.fallback } : {}) },
-    warnings,
+    warnings: warnings.map(printable),
     exitCode: result.conflicts.length ? 1 : 0,
   };
 }

@@ -1,10 +1,9 @@
 import { parseTaskId } from '@dotasks/core';
 import { actingOwner, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface ReleaseOptions extends GlobalOptions {
-  id: string;
-  force?: boolean;
-}
+/** What `tasks release` takes, as declared in the command table. */
+export interface ReleaseOptions extends CommandArgs<'release'>, GlobalOptions {}
 
 /** Puts a task back to pending with no owner; someone else's needs --force. */
 export async function release(options: ReleaseOptions): Promise<CommandOutput> {

@@ -1,9 +1,10 @@
 import { parseTaskId, renderTaskDetail, toTaskView } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printableLines, printableTask } from '../printable.js';
 
-export interface ShowOptions extends GlobalOptions {
-  id: string;
-}
+/** What `tasks show` takes, as declared in the command table. */
+export interface ShowOptions extends CommandArgs<'show'>, GlobalOptions {}
 
 /** One task in full. */
 export async function show(options: ShowOptions): Promise<CommandOutput> {
@@ -15,5 +16,9 @@ export async function show(options: ShowOptions): Promise<CommandOutput> {
     if (!cache.has(n)) cache.set(n, store.peekTask(n));
     return cache.get(n);
   };
-  return { text: renderTaskDetail(task, lookup), json: toTaskView(task, lookup) };
+  const shownLookup = (n: number) => {
+    const t = lookup(n);
+    return t && printableTask(t);
+  };
+  return { text: printableLines(renderTaskDetail(printableTask(task), shownLookup)), json: toTaskView(task, lookup) };
 }

@@ -1,10 +1,10 @@
 import { parseTaskId } from '@dotasks/core';
 import { actingOwner, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable } from '../printable.js';
 
-export interface StartOptions extends GlobalOptions {
-  id: string;
-  activeForm?: string;
-}
+/** What `tasks start` takes, as declared in the command table. */
+export interface StartOptions extends CommandArgs<'start'>, GlobalOptions {}
 
 /** Starts a task as the acting owner (a claim that does not expire). */
 export async function start(options: StartOptions): Promise<CommandOutput> {
@@ -13,7 +13,7 @@ export async function start(options: StartOptions): Promise<CommandOutput> {
   const owner = actingOwner(options);
   const result = await store.startTask(id, { owner, actor: owner, activeForm: options.activeForm });
   return {
-    text: `${result.alreadyHeld ? 'already working on' : 'started'} ${label(result.task)} (owner: ${owner})`,
+    text: `${result.alreadyHeld ? 'already working on' : 'started'} ${label(result.task)} (owner: ${printable(owner)})`,
     json: { task: viewTask(store, result.task) },
   };
 }

@@ -1,9 +1,9 @@
 import { TasksError } from '@dotasks/core';
 import type { CommandOutput, GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface ToolSchemaOptions extends GlobalOptions {
-  format?: string;
-}
+/** What `tasks tool-schema` takes, as declared in the command table. */
+export interface ToolSchemaOptions extends CommandArgs<'tool-schema'>, GlobalOptions {}
 
 /** Prints the `todo` tool for a model provider: an OpenAI function, an Anthropic tool, or plain JSON Schema. */
 export async function toolSchema(options: ToolSchemaOptions): Promise<CommandOutput> {

@@ -1,20 +1,9 @@
 import { parseTaskId, type TaskStatus, type UpdateTaskInput } from '@dotasks/core';
 import { readDescription, actingOwner, describeUnblocked, label, openStore, parseIdList, parseMeta, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
 
-export interface UpdateOptions extends GlobalOptions {
-  id: string;
-  subject?: string;
-  description?: string;
-  activeForm?: string;
-  assign?: string;
-  status?: string;
-  addBlockedBy?: unknown;
-  removeBlockedBy?: unknown;
-  addBlocks?: unknown;
-  removeBlocks?: unknown;
-  meta?: unknown;
-  force?: boolean;
-}
+/** What `tasks update` takes, as declared in the command table. */
+export interface UpdateOptions extends CommandArgs<'update'>, GlobalOptions {}
 
 /** Changes any field of a task; edges on both sides; completion propagates. */
 export async function update(options: UpdateOptions): Promise<CommandOutput> {

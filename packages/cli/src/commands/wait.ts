@@ -1,11 +1,10 @@
 import { TasksError, parseTaskId, waitForTask } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable } from '../printable.js';
 
-export interface WaitOptions extends GlobalOptions {
-  id: string;
-  /** Seconds; absent = wait for ever. */
-  timeout?: number;
-}
+/** What `tasks wait` takes, as declared in the command table. */
+export interface WaitOptions extends CommandArgs<'wait'>, GlobalOptions {}
 
 /** `tasks wait ID`: 0 once the task is completed, 1 if it is deleted, 124 on timeout. */
 export async function wait(options: WaitOptions, notice: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<CommandOutput> {
@@ -18,7 +17,7 @@ export async function wait(options: WaitOptions, notice: (line: string) => void 
   const pending = waitForTask(store, id, { timeoutMs: timeout === undefined ? undefined : timeout * 1000 });
   const task = store.peekTask(id);
   if (task && task.status !== 'completed' && task.status !== 'deleted')
-    notice(`tasks wait: waiting for #${id}: ${task.subject} (${task.status})${timeout === undefined ? '' : `, at most ${timeout} s`}`);
+    notice(`tasks wait: waiting for #${id}: ${printable(task.subject)} (${task.status})${timeout === undefined ? '' : `, at most ${timeout} s`}`);
   const outcome = await pending;
   const waitedMs = Date.now() - started;
   if (outcome === 'timeout') {

@@ -1,13 +1,11 @@
 import type { WatchEvent } from '@dotasks/watch';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import { waitForSignal } from '../signals.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable } from '../printable.js';
 
-export interface WatchOptions extends GlobalOptions {
-  /** Seconds between full reconciles (default 120). */
-  reconcileInterval?: number;
-  /** Seconds between lease reaps (default 15). */
-  reapInterval?: number;
-}
+/** What `tasks watch` takes, as declared in the command table. */
+export interface WatchOptions extends CommandArgs<'watch'>, GlobalOptions {}
 
 /** Where a streaming command writes as it goes (only these commands print before returning). */
 export interface StreamOutput {
@@ -27,6 +25,10 @@ function clock(at: string): string {
 
 /** One line for people about something the watcher did. */
 export function formatWatchEvent(e: WatchEvent): string {
+  return printable(formatEvent(e));
+}
+
+function formatEvent(e: WatchEvent): string {
   const time = clock(e.at);
   const task = e.task !== undefined ? `#${e.task}` : '';
   switch (e.type) {

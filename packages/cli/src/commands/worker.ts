@@ -1,19 +1,18 @@
 import { TasksError } from '@dotasks/core';
 import type { WorkerEvent } from '@dotasks/worker';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable } from '../printable.js';
 
-export interface WorkerCommandOptions extends GlobalOptions {
-  command: string[];
-  worktree?: boolean;
-  maxTasks?: number;
-  idleExit?: number;
-  lease?: number;
-  maxFailures?: number;
-  sync?: boolean;
-}
+/** What `tasks worker` takes, as declared in the command table. */
+export interface WorkerCommandOptions extends CommandArgs<'worker'>, GlobalOptions {}
 
 /** One progress line for people (stderr). */
 export function describeWorkerEvent(e: WorkerEvent): string {
+  return printable(describeEvent(e));
+}
+
+function describeEvent(e: WorkerEvent): string {
   const who = `[${e.owner}]`;
   switch (e.type) {
     case 'worker.started':

@@ -1,11 +1,10 @@
 import { TasksError, listTaskWorktrees, parseTaskId, removeTaskWorktree } from '@dotasks/core';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import type { CommandArgs } from '../command-table.js';
+import { printable } from '../printable.js';
 
-export interface WorktreeOptions extends GlobalOptions {
-  action: string;
-  id?: string;
-  force?: boolean;
-}
+/** What `tasks worktree` takes, as declared in the command table. */
+export interface WorktreeOptions extends CommandArgs<'worktree'>, GlobalOptions {}
 
 /**
  * `tasks worktree list`: every task that records a worktree, with its branch,
@@ -20,7 +19,7 @@ export async function worktree(options: WorktreeOptions): Promise<CommandOutput>
       ? list
           .map((w) => {
             const state = !w.exists ? 'missing' : w.dirty ? 'uncommitted changes' : 'clean';
-            return `#${w.task} ${w.status}${w.owner ? ` (${w.owner})` : ''}  ${w.branch}  ${w.path}  [${state}]`;
+            return printable(`#${w.task} ${w.status}${w.owner ? ` (${w.owner})` : ''}  ${w.branch}  ${w.path}  [${state}]`);
           })
           .join('\n')
       : "no task worktrees (make one with 'tasks claim ID --worktree')";

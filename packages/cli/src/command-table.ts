@@ -1,0 +1,567 @@
+/**
+ * Every `tasks` command, declared once: its name, aliases, positionals,
+ * options (type, choices, what a number must be), help text, examples,
+ * whether the fast path may answer it, and a lazy handler. The fast path
+ * (fast-path.ts), the yargs command line (cli.ts), `--help` and shell
+ * completion (completion.ts) all read this table, so they cannot disagree
+ * (docs/decisions.md, "One declaration per command").
+ *
+ * Keep this module cheap: the entry imports it for every call, so it holds
+ * data and type-only imports; handlers import their command when called.
+ */
+import type { CommandOutput } from './context.js';
+
+export type OptionType = 'string' | 'boolean' | 'number';
+
+export interface OptionSpec {
+  readonly type: OptionType;
+  /** A one-letter alias (`-a`). */
+  readonly alias?: string;
+  /** May be given more than once; the values are collected in order. */
+  readonly array?: boolean;
+  readonly choices?: readonly string[];
+  /** What a number must be; checked on both paths before the command runs (yargs gets numbers as strings; toNumber reads them). */
+  readonly range?: 'positive' | 'non-negative';
+  /** What a number counts, for messages: `--lease takes a positive number of seconds`. */
+  readonly unit?: string;
+  readonly default?: string;
+  readonly describe?: string;
+}
+
+/** What completion offers for a positional: task ids (open ones, or every task but deleted ones). */
+export type Completes = 'open-ids' | 'ids';
+
+export interface PositionalSpec {
+  readonly name: string;
+  readonly optional?: boolean;
+  /** Takes every remaining word, and everything after `--`. */
+  readonly variadic?: boolean;
+  readonly choices?: readonly string[];
+  readonly completes?: Completes;
+  readonly describe?: string;
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly aliases?: readonly string[];
+  readonly describe: string;
+  readonly positionals?: readonly PositionalSpec[];
+  readonly options?: Readonly<Record<string, OptionSpec>>;
+  readonly examples: readonly (readonly [string, string])[];
+  /** Plain calls are parsed by the fast path (no yargs). */
+  readonly fast?: boolean;
+}
+
+/** Options every command takes. */
+export const GLOBAL_OPTIONS = {
+  dir: { type: 'string', describe: 'the board directory (default: TASKS_DIR, else .tasks/ of the main git worktree or the nearest one)' },
+  json: { type: 'boolean', describe: 'print JSON (documented shapes)' },
+  owner: { type: 'string', describe: 'act as this owner (default: TASKS_OWNER, the linked worktree, the user)' },
+} as const satisfies Record<string, OptionSpec>;
+
+const ids = { type: 'string', array: true } as const;
+const id = { name: 'id', completes: 'open-ids' } as const;
+
+const listOptions = {
+  all: { alias: 'a', type: 'boolean', describe: 'include deleted tasks' },
+  status: { type: 'string', array: true, describe: 'only these statuses (repeat, or a,b)' },
+  'filter-owner': { type: 'string', describe: 'only tasks of this owner' },
+  // A read acts as nobody, so --owner here names whose tasks to show.
+  owner: { type: 'string', describe: 'only tasks of this owner (a read acts as nobody; same as --filter-owner)' },
+} as const;
+
+/** The commands, in the order `tasks --help` lists them. */
+export const COMMANDS = {
+  completion: {
+    name: 'completion',
+    describe: 'print a shell completion script (bash, zsh or fish; default from SHELL), task ids included',
+    options: { shell: { type: 'string', choices: ['bash', 'zsh', 'fish'], describe: 'the shell (default: the one in SHELL, else bash)' } },
+    examples: [
+      ['$0 completion >> ~/.bashrc', 'complete commands, flags and task ids in bash'],
+      ['$0 completion --shell zsh >> ~/.zshrc', 'the same for zsh, with subjects beside the ids'],
+      ['$0 completion --shell fish > ~/.config/fish/completions/tasks.fish', 'and for fish'],
+    ],
+  },
+  init: {
+    name: 'init',
+    describe: 'create an empty board (.tasks/ with its .gitignore)',
+    options: {
+      git: { type: 'boolean', describe: 'also write .tasks/.gitattributes and register the merge driver in this clone (fine on an existing board)' },
+      'driver-program': { type: 'string', describe: 'the program git runs as the merge driver (default: this node and tasks bin, by absolute path)' },
+    },
+    examples: [
+      ['$0 init', 'make .tasks/ at the root of this repository'],
+      ['$0 init --git', 'and merge task files field by field in git'],
+    ],
+  },
+  create: {
+    name: 'create',
+    describe: 'create a task',
+    positionals: [{ name: 'subject', describe: 'one-line title' }],
+    options: {
+      description: { alias: 'd', type: 'string', describe: 'details (- reads them from stdin)' },
+      'active-form': { type: 'string', describe: 'present-tense progress text' },
+      assign: { type: 'string', describe: 'owner of the new task' },
+      status: { type: 'string', choices: ['pending', 'in_progress', 'completed'] },
+      'blocked-by': { ...ids, describe: 'ids this task waits for (1,2 or repeated)' },
+      blocks: { ...ids, describe: 'ids that wait for this task' },
+      meta: { type: 'string', array: true, describe: 'metadata key=value (value read as JSON when it parses)' },
+    },
+    examples: [['$0 create "Run tests" --blocked-by 2,3', 'a task that waits for #2 and #3']],
+  },
+  list: {
+    name: 'list',
+    aliases: ['ls'],
+    describe: 'print the board, one task a line',
+    fast: true,
+    options: { ...listOptions, ready: { type: 'boolean', describe: 'only ready tasks' } },
+    examples: [
+      ['$0 list --status in_progress', 'what is being worked on'],
+      ['$0 list --owner agent-1', "agent-1's tasks"],
+    ],
+  },
+  ready: {
+    name: 'ready',
+    describe: 'list the tasks that can be started now',
+    fast: true,
+    options: listOptions,
+    examples: [['$0 ready --json', 'ready tasks as JSON']],
+  },
+  show: {
+    name: 'show',
+    describe: 'show one task in full',
+    fast: true,
+    positionals: [{ name: 'id', completes: 'ids' }],
+    examples: [['$0 show 3', 'task #3 with its description and edges']],
+  },
+  update: {
+    name: 'update',
+    describe: 'change fields, edges or status of a task',
+    positionals: [id],
+    options: {
+      subject: { type: 'string' },
+      description: { alias: 'd', type: 'string', describe: 'details (- reads them from stdin)' },
+      'active-form': { type: 'string', describe: 'progress text ("" removes it)' },
+      assign: { type: 'string', describe: 'set the owner ("" unassigns)' },
+      status: { type: 'string', choices: ['pending', 'in_progress', 'completed', 'deleted'] },
+      'add-blocked-by': ids,
+      'remove-blocked-by': ids,
+      'add-blocks': ids,
+      'remove-blocks': ids,
+      meta: { type: 'string', array: true, describe: 'metadata key=value; key= removes the key' },
+      force: { type: 'boolean', describe: 'take over, release or finish a task another owner has in progress' },
+    },
+    examples: [['$0 update 4 --add-blocked-by 2 --meta priority=1', 'link and annotate']],
+  },
+  start: {
+    name: 'start',
+    describe: 'start a task as the acting owner',
+    fast: true,
+    positionals: [id],
+    options: { 'active-form': { type: 'string', describe: 'present-tense progress text' } },
+    examples: [['$0 start 2 --active-form "transforming"', 'begin #2']],
+  },
+  done: {
+    name: 'done',
+    describe: 'complete a task; prints the tasks it unblocked',
+    fast: true,
+    positionals: [id],
+    options: { force: { type: 'boolean', describe: "complete someone else's or a blocked task" } },
+    examples: [['$0 done 1', 'complete #1']],
+  },
+  dep: {
+    name: 'dep',
+    describe: 'add or remove a dependency: ID waits for DEP',
+    positionals: [{ name: 'action', choices: ['add', 'rm'] }, id, { name: 'dep', completes: 'open-ids' }],
+    examples: [['$0 dep add 4 2', '#4 waits for #2']],
+  },
+  delete: {
+    name: 'delete',
+    describe: 'tombstone a task (the file stays; it no longer blocks anyone)',
+    positionals: [id],
+    examples: [['$0 delete 5', 'drop #5']],
+  },
+  clear: {
+    name: 'clear',
+    describe: 'remove every task file and reset ids (needs --yes)',
+    options: { yes: { type: 'boolean', describe: 'yes, remove them all' } },
+    examples: [['$0 clear --yes', 'start over']],
+  },
+  claim: {
+    name: 'claim',
+    describe: 'claim a ready task (exactly one claimant wins; losers exit 3)',
+    fast: true,
+    positionals: [{ ...id, optional: true }],
+    options: {
+      next: { type: 'boolean', describe: 'the lowest-id ready task' },
+      lease: { type: 'number', range: 'positive', unit: 'seconds', describe: 'lease length in seconds' },
+      pid: { type: 'number', range: 'positive', describe: 'the working process, so a dead one is reaped' },
+      worktree: { type: 'boolean', describe: 'also create a git worktree on a branch for the task' },
+      path: { type: 'string', describe: 'with --worktree: where (default: worktreeDir/task-N)' },
+      base: { type: 'string', describe: 'with --worktree: what a new branch starts from (default HEAD)' },
+      sync: { type: 'boolean', describe: 'the claim counts once it is on the git remote (tasks sync); a lost race exits 3' },
+    },
+    examples: [
+      ['$0 claim --next --owner agent-1', 'take the next ready task'],
+      ['$0 claim 3 --worktree', 'claim #3 and check out branch task/3 in its own worktree'],
+    ],
+  },
+  release: {
+    name: 'release',
+    describe: 'put a task back to pending with no owner',
+    fast: true,
+    positionals: [id],
+    options: { force: { type: 'boolean', describe: "release someone else's task" } },
+    examples: [['$0 release 3', 'give #3 back']],
+  },
+  whoami: {
+    name: 'whoami',
+    describe: 'print the acting owner and where it came from',
+    examples: [['$0 whoami', 'e.g. "agent-1 (from TASKS_OWNER)"']],
+  },
+  heartbeat: {
+    name: 'heartbeat',
+    describe: 'renew the lease of a claimed task',
+    fast: true,
+    positionals: [{ ...id, optional: true }],
+    options: { lease: { type: 'number', range: 'positive', unit: 'seconds', describe: 'new lease length in seconds' } },
+    examples: [['$0 heartbeat 3', 'keep #3']],
+  },
+  reap: {
+    name: 'reap',
+    describe: 'release tasks whose lease expired or whose process is gone',
+    options: { 'dry-run': { type: 'boolean', describe: 'say what would be released, release nothing' } },
+    examples: [['$0 reap --dry-run', 'see what would be released']],
+  },
+  events: {
+    name: 'events',
+    describe: 'print the event log',
+    options: {
+      since: { type: 'number', range: 'non-negative', describe: 'only events after this seq' },
+      follow: { alias: 'f', type: 'boolean', describe: 'keep printing events as they are appended (until Ctrl-C)' },
+    },
+    examples: [
+      ['$0 events --since 10 --json', 'new events as JSON lines'],
+      ['$0 events --follow --json', 'stream the log, one JSON event per line'],
+    ],
+  },
+  'tool-schema': {
+    name: 'tool-schema',
+    describe: 'print the todo tool for a model provider (OpenAI function, Anthropic tool or JSON Schema)',
+    options: { format: { type: 'string', choices: ['openai', 'anthropic', 'json-schema'], default: 'json-schema' } },
+    examples: [
+      ['$0 tool-schema --format openai', 'the tools[] entry for OpenAI Chat Completions'],
+      ['$0 tool-schema --format anthropic', 'the tools[] entry for the Anthropic Messages API'],
+    ],
+  },
+  mcp: {
+    name: 'mcp',
+    describe: 'serve the board over MCP on stdio: the todo tool and the board as a resource',
+    examples: [['TASKS_OWNER=claude $0 mcp', 'what an MCP client (.mcp.json) starts']],
+  },
+  guard: {
+    name: 'guard',
+    describe: 'remind an agent that is stopping with a task still in progress (exit 1 when it has one)',
+    options: { hook: { type: 'string', choices: ['claude'], describe: 'answer a Claude Code Stop hook (payload on stdin, JSON decision on stdout)' } },
+    examples: [
+      ['$0 guard --owner agent-1', 'silent, exit 0, when agent-1 has nothing in progress'],
+      ['$0 guard --hook claude', 'the command of a Claude Code Stop hook'],
+    ],
+  },
+  run: {
+    name: 'run',
+    describe: 'run CMD in the background for a task: exit 0 completes it, failure releases it',
+    positionals: [id, { name: 'command', variadic: true, describe: "the command, after '--'" }],
+    examples: [
+      ['$0 run 3 -- npm test', 'claim #3 and run the tests in the background'],
+      ["$0 run 4 --owner ci -- sh -c 'make && make check'", 'a shell pipeline as one job'],
+    ],
+  },
+  jobs: {
+    name: 'jobs',
+    describe: 'list background jobs',
+    examples: [['$0 jobs --json', 'every job with its state, exit code and pids']],
+  },
+  logs: {
+    name: 'logs',
+    describe: 'print the output of a background job',
+    positionals: [{ name: 'job' }],
+    options: { follow: { alias: 'f', type: 'boolean', describe: 'keep printing until the job finishes' } },
+    examples: [['$0 logs bg_000001 --follow', 'watch a job until it ends']],
+  },
+  kill: {
+    name: 'kill',
+    describe: 'end a background job and its whole process tree; the task is released',
+    positionals: [{ name: 'job' }],
+    examples: [['$0 kill bg_000001', 'stop the job and its children']],
+  },
+  doctor: {
+    name: 'doctor',
+    describe: 'check the board for problems (bad files, one-sided edges, cycles, stale locks …); --fix repairs the safe ones',
+    options: { fix: { type: 'boolean', describe: 'repair what is safe to repair, printing each change' } },
+    examples: [
+      ['$0 doctor', 'list every problem with file:line:column and a fix'],
+      ['$0 doctor --fix', 'repair; exits 1 while anything is left for a person'],
+    ],
+  },
+  graph: {
+    name: 'graph',
+    describe: 'draw the dependency graph (ready tasks and the critical path stand out)',
+    options: {
+      format: { alias: 'f', type: 'string', choices: ['text', 'mermaid', 'dot'], default: 'text', describe: 'output format' },
+      all: { alias: 'a', type: 'boolean', describe: 'include deleted tasks' },
+    },
+    examples: [
+      ['$0 graph', 'the graph as a tree in the terminal'],
+      ['$0 graph --format mermaid', 'paste into a ```mermaid block; renders on GitHub'],
+      ['$0 graph -f dot | dot -Tsvg > tasks.svg', 'an image with Graphviz'],
+    ],
+  },
+  'merge-driver': {
+    name: 'merge-driver',
+    describe: 'git merge driver for task files: tasks merge-driver %O %A %B %P (see tasks init --git)',
+    positionals: [
+      { name: 'base', describe: '%O: the common ancestor' },
+      { name: 'ours', describe: '%A: our version; the result is written here' },
+      { name: 'theirs', describe: '%B: their version' },
+      { name: 'path', optional: true, describe: '%P: the path in the repository' },
+    ],
+    examples: [['git config merge.dotasks.driver "tasks merge-driver %O %A %B %P"', 'what tasks init --git registers']],
+  },
+  import: {
+    name: 'import',
+    describe: 'import a Claude Code task list (claude DIR) or a single-file tasks.json store (store FILE) onto the next free ids',
+    positionals: [
+      { name: 'kind', choices: ['claude', 'store'] },
+      { name: 'source', describe: 'the folder (claude) or file (store)' },
+    ],
+    options: { 'dry-run': { type: 'boolean', describe: 'show the id mapping, write nothing' } },
+    examples: [
+      ['$0 import claude ~/.claude/tasks/my-list --dry-run', 'see which ids the tasks would get'],
+      ['$0 import store .my_agent_core/tasks.json', 'bring the tasks of a single-file tasks.json store over'],
+    ],
+  },
+  export: {
+    name: 'export',
+    describe: 'print the board as json, jsonl or markdown',
+    options: {
+      format: { alias: 'f', type: 'string', choices: ['json', 'jsonl', 'markdown'], default: 'json' },
+      all: { alias: 'a', type: 'boolean', describe: 'include deleted tasks' },
+    },
+    examples: [
+      ['$0 export --format markdown > TASKS.md', 'a checklist for a pull request'],
+      ['$0 export -f jsonl | jq .subject', 'one task a line for other tools'],
+    ],
+  },
+  worktree: {
+    name: 'worktree',
+    describe: 'list task worktrees, or remove one (refuses uncommitted changes without --force)',
+    positionals: [
+      { name: 'action', choices: ['list', 'remove'] },
+      { name: 'id', optional: true, completes: 'ids' },
+    ],
+    options: { force: { type: 'boolean', describe: 'remove even with uncommitted changes (they are lost)' } },
+    examples: [
+      ['$0 worktree list', 'task worktrees with their branch, status and changes'],
+      ['$0 worktree remove 3', "remove #3's worktree; branch task/3 stays"],
+    ],
+  },
+  worker: {
+    name: 'worker',
+    describe: 'claim ready tasks one by one and run a command on each (after --)',
+    positionals: [{ name: 'command', variadic: true, describe: 'the command; TASK_ID, TASK_SUBJECT … are in its environment' }],
+    options: {
+      worktree: { type: 'boolean', describe: 'run each task in its own git worktree' },
+      'max-tasks': { type: 'number', range: 'non-negative', describe: 'stop after this many tasks' },
+      'idle-exit': { type: 'number', range: 'non-negative', unit: 'seconds', describe: 'stop after this many seconds with nothing to claim' },
+      lease: { type: 'number', range: 'positive', unit: 'seconds', describe: 'lease length in seconds (renewed while the command runs)' },
+      'max-failures': { type: 'number', range: 'non-negative', describe: 'leave a task to others after it failed this often here (default 2)' },
+      sync: { type: 'boolean', describe: 'work a board shared through the git remote: claims count once on the remote (tasks sync)' },
+    },
+    examples: [
+      ['$0 worker --owner agent-1 -- npm test', 'run npm test for each ready task'],
+      [`$0 worker --worktree -- 'claude -p "$TASK_SUBJECT"'`, 'one string runs through the shell'],
+      ['$0 worker --json --max-tasks 1 -- ./do-task.sh', 'one task, events as JSON lines'],
+    ],
+  },
+  watch: {
+    name: 'watch',
+    describe: 'keep the board consistent while files change by hand or by git (until Ctrl-C)',
+    options: {
+      'reconcile-interval': { type: 'number', range: 'positive', unit: 'seconds', describe: 'seconds between full reconciles (default 120)' },
+      'reap-interval': { type: 'number', range: 'positive', unit: 'seconds', describe: 'seconds between lease reaps (default 15)' },
+    },
+    examples: [
+      ['$0 watch', 'propagate hand edits and git checkouts, one line per thing done'],
+      ['$0 watch --json', 'the same as one JSON event per line'],
+    ],
+  },
+  wait: {
+    name: 'wait',
+    describe: 'wait until a task is completed (exit 0), deleted (1) or the timeout passes (124)',
+    positionals: [id],
+    options: { timeout: { type: 'number', range: 'non-negative', unit: 'seconds', describe: 'give up after this many seconds' } },
+    examples: [['$0 wait 3 --timeout 600 && make test', 'run the tests once #3 is done']],
+  },
+  sync: {
+    name: 'sync',
+    describe: "bring the remote's board in and ours out, on a branch of its own (default: tasks of origin)",
+    options: {
+      remote: { type: 'string', describe: 'the git remote (default: syncRemote of config.json, else origin)' },
+      branch: { type: 'string', describe: 'the branch that holds the board (default: syncBranch, else tasks)' },
+    },
+    examples: [
+      ['$0 sync', 'share the board through origin/tasks'],
+      ['$0 sync --json', 'what came in and went out, as JSON'],
+    ],
+  },
+  board: {
+    name: 'board',
+    describe: 'the live board, full screen: columns Ready, Blocked, In progress, Done; keys to start, finish and release (off a terminal: tasks list)',
+    examples: [
+      ['$0 board', 'watch the board change as agents work; q quits'],
+      ['$0 board | cat', 'not a terminal: prints what tasks list prints'],
+    ],
+  },
+} as const satisfies Record<string, CommandSpec>;
+
+export type CommandName = keyof typeof COMMANDS;
+
+// ---- the arguments a command's handler receives, derived from its declaration ----
+
+/** `dry-run` → `dryRun`, as yargs names them. */
+export type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+
+type ValueOf<O extends OptionSpec> = O extends { readonly choices: readonly (infer C)[] }
+  ? O extends { readonly array: true }
+    ? C[]
+    : C
+  : O['type'] extends 'number'
+    ? number
+    : O['type'] extends 'boolean'
+      ? boolean
+      : O extends { readonly array: true }
+        ? string[]
+        : string;
+
+type OptionArgs<Os> = { -readonly [K in keyof Os as Camel<K & string>]?: Os[K] extends OptionSpec ? ValueOf<Os[K]> : never };
+
+type PositionalValue<P extends PositionalSpec> = P extends { readonly variadic: true }
+  ? string[]
+  : P extends { readonly choices: readonly (infer C)[] }
+    ? C
+    : string;
+type RequiredPositionals<Ps extends readonly PositionalSpec[]> = {
+  -readonly [P in Ps[number] as P extends { readonly optional: true } ? never : Camel<P['name']>]: PositionalValue<P>;
+};
+type OptionalPositionals<Ps extends readonly PositionalSpec[]> = {
+  -readonly [P in Ps[number] as P extends { readonly optional: true } ? Camel<P['name']> : never]?: PositionalValue<P>;
+};
+
+/** What every handler receives: the global options, the command's options (camelCase) and its positionals. */
+export type ArgsOf<S extends CommandSpec> = OptionArgs<typeof GLOBAL_OPTIONS> &
+  (S extends { readonly options: infer Os } ? OptionArgs<Os> : unknown) &
+  (S extends { readonly positionals: infer Ps extends readonly PositionalSpec[] } ? RequiredPositionals<Ps> & OptionalPositionals<Ps> : unknown);
+
+/** The arguments of one command by name: `CommandArgs<'claim'>`. */
+export type CommandArgs<N extends CommandName> = ArgsOf<(typeof COMMANDS)[N]>;
+
+type Handler<N extends CommandName> = (args: CommandArgs<N>) => Promise<CommandOutput>;
+
+/** Each command's handler, loaded when the command runs; the compiler checks it takes what the table declares. */
+export const HANDLERS: { readonly [N in CommandName]: () => Promise<Handler<N>> } = {
+  completion: async () => (await import('./completion.js')).completionCommand,
+  init: async () => (await import('./commands/init.js')).init,
+  create: async () => (await import('./commands/create.js')).create,
+  list: async () => (await import('./commands/list.js')).list,
+  ready: async () => {
+    const { list } = await import('./commands/list.js');
+    return (args) => list({ ...args, ready: true });
+  },
+  show: async () => (await import('./commands/show.js')).show,
+  update: async () => (await import('./commands/update.js')).update,
+  start: async () => (await import('./commands/start.js')).start,
+  done: async () => (await import('./commands/done.js')).done,
+  dep: async () => (await import('./commands/dep.js')).dep,
+  delete: async () => (await import('./commands/delete.js')).deleteCommand,
+  clear: async () => (await import('./commands/clear.js')).clear,
+  claim: async () => (await import('./commands/claim.js')).claim,
+  release: async () => (await import('./commands/release.js')).release,
+  whoami: async () => (await import('./commands/whoami.js')).whoami,
+  heartbeat: async () => (await import('./commands/heartbeat.js')).heartbeat,
+  reap: async () => (await import('./commands/reap.js')).reap,
+  events: async () => {
+    const { events } = await import('./commands/events.js');
+    return (args) => events(args);
+  },
+  'tool-schema': async () => (await import('./commands/tool-schema.js')).toolSchema,
+  mcp: async () => (await import('./commands/mcp.js')).mcp,
+  guard: async () => (await import('./commands/guard.js')).guard,
+  run: async () => (await import('./commands/run.js')).runJob,
+  jobs: async () => (await import('./commands/jobs.js')).jobs,
+  logs: async () => (await import('./commands/logs.js')).logs,
+  kill: async () => (await import('./commands/kill.js')).kill,
+  doctor: async () => (await import('./commands/doctor.js')).doctor,
+  graph: async () => (await import('./commands/graph.js')).graph,
+  'merge-driver': async () => (await import('./commands/merge-driver.js')).mergeDriver,
+  import: async () => (await import('./commands/import.js')).importCommand,
+  export: async () => (await import('./commands/export.js')).exportCommand,
+  worktree: async () => (await import('./commands/worktree.js')).worktree,
+  worker: async () => (await import('./commands/worker.js')).worker,
+  watch: async () => {
+    const { watch } = await import('./commands/watch.js');
+    return (args) => watch(args);
+  },
+  wait: async () => {
+    const { wait } = await import('./commands/wait.js');
+    return (args) => wait(args);
+  },
+  sync: async () => (await import('./commands/sync.js')).sync,
+  board: async () => (await import('./commands/board.js')).board,
+};
+
+/** The table as plain data, for code that walks every command. */
+export const COMMAND_LIST: readonly CommandSpec[] = Object.values(COMMANDS);
+
+/** The command a word names (its name or an alias), if any. */
+export function findCommand(word: string | undefined): CommandSpec | undefined {
+  if (word === undefined) return undefined;
+  return COMMAND_LIST.find((c) => c.name === word || (c.aliases ?? []).includes(word));
+}
+
+/** The options a command takes: the global ones, then its own (its own win, e.g. list's --owner). */
+export function optionsOf(spec: CommandSpec): Record<string, OptionSpec> {
+  return { ...GLOBAL_OPTIONS, ...spec.options };
+}
+
+/** A number as both paths read one: decimal spellings only; anything else (``, `abc`, `0x10`) is NaN, which checkArgs refuses. */
+export function toNumber(raw: string): number {
+  return /^-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw.trim()) ? Number(raw) : NaN;
+}
+
+export const camel = (name: string): string => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * What is wrong with parsed arguments that the parsers do not check
+ * themselves (a number's range, a value after `--` for a command without a
+ * variadic positional), as one line; undefined when nothing is. Both paths
+ * run it before the command.
+ */
+export function checkArgs(spec: CommandSpec, args: Record<string, unknown>): string | undefined {
+  for (const [name, option] of Object.entries(optionsOf(spec))) {
+    const value = args[camel(name)];
+    if (option.type !== 'number' || value === undefined) continue;
+    for (const n of Array.isArray(value) ? value : [value]) {
+      const ok =
+        typeof n === 'number' &&
+        Number.isFinite(n) &&
+        (option.range === 'positive' ? n > 0 : option.range === 'non-negative' ? n >= 0 : true);
+      if (!ok) {
+        const what = option.range === 'positive' ? 'a positive number' : option.range === 'non-negative' ? 'a number (0 or more)' : 'a number';
+        const got = typeof n === 'number' && Number.isFinite(n) ? `, got ${n}` : '';
+        return `--${name} takes ${what}${option.unit ? ` of ${option.unit}` : ''}${got}`;
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,131 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TASKS_BIN, cleanEnv, tasks, tempBoard } from '../helpers.js';
+
+let cleanup = () => {};
+afterEach(() => cleanup());
+
+/** #1 completed, #2 open, #3 deleted. */
+function board() {
+  const t = tempBoard();
+  cleanup = t.cleanup;
+  for (const args of [['create', 'Parse AST'], ['create', 'Emit: output', '--blocked-by', '1'], ['create', 'Dropped'], ['done', '1'], ['delete', '3']])
+    expect(tasks(t.root, args).code, args.join(' ')).toBe(0);
+  return t;
+}
+
+const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+
+describe('shell completion', () => {
+  it.skipIf(!hasTmux)('a real bash offers the task ids after `tasks show ` and completes `tasks done ` to the one open task', async () => {
+    const t = board();
+    // A `tasks` on PATH, as an installed bin would be.
+    const bin = join(t.root, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'tasks'), `#!/bin/sh\nexec "${process.execPath}" "${TASKS_BIN}" "$@"\n`);
+    chmodSync(join(bin, 'tasks'), 0o755);
+    const script = join(bin, 'tasks-completion.bash');
+    const generated = tasks(t.root, ['completion', '--shell', 'bash']);
+    expect(generated.code, generated.stderr).toBe(0);
+    writeFileSync(script, generated.stdout);
+
+    // A tmux server of our own (its own socket), so nothing else's sessions are touched.
+    const socket = `dotasks-test-${process.pid}-${Date.now()}`;
+    const env = cleanEnv({ PATH: `${bin}:${process.env.PATH ?? ''}`, PS1: '$ ', HOME: t.root, HISTFILE: '', TERM: 'xterm' });
+    const tmux = (...args: string[]) => {
+      const r = spawnSync('tmux', ['-L', socket, ...args], { env, encoding: 'utf8', cwd: t.root });
+      if (r.status !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);
+      return r.stdout;
+    };
+    const screen = () => tmux('capture-pane', '-p', '-t', 'X');
+    tmux('new-session', '-d', '-s', 'X', '-x', '200', '-y', '50', '-c', t.root, 'bash --norc --noprofile');
+    try {
+      tmux('send-keys', '-t', 'X', `PS1='$ '; source '${script}'; echo sourced`, 'Enter');
+      await vi.waitFor(() => expect(screen()).toMatch(/^sourced$/m), { timeout: 20_000, interval: 100 });
+
+      tmux('send-keys', '-t', 'X', 'tasks show ', 'Tab', 'Tab');
+      // bash lists both candidates (completed #1, open #2; never the deleted #3) under the line being typed (capture-pane drops trailing blanks).
+      await vi.waitFor(() => expect(screen()).toMatch(/^\$ tasks show\n1 +2$/m), { timeout: 20_000, interval: 100 });
+
+      tmux('send-keys', '-t', 'X', 'C-u', 'tasks done ', 'Tab');
+      await vi.waitFor(() => expect(screen()).toMatch(/^\$ tasks done 2$/m), { timeout: 20_000, interval: 100 });
+    } finally {
+      spawnSync('tmux', ['-L', socket, 'kill-server'], { env });
+    }
+  });
+
+  it('zsh and fish get the subjects beside the ids; bash the ids alone; commands and flags from the same table', () => {
+    const t = board();
+    const ask = (shell: string, ...words: string[]) => tasks(t.root, ['--get-yargs-completions', ...words], { TASKS_COMPLETION_SHELL: shell }).stdout;
+    expect(ask('bash', 'show', '')).toBe('1\n2\n');
+    expect(ask('zsh', 'show', '')).toBe('1:Parse AST\n2:Emit\\: output\n');
+    expect(ask('fish', 'done', '')).toBe('2\tEmit: output\n');
+    // The scripts written by yargs passed the program first; they still work.
+    expect(ask('bash', 'tasks', 'done', '')).toBe('2\n');
+    expect(ask('bash', 'dep', 'add', '2', '')).toBe('2\n');
+    expect(ask('bash', 'dep', '')).toBe('add\nrm\n');
+    expect(ask('bash', 'graph', '--format', '')).toBe('text\nmermaid\ndot\n');
+    expect(ask('bash', 'heartbeat', '--le')).toBe('--lease\n');
+    expect(ask('bash', 'rea')).toBe('ready\nreap\n');
+    expect(ask('fish', 'rea')).toContain('ready\tlist the tasks that can be started now\n');
+  });
+
+  it('completion --help prints help; each shell gets its script, by --shell or from SHELL', () => {
+    const t = board();
+    const help = tasks(t.root, ['completion', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--shell');
+    expect(help.stdout).toContain('Examples:');
+    expect(tasks(t.root, ['completion', '--shell', 'zsh']).stdout).toContain('compdef _tasks tasks');
+    expect(tasks(t.root, ['completion'], { SHELL: '/usr/bin/fish' }).stdout).toContain("complete -c tasks -f -a '(__tasks_complete)'");
+    expect(tasks(t.root, ['completion'], { SHELL: '/bin/bash' }).stdout).toContain('complete -o bashdefault -o default -F _tasks_yargs_completions tasks');
+    expect(tasks(t.root, ['completion', '--shell', 'tcsh']).code).toBe(2);
+  });
+});
+
+describe('a read command given --owner filters by it', () => {
+  it('list, ls and ready show only that owner’s tasks, as --filter-owner does', () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    expect(tasks(t.root, ['create', 'Mine', '--assign', 'ann']).code).toBe(0);
+    expect(tasks(t.root, ['create', 'Theirs', '--assign', 'bob']).code).toBe(0);
+    expect(tasks(t.root, ['create', 'Nobody’s']).code).toBe(0);
+    for (const command of ['list', 'ls']) {
+      const r = tasks(t.root, [command, '--owner', 'ann']);
+      expect(r.stdout).toContain('#1: Mine');
+      expect(r.stdout).not.toContain('Theirs');
+      expect(r.stdout).not.toContain('Nobody');
+    }
+    expect(tasks(t.root, ['ready', '--owner', 'ann']).stdout).toContain('(no tasks match)'); // an assigned task is not ready
+    expect(tasks(t.root, ['list', '--owner', 'ann', '--filter-owner', 'bob']).stdout).toContain('#2: Theirs');
+    expect(tasks(t.root, ['ready', '--status', 'pending', '-a', '--filter-owner', 'bob']).code).toBe(0);
+  });
+});
+
+describe('text from the board never reaches the terminal raw', () => {
+  it('a subject with escape sequences is listed, shown and graphed without an ESC byte; --json keeps it', () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    expect(tasks(t.root, ['create', 'placeholder', '-d', 'first line\nsecond']).code).toBe(0);
+    const file = join(t.board, 'task_1.json');
+    const subject = '\u001b]0;pwned\u0007\u001b[2J';
+    const task = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    writeFileSync(file, JSON.stringify({ ...task, subject: `Evil ${subject}\nsecond line \u009b6n`, owner: '', metadata: { note: '\u009b2J' } }, null, 2) + '\n');
+    // The color is forced on: our own escape sequences are still there, the task's are not.
+    const outputs = ['list', 'show 1', 'graph', 'graph --format mermaid', 'events'].map((args) => [args, tasks(t.root, args.split(' '), { FORCE_COLOR: '1', NO_COLOR: '' })] as const);
+    for (const [args, r] of outputs) {
+      expect(r.stderr, args).toBe('');
+      expect(r.stdout, args).not.toMatch(/\u001b\]|\u001b\[2J|\u0007|\u009b/);
+    }
+    const list = outputs[0][1].stdout;
+    expect(list).toContain('#1: Evil \\x1b]0;pwned\\x07\\x1b[2J\\nsecond line \\u009b6n');
+    expect(list.split('\n').filter((l) => l.includes('#1:'))).toHaveLength(1); // one line per task
+    expect(outputs[1][1].stdout).toContain('  first line\n  second'); // a description keeps its lines
+    expect(outputs[1][1].stdout).toContain('meta.note: "\\u009b2J"');
+    const json = JSON.parse(tasks(t.root, ['list', '--json']).stdout) as { tasks: { subject: string }[] };
+    expect(json.tasks[0].subject).toBe(`Evil ${subject}\nsecond line \u009b6n`);
+    expect(JSON.parse(tasks(t.root, ['show', '1', '--json']).stdout).subject).toBe(`Evil ${subject}\nsecond line \u009b6n`);
+  });
+});
