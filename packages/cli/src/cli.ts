@@ -379,6 +379,18 @@ export function buildCli(args: string[]): Argv {
       (a) => run(a as Args, async () => (await import('./commands/wait.js')).wait(a as never)),
     )
     // --- end issue 4 ---
+    .command(
+      'serve',
+      'serve the board as a web page on 127.0.0.1: kanban, dependency graph, agents, live events (until Ctrl-C)',
+      (y) =>
+        y
+          .option('port', { type: 'number', describe: 'the port (default: a free one)' })
+          .option('host', { type: 'string', describe: 'listen on this address instead of 127.0.0.1 (warns: others could reach it)' })
+          .option('open', { type: 'boolean', describe: 'open the page in the browser (xdg-open, open)' })
+          .example('$0 serve --open', 'the board in your browser; the URL carries the write token')
+          .example('$0 serve --port 8080', 'on a port of your choice'),
+      (a) => run(a as Args, async () => (await import('./commands/serve.js')).serve(a as never)),
+    )
     .demandCommand(1, 'name a command; try tasks list')
     .strict()
     .recommendCommands()
