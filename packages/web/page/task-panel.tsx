@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { WebTask } from '../src/wire';
 import type { Act } from './app';
 import { LeaseLeft } from './kanban';
@@ -37,6 +37,8 @@ function typedIds(text: string): string[] {
 export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelProps) {
   const [fields, setFields] = useState<Fields>(() => fieldsOf(task));
   const [dirty, setDirty] = useState(false);
+  const typed = useRef(fields);
+  typed.current = fields;
   const [force, setForce] = useState(false);
   const [newBlocker, setNewBlocker] = useState('');
   const [newDependent, setNewDependent] = useState('');
@@ -54,7 +56,9 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
     const patch: Partial<Fields> = {};
     for (const key of Object.keys(fields) as (keyof Fields)[]) if (fields[key] !== before[key]) patch[key] = fields[key];
     if (!Object.keys(patch).length) return setDirty(false);
-    if (await act('PATCH', `/tasks/${task.id}`, { ...patch, force: force || undefined }, `updated #${task.id}`)) setDirty(false);
+    const sent = fields;
+    // Typing that went on while the write was in flight stays, and stays unsaved.
+    if (await act('PATCH', `/tasks/${task.id}`, { ...patch, force: force || undefined }, `updated #${task.id}`)) setDirty(typed.current !== sent);
   };
   const addBlocker = async (e: Event) => {
     e.preventDefault();
