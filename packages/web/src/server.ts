@@ -238,9 +238,9 @@ export async function startServer(options: WebServerOptions): Promise<WebServer>
     });
   } catch (error) {
     feed.close();
-    if (isErrnoException(error, 'EADDRINUSE')) throw new TasksError('E_USAGE', `port ${options.port} on ${host} is in use; pick another with --port, or 0 for any free one`, {}, { cause: error });
+    if (isErrnoException(error, 'EADDRINUSE')) throw new TasksError('E_IO', `port ${options.port} on ${host} is in use; pick another with --port, or 0 for any free one`, {}, { cause: error });
     if (isErrnoException(error, 'EADDRNOTAVAIL') || isErrnoException(error, 'ENOTFOUND'))
-      throw new TasksError('E_USAGE', `cannot listen on ${host}: no such address on this machine`, {}, { cause: error });
+      throw new TasksError('E_IO', `cannot listen on ${host}: no such address on this machine`, {}, { cause: error });
     throw error;
   }
   const address = server.address();

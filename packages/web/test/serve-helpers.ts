@@ -61,7 +61,8 @@ export function serve(cwd: string, args: string[] = [], env: Record<string, stri
       const line = out.split('\n')[0];
       if (!out.includes('\n')) return;
       clearTimeout(timer);
-      const url = new URL(line.trim());
+      // `--json` prints {url, host, port}; otherwise the line is the URL.
+      const url = new URL(line.startsWith('{') ? (JSON.parse(line) as { url: string }).url : line.trim());
       resolve({
         url: url.href,
         origin: url.origin,
