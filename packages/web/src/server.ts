@@ -259,8 +259,9 @@ export async function startServer(options: WebServerOptions): Promise<WebServer>
     close: async () => {
       feed.close();
       for (const res of streams) res.end();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections(); // keep-alive connections of the page would hold close() for seconds
+      await closed;
     },
   };
 }
