@@ -114,11 +114,11 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
           <textarea name="description" rows={5} value={fields.description} onInput={edit('description')} disabled={closed} />
         </label>
         <label>
-          Doing now <span class="muted">(activeForm)</span>
+          <span>Doing now <span class="muted">(activeForm)</span></span>
           <input name="activeForm" value={fields.activeForm} onInput={edit('activeForm')} disabled={closed} />
         </label>
         <label>
-          Owner <span class="muted">("" unassigns)</span>
+          <span>Owner <span class="muted">("" unassigns)</span></span>
           <input name="owner" value={fields.owner} onInput={edit('owner')} disabled={closed} />
         </label>
         {!closed && (
