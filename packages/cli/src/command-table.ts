@@ -415,6 +415,19 @@ export const COMMANDS = {
       ['$0 sync --json', 'what came in and went out, as JSON'],
     ],
   },
+  serve: {
+    name: 'serve',
+    describe: 'serve the board as a web page on 127.0.0.1: kanban, dependency graph, agents, live events (until Ctrl-C)',
+    options: {
+      port: { type: 'number', range: 'non-negative', describe: 'the port (default: a free one)' },
+      host: { type: 'string', describe: 'listen on this address instead of 127.0.0.1 (warns: others could reach it)' },
+      open: { type: 'boolean', describe: 'open the page in the browser (xdg-open, open)' },
+    },
+    examples: [
+      ['$0 serve --open', 'the board in your browser; the URL carries the write token'],
+      ['$0 serve --port 8080', 'on a port of your choice'],
+    ],
+  },
   board: {
     name: 'board',
     describe: 'the live board, full screen: columns Ready, Blocked, In progress, Done; keys to start, finish and release (off a terminal: tasks list)',
@@ -518,6 +531,7 @@ export const HANDLERS: { readonly [N in CommandName]: () => Promise<Handler<N>> 
   },
   sync: async () => (await import('./commands/sync.js')).sync,
   board: async () => (await import('./commands/board.js')).board,
+  serve: async () => (await import('./commands/serve.js')).serve,
 };
 
 /** The table as plain data, for code that walks every command. */

@@ -1,0 +1,155 @@
+import { memo } from 'preact/compat';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import type { Column, WebState, WebTask } from '../src/wire';
+import type { Act, Notice } from './app';
+import { COLUMNS, doneOrder, formatLeft, planMove } from './model';
+
+/** A column shows this many cards until asked for all (a 1,000-task board stays quick to draw). */
+const PAGE = 150;
+
+/** Time left on a lease, ticking every second on the server's clock. */
+export function LeaseLeft({ expiresAt, offset }: { expiresAt: string | null; offset: number }) {
+  const [now, setNow] = useState(() => Date.now() + offset);
+  useEffect(() => {
+    if (expiresAt === null) return;
+    const timer = window.setInterval(() => setNow(Date.now() + offset), 1000);
+    return () => window.clearInterval(timer);
+  }, [expiresAt, offset]);
+  if (expiresAt === null) return <span class="lease never" data-lease="never">no expiry</span>;
+  const left = Date.parse(expiresAt) - now;
+  return (
+    <span class={left <= 0 ? 'lease expired' : left < 60_000 ? 'lease soon' : 'lease'} data-lease={String(left)}>
+      {formatLeft(left)}
+    </span>
+  );
+}
+
+interface CardProps {
+  task: WebTask;
+  offset: number;
+  open: (id: number) => void;
+  drag: (task: WebTask | undefined) => void;
+}
+
+const Card = memo(function Card({ task, offset, open, drag }: CardProps) {
+  return (
+    <article
+      class={`card ${task.state}${task.critical ? ' critical' : ''}`}
+      draggable={task.column !== 'done'}
+      data-task-id={task.id}
+      onDragStart={(e) => {
+        e.dataTransfer?.setData('text/plain', String(task.id));
+        if (e.dataTransfer) e.dataTransfer.effectAllowed = 'move';
+        drag(task);
+      }}
+      onDragEnd={() => drag(undefined)}
+      onClick={() => open(task.id)}
+      tabIndex={0}
+      onKeyDown={(e) => e.key === 'Enter' && open(task.id)}
+    >
+      <div class="line">
+        <span class="id">#{task.id}</span>
+        <span class="subject">{task.subject}</span>
+      </div>
+      {task.column === 'blocked' && <div class="meta">waits for {task.openBlockers.map((b) => `#${b}`).join(', ')}</div>}
+      {task.column === 'ready' && task.owner !== '' && <div class="meta">assigned to {task.owner}</div>}
+      {task.column === 'in_progress' && (
+        <div class="meta">
+          <b class="owner">{task.owner}</b>
+          {task.activeForm && <span class="active">: {task.activeForm}</span>}
+          {task.lease && (
+            <div>
+              <LeaseLeft expiresAt={task.lease.expiresAt} offset={offset} />
+            </div>
+          )}
+          {(task.worktree || task.branch) && (
+            <div class="where" title={task.worktree}>
+              {task.branch ? <code>{task.branch}</code> : null} {task.worktree ? <span class="path">{task.worktree}</span> : null}
+            </div>
+          )}
+        </div>
+      )}
+      {task.column === 'done' && task.owner !== '' && <div class="meta">by {task.owner}</div>}
+      {task.lastError && task.column !== 'done' && <div class="meta error" title={task.lastError}>last run failed</div>}
+      {task.critical && <span class="badge crit" title="on the critical path (the longest chain of open tasks)">critical</span>}
+    </article>
+  );
+});
+
+interface KanbanProps {
+  state: WebState;
+  found: Set<number> | undefined;
+  offset: number;
+  open: (id: number) => void;
+  act: Act;
+  say: (notice: Notice) => void;
+}
+
+/** The board in four columns; a card dropped on another column runs that move's command (model.ts, planMove). */
+export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
+  const [dragging, setDragging] = useState<WebTask>();
+  const [over, setOver] = useState<Column>();
+  const [all, setAll] = useState<Set<Column>>(new Set());
+  const columns = useMemo(() => {
+    const by: Record<Column, WebTask[]> = { ready: [], blocked: [], in_progress: [], done: [] };
+    for (const t of state.tasks) if (!found || found.has(t.id)) by[t.column].push(t);
+    by.done.sort(doneOrder);
+    return by;
+  }, [state, found]);
+
+  const drop = async (to: Column, id: number) => {
+    setOver(undefined);
+    setDragging(undefined);
+    const task = state.tasks.find((t) => t.id === id);
+    if (!task) return;
+    const move = planMove(task, to);
+    if (move.kind === 'refuse') say({ kind: 'error', text: move.message });
+    if (move.kind !== 'call') return;
+    const verb = move.verb === 'start' ? 'started' : move.verb === 'done' ? 'completed' : 'released';
+    await act('POST', move.path, {}, `${verb} #${id}: ${task.subject}`);
+  };
+
+  return (
+    <div class="kanban">
+      {COLUMNS.map(({ id, title }) => {
+        const cards = columns[id];
+        const shown = all.has(id) ? cards : cards.slice(0, PAGE);
+        const move = dragging ? planMove(dragging, id) : undefined;
+        const hint = move?.kind === 'call' ? 'drop' : move?.kind === 'refuse' ? 'nodrop' : '';
+        return (
+          <section
+            class={`column ${hint}${over === id ? ' over' : ''}`}
+            data-column={id}
+            aria-label={title}
+            title={move?.kind === 'refuse' ? move.message : undefined}
+            onDragOver={(e) => {
+              e.preventDefault();
+              if (over !== id) setOver(id);
+            }}
+            onDragLeave={() => setOver((o) => (o === id ? undefined : o))}
+            onDrop={(e) => {
+              e.preventDefault();
+              const taskId = Number(e.dataTransfer?.getData('text/plain') || dragging?.id);
+              if (taskId) void drop(id, taskId);
+            }}
+          >
+            <h2>
+              {title} <span class="count">{cards.length}</span>
+            </h2>
+            <div class="cards">
+              {shown.map((t) => (
+                <Card key={t.id} task={t} offset={offset} open={open} drag={setDragging} />
+              ))}
+              {shown.length < cards.length && (
+                <button class="more" onClick={() => setAll(new Set([...all, id]))}>
+                  show all {cards.length} ({cards.length - shown.length} more)
+                </button>
+              )}
+              {cards.length === 0 && <p class="empty">{found ? 'nothing found' : 'none'}</p>}
+            </div>
+          </section>
+        );
+      })}
+    </div>
+  );
+}

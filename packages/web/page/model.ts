@@ -1,0 +1,104 @@
+import type { Column, WebEvent, WebState, WebTask } from '../src/wire';
+
+export const COLUMNS: { id: Column; title: string }[] = [
+  { id: 'ready', title: 'Ready' },
+  { id: 'blocked', title: 'Blocked' },
+  { id: 'in_progress', title: 'In progress' },
+  { id: 'done', title: 'Done' },
+];
+
+/** What dropping a card on a column does: one command of the board, or a refusal in words. */
+export type Move =
+  | { kind: 'call'; verb: 'start' | 'done' | 'release'; path: string }
+  | { kind: 'refuse'; message: string }
+  | { kind: 'none' };
+
+const list = (ids: number[]) => ids.map((id) => `#${id}`).join(', ');
+
+/**
+ * The command behind a drag (docs/protocol.md, "Life cycle"): to In progress
+ * is `tasks start`, to Done `tasks done`, from In progress back to Ready
+ * `tasks release`. The server decides whether it may happen (a blocked task,
+ * someone else's …) and its message is what the person sees. The other
+ * moves have no command, and the page says why.
+ */
+export function planMove(task: WebTask, to: Column): Move {
+  const from = task.column;
+  if (from === to) return { kind: 'none' };
+  if (from === 'done') return { kind: 'refuse', message: `#${task.id} is completed, and a closed task is never reopened; create a new task instead` };
+  if (to === 'done') return { kind: 'call', verb: 'done', path: `/tasks/${task.id}/done` };
+  if (to === 'in_progress') return { kind: 'call', verb: 'start', path: `/tasks/${task.id}/start` };
+  if (to === 'ready') {
+    if (from === 'in_progress') return { kind: 'call', verb: 'release', path: `/tasks/${task.id}/release` };
+    return { kind: 'refuse', message: `#${task.id} waits for ${list(task.openBlockers)}; finish those first, or remove the edge in the task's panel` };
+  }
+  if (from === 'in_progress')
+    return { kind: 'refuse', message: `#${task.id} is in progress; a task is blocked only by the tasks it waits for: add one in its panel` };
+  return { kind: 'refuse', message: `#${task.id} is blocked only by tasks it waits for: add one in its panel` };
+}
+
+/** True when the search text finds the task: `#12`, or words in its subject, description, owner or progress text. */
+export function matches(task: WebTask, query: string): boolean {
+  const q = query.trim().toLowerCase();
+  if (!q) return true;
+  const id = /^#?(\d+)$/.exec(q);
+  if (id) return task.id === Number(id[1]);
+  const hay = `${task.subject}\n${task.description}\n${task.owner}\n${task.activeForm ?? ''}\n${task.branch ?? ''}`.toLowerCase();
+  return q.split(/\s+/).every((word) => hay.includes(word));
+}
+
+/** True when the search text finds the event (its task, type, owner or other fields). */
+export function eventMatches(event: WebEvent, query: string, found: Set<number> | undefined): boolean {
+  const q = query.trim().toLowerCase();
+  if (!q) return true;
+  if (event.task !== undefined && found?.has(event.task)) return true;
+  return JSON.stringify(event).toLowerCase().includes(q);
+}
+
+/** Keeps the previous object of every task that did not change, so unchanged cards are not drawn again. */
+export function keepUnchanged(previous: WebState | undefined, next: WebState): WebState {
+  if (!previous) return next;
+  const before = new Map(previous.tasks.map((t) => [t.id, t]));
+  const keys = new Map<WebTask, string>();
+  const key = (t: WebTask) => keys.get(t) ?? (keys.set(t, JSON.stringify(t)), keys.get(t)!);
+  const tasks = next.tasks.map((t) => {
+    const old = before.get(t.id);
+    return old && key(old) === key(t) ? old : t;
+  });
+  return { ...next, tasks };
+}
+
+/** `4m 05s`, `1h 12m`, `expired 3s ago`. */
+export function formatLeft(ms: number): string {
+  if (ms <= 0) return `expired ${formatSpan(-ms)} ago`;
+  return `${formatSpan(ms)} left`;
+}
+
+function formatSpan(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h ${String(m % 60).padStart(2, '0')}m`;
+  return `${Math.floor(h / 24)}d`;
+}
+
+/** `10:15:03` from an ISO time. */
+export function clock(at: string): string {
+  const d = new Date(at);
+  return Number.isNaN(d.getTime()) ? at : d.toTimeString().slice(0, 8);
+}
+
+/** One event in a few words (the fields `tasks events` prints after the type). */
+export function describeEvent(e: WebEvent): string {
+  const { seq: _seq, at: _at, type: _type, task: _task, owner: _owner, tx: _tx, ...rest } = e;
+  return Object.entries(rest)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+}
+
+/** The Done column shows the latest completions first: by the event that completed them, else the highest id. */
+export function doneOrder(a: WebTask, b: WebTask): number {
+  return (b.completedSeq ?? 0) - (a.completedSeq ?? 0) || b.id - a.id;
+}

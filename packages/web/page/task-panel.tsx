@@ -1,0 +1,189 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { WebTask } from '../src/wire';
+import type { Act } from './app';
+import { LeaseLeft } from './kanban';
+
+interface Fields {
+  subject: string;
+  description: string;
+  activeForm: string;
+  owner: string;
+}
+
+const fieldsOf = (t: WebTask): Fields => ({ subject: t.subject, description: t.description, activeForm: t.activeForm ?? '', owner: t.owner });
+
+interface TaskPanelProps {
+  task: WebTask;
+  byId: Map<number, WebTask>;
+  offset: number;
+  act: Act;
+  close: () => void;
+  open: (id: number) => void;
+}
+
+/** Ids typed as the CLI takes them: `3`, `#3`, `3, 4`. */
+function typedIds(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/**
+ * One task: its fields to edit (as `tasks update`), its edges to add or
+ * remove (as `tasks dep add|rm`), and the moves of the kanban as buttons,
+ * with `force` for someone else's task (as `--force`).
+ */
+export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelProps) {
+  const [fields, setFields] = useState<Fields>(() => fieldsOf(task));
+  const [dirty, setDirty] = useState(false);
+  const typed = useRef(fields);
+  typed.current = fields;
+  const [force, setForce] = useState(false);
+  const [newBlocker, setNewBlocker] = useState('');
+  const [newDependent, setNewDependent] = useState('');
+  useEffect(() => {
+    if (!dirty) setFields(fieldsOf(task)); // follow changes made elsewhere until the person starts typing
+  }, [task]);
+
+  const edit = (key: keyof Fields) => (e: Event) => {
+    setFields({ ...fields, [key]: (e.target as HTMLInputElement).value });
+    setDirty(true);
+  };
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const before = fieldsOf(task);
+    const patch: Partial<Fields> = {};
+    for (const key of Object.keys(fields) as (keyof Fields)[]) if (fields[key] !== before[key]) patch[key] = fields[key];
+    if (!Object.keys(patch).length) return setDirty(false);
+    const sent = fields;
+    // Typing that went on while the write was in flight stays, and stays unsaved.
+    if (await act('PATCH', `/tasks/${task.id}`, { ...patch, force: force || undefined }, `updated #${task.id}`)) setDirty(typed.current !== sent);
+  };
+  const addBlocker = async (e: Event) => {
+    e.preventDefault();
+    for (const id of typedIds(newBlocker)) if (!(await act('POST', `/tasks/${task.id}/blockers`, { blocker: id }, `#${task.id} now waits for ${id}`))) return;
+    setNewBlocker('');
+  };
+  const addDependent = async (e: Event) => {
+    e.preventDefault();
+    for (const id of typedIds(newDependent))
+      if (!(await act('POST', `/tasks/${id.replace(/^#/, '')}/blockers`, { blocker: task.id }, `${id} now waits for #${task.id}`))) return;
+    setNewDependent('');
+  };
+  const name = (id: number) => {
+    const t = byId.get(id);
+    return t ? `#${id}: ${t.subject}` : `#${id}`;
+  };
+  const closed = task.status === 'completed';
+
+  return (
+    <div class="panel" role="dialog" aria-label={`task #${task.id}`} data-panel={task.id}>
+      <button class="close" onClick={close} aria-label="close">
+        ×
+      </button>
+      <h2>
+        #{task.id} <span class={`pill ${task.state}`}>{task.status.replace('_', ' ')}</span>
+        {task.ready && <span class="pill ready">ready</span>}
+        {task.critical && <span class="pill crit">critical path</span>}
+      </h2>
+      {task.status === 'in_progress' && (
+        <p class="meta">
+          held by <b>{task.owner}</b>
+          {task.lease && (
+            <>
+              {' '}
+              · <LeaseLeft expiresAt={task.lease.expiresAt} offset={offset} /> · claimed {new Date(task.lease.claimedAt).toLocaleString()}
+            </>
+          )}
+        </p>
+      )}
+      {(task.branch || task.worktree) && (
+        <p class="meta where">
+          {task.branch && <code>{task.branch}</code>} {task.worktree && <span class="path">{task.worktree}</span>}
+        </p>
+      )}
+      {task.lastError && <pre class="last-error">{task.lastError}</pre>}
+      <form onSubmit={save} class="fields">
+        <label>
+          Subject
+          <input name="subject" value={fields.subject} onInput={edit('subject')} disabled={closed} />
+        </label>
+        <label>
+          Description
+          <textarea name="description" rows={5} value={fields.description} onInput={edit('description')} disabled={closed} />
+        </label>
+        <label>
+          <span>Doing now <span class="muted">(activeForm)</span></span>
+          <input name="activeForm" value={fields.activeForm} onInput={edit('activeForm')} disabled={closed} />
+        </label>
+        <label>
+          <span>Owner <span class="muted">("" unassigns)</span></span>
+          <input name="owner" value={fields.owner} onInput={edit('owner')} disabled={closed} />
+        </label>
+        {!closed && (
+          <button type="submit" class="primary" disabled={!dirty}>
+            Save
+          </button>
+        )}
+      </form>
+      <div class="actions">
+        {(task.column === 'ready' || task.column === 'blocked') && <button onClick={() => act('POST', `/tasks/${task.id}/start`, {}, `started #${task.id}`)}>Start</button>}
+        {!closed && <button onClick={() => act('POST', `/tasks/${task.id}/done`, { force: force || undefined }, `completed #${task.id}`)}>Done</button>}
+        {task.status === 'in_progress' && <button onClick={() => act('POST', `/tasks/${task.id}/release`, { force: force || undefined }, `released #${task.id}`)}>Release</button>}
+        <button
+          class="danger"
+          onClick={() => confirm(`Delete #${task.id}? Its file stays as a tombstone; it blocks nobody any more.`) && act('POST', `/tasks/${task.id}/delete`, {}, `deleted #${task.id}`).then((r) => r && close())}
+        >
+          Delete
+        </button>
+        {!closed && (
+          <label class="force" title="as --force: complete or release a task someone else holds, or complete a blocked one">
+            <input type="checkbox" checked={force} onChange={(e) => setForce((e.target as HTMLInputElement).checked)} /> force
+          </label>
+        )}
+      </div>
+      <h3>Waits for</h3>
+      <ul class="edges">
+        {task.blockedBy.map((id) => (
+          <li>
+            <button class="link" onClick={() => open(id)}>
+              {name(id)}
+            </button>{' '}
+            <span class="muted">{byId.get(id)?.status.replace('_', ' ') ?? 'not on the board'}</span>{' '}
+            <button class="x" title={`#${task.id} no longer waits for #${id}`} onClick={() => act('DELETE', `/tasks/${task.id}/blockers/${id}`, undefined, `#${task.id} no longer waits for #${id}`)}>
+              remove
+            </button>
+          </li>
+        ))}
+        {task.blockedBy.length === 0 && <li class="muted">nothing</li>}
+      </ul>
+      {!closed && (
+        <form onSubmit={addBlocker} class="add-edge">
+          <input name="blocker" placeholder="#id it waits for" value={newBlocker} onInput={(e) => setNewBlocker((e.target as HTMLInputElement).value)} />
+          <button type="submit">Add</button>
+        </form>
+      )}
+      <h3>Blocks</h3>
+      <ul class="edges">
+        {task.blocks.map((id) => (
+          <li>
+            <button class="link" onClick={() => open(id)}>
+              {name(id)}
+            </button>{' '}
+            {!closed && (
+              <button class="x" title={`#${id} no longer waits for #${task.id}`} onClick={() => act('DELETE', `/tasks/${id}/blockers/${task.id}`, undefined, `#${id} no longer waits for #${task.id}`)}>
+                remove
+              </button>
+            )}
+          </li>
+        ))}
+        {task.blocks.length === 0 && <li class="muted">nothing</li>}
+      </ul>
+      <form onSubmit={addDependent} class="add-edge">
+        <input name="dependent" placeholder="#id that waits for this one" value={newDependent} onInput={(e) => setNewDependent((e.target as HTMLInputElement).value)} />
+        <button type="submit">Add</button>
+      </form>
+    </div>
+  );
+}

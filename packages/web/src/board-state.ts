@@ -1,0 +1,75 @@
+import { buildGraph, isReady, openBlockers, readLeases, type Task, type TaskLookup, type TaskStore } from '@dotasks/core/internal';
+import type { Column, WebState, WebTask } from './wire.js';
+
+/** Which column a task stands in: in progress and done by status, pending by its open blockers. */
+function columnOf(task: Task, open: number[]): Column {
+  if (task.status === 'completed') return 'done';
+  if (task.status === 'in_progress') return 'in_progress';
+  return open.length ? 'blocked' : 'ready';
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * Reads the board for the page: every task that is not deleted with its
+ * column, readiness, graph state, claim record and worktree; the graph's
+ * edges and critical path as `tasks graph` computes them (the core's
+ * buildGraph); bad files as problems. `completedSeq` maps a task to the
+ * event that completed it, for the Done column's order.
+ */
+export function readBoardState(store: TaskStore, actor: string, completedSeq: ReadonlyMap<number, number>): WebState {
+  const snapshot = store.loadBoard();
+  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const graph = buildGraph(snapshot.tasks);
+  const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
+  const leases = new Map(readLeases(store).map((l) => [l.task, l]));
+  const tasks: WebTask[] = [];
+  for (const task of snapshot.tasks) {
+    const node = nodes.get(task.id);
+    if (!node) continue; // deleted: hidden, as in `tasks list`
+    const open = task.status === 'pending' || task.status === 'in_progress' ? openBlockers(task, lookup) : [];
+    const view: WebTask = {
+      id: task.id,
+      subject: task.subject,
+      description: task.description,
+      status: task.status,
+      owner: task.owner,
+      activeForm: task.activeForm ?? null,
+      blockedBy: [...task.blockedBy],
+      blocks: [...task.blocks],
+      openBlockers: open,
+      ready: isReady(task, lookup),
+      column: columnOf(task, open),
+      state: node.state,
+      critical: node.critical,
+    };
+    const lease = leases.get(task.id);
+    // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing.
+    if (lease && task.status === 'in_progress') {
+      view.lease = { owner: lease.owner, host: lease.host, claimedAt: lease.claimedAt, expiresAt: lease.expiresAt };
+      if (lease.pid !== undefined) view.lease.pid = lease.pid;
+      if (lease.worktree !== undefined) view.lease.worktree = lease.worktree;
+    }
+    const worktree = text(task.metadata?.worktree) ?? lease?.worktree;
+    if (worktree) view.worktree = worktree;
+    const branch = text(task.metadata?.branch);
+    if (branch) view.branch = branch;
+    const lastError = text(task.metadata?.lastError);
+    if (lastError) view.lastError = lastError;
+    const seq = completedSeq.get(task.id);
+    if (seq !== undefined && task.status === 'completed') view.completedSeq = seq;
+    tasks.push(view);
+  }
+  tasks.sort((a, b) => a.id - b.id);
+  return {
+    now: new Date().toISOString(), // first: the feed swaps it for a fresh one (board-feed.ts)
+    board: store.dir,
+    actor,
+    tasks,
+    edges: graph.edges,
+    criticalPath: graph.criticalPath,
+    problems: snapshot.problems.map((p) => ({ file: p.file, line: p.line, column: p.column, message: p.message })),
+  };
+}

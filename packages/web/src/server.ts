@@ -1,0 +1,267 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import { extname, join, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isErrnoException, TasksError, type TaskStore } from '@dotasks/core/internal';
+import { runWrite } from './actions.js';
+import { createBoardFeed, type FeedMessage } from './board-feed.js';
+import type { WebError } from './wire.js';
+
+/** Options of startServer. */
+export interface WebServerOptions {
+  store: TaskStore;
+  /** Who writes from the page act as (the CLI's acting owner). */
+  actor: string;
+  /** Default 127.0.0.1. Anything else is the caller's explicit choice (`--host`). */
+  host?: string;
+  /** Default 0: a free port the system picks. */
+  port?: number;
+  /** The built page (default: dist/public beside this module). */
+  publicDir?: string;
+}
+
+/** A running server. */
+export interface WebServer {
+  /** The page's address, with the token: open this. */
+  url: string;
+  host: string;
+  port: number;
+  /** This run's write token (random, new on every start). */
+  token: string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+const TOKEN_HEADER = 'x-tasks-token';
+/** A task file is at most 1 MiB (docs/protocol.md, "One task, one file"); a request needs no more. */
+const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+};
+
+/** True for an address only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || /^127\./.test(bare);
+}
+
+/** `host:port` as it appears in a Host header and a URL (IPv6 in brackets). */
+function authority(host: string, port: number): string {
+  return `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
+/** HTTP status of a refusal, by the core's stable code. */
+function statusFor(code: string): number {
+  switch (code) {
+    case 'E_USAGE':
+    case 'E_INVALID':
+      return 400;
+    case 'E_FORBIDDEN':
+      return 403;
+    case 'E_NOT_FOUND':
+      return 404;
+    case 'E_LOCKED':
+      return 503;
+    case 'E_IO':
+    case 'E_INTERNAL':
+      return 500;
+    default:
+      return 409; // the board refused: cycle, blocked, transition, claimed, not the owner …
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function sendError(res: ServerResponse, code: string, message: string): void {
+  const body: WebError = { error: { code, message } };
+  sendJson(res, statusFor(code), body);
+}
+
+function sameToken(given: string | undefined, token: string): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function readBody(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new TasksError('E_USAGE', `the request is larger than ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text.trim() === '') return resolve(undefined);
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new TasksError('E_USAGE', 'the request body is not JSON'));
+      }
+    });
+  });
+}
+
+/**
+ * Starts the page's server (plain node:http): the built page, the board as
+ * JSON, its changes as server-sent events, and writes through the store.
+ * Every request must name this server in its Host header (a page of another
+ * site that rebinds its name to 127.0.0.1 cannot read the board); every API
+ * call needs the run's token, and a write also an Origin, when one is sent,
+ * of this server (docs/decisions.md, "tasks serve").
+ */
+export async function startServer(options: WebServerOptions): Promise<WebServer> {
+  const host = options.host ?? DEFAULT_HOST;
+  const publicDir = options.publicDir ?? fileURLToPath(new URL('./public/', import.meta.url));
+  const token = randomBytes(24).toString('base64url');
+  const feed = createBoardFeed(options.store, { actor: options.actor });
+  const streams = new Set<ServerResponse>();
+  let hosts = new Set<string>();
+  let anyHostOnPort = ''; // a wildcard bind (0.0.0.0, ::) answers to any name of this machine, on its port
+  const knownHost = (value: string) => hosts.has(value) || (anyHostOnPort !== '' && value.endsWith(anyHostOnPort));
+
+  const serveFile = async (res: ServerResponse, path: string) => {
+    const file = normalize(join(publicDir, path === '/' ? 'index.html' : path));
+    if (!file.startsWith(publicDir.endsWith(sep) ? publicDir : publicDir + sep)) return sendError(res, 'E_NOT_FOUND', `no such page: ${path}`);
+    let body: Buffer;
+    try {
+      body = await readFile(file);
+    } catch (error) {
+      if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'EISDIR')) {
+        if (path === '/') return sendError(res, 'E_INTERNAL', `the page was not built (${file} is missing); run 'npm run build'`);
+        return sendError(res, 'E_NOT_FOUND', `no such page: ${path}`);
+      }
+      throw error;
+    }
+    res.writeHead(200, {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      // Assets carry a content hash in their name; the page itself is read again each time.
+      'cache-control': path.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-store',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+    });
+    res.end(body);
+  };
+
+  const stream = (req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+    const write = (message: FeedMessage) => {
+      if (message.kind === 'state') res.write(`event: state\ndata: ${message.json}\n\n`);
+      else res.write(`event: events\ndata: ${JSON.stringify(message.events)}\n\n`);
+    };
+    write({ kind: 'state', json: feed.stateJson() });
+    write({ kind: 'events', events: feed.recentEvents() });
+    const unsubscribe = feed.subscribe(write);
+    // A comment now and then keeps proxies and idle timeouts from closing the stream.
+    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    streams.add(res);
+    req.on('close', () => {
+      clearInterval(ping);
+      unsubscribe();
+      streams.delete(res);
+    });
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const hostHeader = String(req.headers.host ?? '').toLowerCase();
+    if (!knownHost(hostHeader))
+      return sendError(res, 'E_FORBIDDEN', `refused: this server answers only to ${[...hosts][0]} (Host was '${req.headers.host ?? ''}')`);
+    const url = new URL(req.url ?? '/', `http://${[...hosts][0]}`);
+    const method = req.method ?? 'GET';
+    if (!url.pathname.startsWith('/api/')) {
+      if (method !== 'GET' && method !== 'HEAD') return sendError(res, 'E_NOT_FOUND', `no such page: ${method} ${url.pathname}`);
+      return serveFile(res, url.pathname);
+    }
+    const reading = method === 'GET';
+    // Reads take the token from the query too (EventSource cannot send headers); writes only from the header.
+    const given = (req.headers[TOKEN_HEADER] as string | undefined) ?? (reading ? (url.searchParams.get('token') ?? undefined) : undefined);
+    if (!sameToken(given, token)) return sendError(res, 'E_FORBIDDEN', `refused: a request needs this run's token (the ${TOKEN_HEADER} header); open the URL 'tasks serve' printed`);
+    if (!reading) {
+      const origin = req.headers.origin;
+      if (origin !== undefined && origin.toLowerCase() !== `http://${hostHeader}`)
+        return sendError(res, 'E_FORBIDDEN', `refused: a write from another site (Origin ${origin})`);
+      const site = req.headers['sec-fetch-site'];
+      if (site !== undefined && site !== 'same-origin') return sendError(res, 'E_FORBIDDEN', `refused: a write from another site (Sec-Fetch-Site ${String(site)})`);
+    }
+    const path = url.pathname.slice('/api'.length);
+    if (reading && path === '/state') {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+      return res.end(feed.stateJson());
+    }
+    if (reading && path === '/events') return stream(req, res);
+    if (reading) return sendError(res, 'E_NOT_FOUND', `no such call: GET ${url.pathname}`);
+    const body = await readBody(req);
+    const result = await runWrite(options.store, options.actor, { method, path, body });
+    if (result === undefined) return sendError(res, 'E_NOT_FOUND', `no such call: ${method} ${url.pathname}`);
+    feed.refresh(); // every page sees the write before its author gets the answer
+    sendJson(res, 200, result);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (res.headersSent) return res.destroy();
+      const err = error as { code?: unknown; message?: string; name?: string };
+      const known = error instanceof TasksError || (typeof err?.code === 'string' && err.code.startsWith('E_') && err.name !== undefined);
+      if (known) sendError(res, String(err.code), String(err.message));
+      else sendError(res, 'E_INTERNAL', `unexpected error: ${err?.message ?? String(error)}`);
+    });
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    feed.close();
+    if (isErrnoException(error, 'EADDRINUSE')) throw new TasksError('E_IO', `port ${options.port} on ${host} is in use; pick another with --port, or 0 for any free one`, {}, { cause: error });
+    if (isErrnoException(error, 'EADDRNOTAVAIL') || isErrnoException(error, 'ENOTFOUND'))
+      throw new TasksError('E_IO', `cannot listen on ${host}: no such address on this machine`, {}, { cause: error });
+    throw error;
+  }
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
+  const wildcard = host === '0.0.0.0' || host === '::';
+  const shown = wildcard ? authority(host === '::' ? '::1' : '127.0.0.1', port) : authority(host, port);
+  hosts = new Set([shown.toLowerCase()]);
+  // On loopback, `localhost` names the same server; no other site can make a browser send it.
+  if (isLoopback(host) || wildcard) hosts.add(`localhost:${port}`);
+  if (wildcard) anyHostOnPort = `:${port}`;
+  return {
+    url: `http://${shown}/?token=${token}`,
+    host,
+    port,
+    token,
+    close: async () => {
+      feed.close();
+      for (const res of streams) res.end();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections(); // keep-alive connections of the page would hold close() for seconds
+      await closed;
+    },
+  };
+}

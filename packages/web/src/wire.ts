@@ -1,0 +1,94 @@
+/**
+ * What the server and the page say to each other: the board as the page
+ * shows it (`GET /api/state`, the `state` server-sent event), the event log
+ * (`events`), and the answers of writes. Types only, shared with the page
+ * (page/), so both sides are checked against one definition.
+ */
+
+/** The four columns of the kanban; deleted tasks are not shown. */
+export type Column = 'ready' | 'blocked' | 'in_progress' | 'done';
+
+/** How a graph node looks (the core's NodeState: docs/people-and-git.md, the graph). */
+export type WebNodeState = 'done' | 'active' | 'ready' | 'blocked' | 'waiting' | 'deleted';
+
+/** A claim record as the page shows it (docs/protocol.md, "Leases"). */
+export interface WebLease {
+  owner: string;
+  host: string;
+  pid?: number;
+  worktree?: string;
+  claimedAt: string;
+  /** null: a person's claim, which never expires. */
+  expiresAt: string | null;
+}
+
+/** One task, with what is computed on read (docs/protocol.md, "Ready"). */
+export interface WebTask {
+  id: number;
+  subject: string;
+  description: string;
+  status: 'pending' | 'in_progress' | 'completed' | 'deleted';
+  owner: string;
+  activeForm: string | null;
+  blockedBy: number[];
+  blocks: number[];
+  openBlockers: number[];
+  ready: boolean;
+  column: Column;
+  state: WebNodeState;
+  /** On the critical path of `tasks graph` (the longest chain of open tasks). */
+  critical: boolean;
+  /** metadata.worktree / metadata.branch (docs/protocol.md, "Claims"), else the lease's worktree. */
+  worktree?: string;
+  branch?: string;
+  lastError?: string;
+  lease?: WebLease;
+  /** The seq of the event that completed it, for the Done column's order (latest first). */
+  completedSeq?: number;
+}
+
+/** A file that is not a valid task, reported as `tasks list` does. */
+export interface WebProblem {
+  file: string;
+  line?: number;
+  column?: number;
+  message: string;
+}
+
+/** The whole board at one moment. */
+export interface WebState {
+  /** The board folder. */
+  board: string;
+  /** Who the server acts as on writes (`tasks serve --owner`, else TASKS_OWNER, else the user). */
+  actor: string;
+  /** The server's clock when this was read (ISO), so lease countdowns do not depend on the browser's clock. */
+  now: string;
+  /** Every task that is not deleted, ascending id. */
+  tasks: WebTask[];
+  /** `from` blocks `to`, between shown tasks; `critical` on the critical path. */
+  edges: { from: number; to: number; critical: boolean }[];
+  criticalPath: number[];
+  problems: WebProblem[];
+}
+
+/** One line of the event log (docs/protocol.md, "Events"). */
+export interface WebEvent {
+  seq: number;
+  at: string;
+  type: string;
+  task?: number;
+  owner?: string;
+  [key: string]: unknown;
+}
+
+/** A refused or failed request: the core's stable code and its message. */
+export interface WebError {
+  error: { code: string; message: string };
+}
+
+/** The answer of a write. */
+export interface WebWriteResult {
+  task: number;
+  /** Tasks whose last open blocker this write closed. */
+  unblocked: number[];
+}
