@@ -224,7 +224,10 @@ export const COMMANDS = {
     describe: 'renew the lease of a claimed task',
     fast: true,
     positionals: [{ ...id, optional: true }],
-    options: { lease: { type: 'number', range: 'positive', unit: 'seconds', describe: 'new lease length in seconds' } },
+    options: {
+      lease: { type: 'number', range: 'positive', unit: 'seconds', describe: 'new lease length in seconds' },
+      sync: { type: 'boolean', describe: 'publish the renewed lease to the git remote (tasks sync), so other machines do not reap the task' },
+    },
     examples: [['$0 heartbeat 3', 'keep #3']],
   },
   reap: {

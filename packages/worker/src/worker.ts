@@ -221,7 +221,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     );
     const renewEvery = Math.max(100, ((options.leaseSeconds ?? store.config.leaseSeconds) * 1000) / 3);
     const renew = setInterval(() => {
-      store.heartbeat({ owner, id, ttlSeconds: options.leaseSeconds }).catch((error: unknown) => {
+      store
+        .heartbeat({ owner, id, ttlSeconds: options.leaseSeconds })
+        // With --sync the renewed lease is published, so other machines do not reap a task still being worked.
+        .then(() => (options.sync ? publish() : undefined))
+        .catch((error: unknown) => {
         // A refused renewal means the same as what the watch looks for: let it look now.
         if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND')) watch.check();
       });

@@ -13,6 +13,12 @@ export async function heartbeat(options: HeartbeatOptions): Promise<CommandOutpu
     id: options.id === undefined ? undefined : parseTaskId(options.id),
     ttlSeconds: options.lease,
   });
-  const text = leases.length ? leases.map((l) => `renewed #${l.task} until ${l.expiresAt ?? 'forever'}`).join('\n') : 'no leases to renew';
-  return { text, json: { leases } };
+  const lines = leases.length ? leases.map((l) => `renewed #${l.task} until ${l.expiresAt ?? 'forever'}`) : ['no leases to renew'];
+  if (options.sync && leases.length) {
+    // Published, so other machines see the claim is alive and do not reap it.
+    const { syncBoard } = await import('@dotasks/core');
+    const report = await syncBoard(store);
+    lines.push(`synced with ${report.remote}/${report.branch}`);
+  }
+  return { text: lines.join('\n'), json: { leases } };
 }

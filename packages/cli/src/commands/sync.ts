@@ -15,6 +15,7 @@ export async function sync(options: SyncCommandOptions): Promise<CommandOutput> 
   for (const c of report.outgoing) lines.push(`out  #${c.id} ${c.what}`);
   for (const r of report.renumbered) lines.push(`moved #${r.from} → #${r.to}: the remote had given #${r.from} to another task`);
   for (const w of report.withdrawn) lines.push(`withdrawn: #${w.id} of ${w.owner}, claimed on the remote by ${w.winner || 'someone else'} first`);
+  for (const r of report.reaped) lines.push(`reaped #${r.id} of ${r.owner}: its lease on ${r.machine} ran out at ${r.expiredAt}`);
   for (const c of report.conflicts) lines.push(`both changed #${c.id} ${c.field}: kept the remote's ${JSON.stringify(c.theirs)} over ${JSON.stringify(c.ours)}`);
   const where = `${report.remote}/${report.branch}`;
   lines.push(
@@ -22,5 +23,5 @@ export async function sync(options: SyncCommandOptions): Promise<CommandOutput> 
       ? `up to date with ${where}`
       : `synced with ${where}${report.head ? ` at ${report.head.slice(0, 10)}` : ''} (${report.incoming.length} in, ${report.outgoing.length} out)`,
   );
-  return { text: lines.join('\n'), json: report };
+  return { text: lines.join('\n'), json: report, warnings: report.warnings.map((w) => `tasks: ${w}`) };
 }

@@ -85,6 +85,46 @@ describe('tasks sync across clones', () => {
     }
   });
 
+  it('a machine that dies holding a claim loses it within one lease: another clone reaps it and finishes the task', async () => {
+    const [a, b] = clones(2);
+    expect(tasks(a, ['create', 'long job']).code).toBe(0);
+    expect(tasks(a, ['sync']).code).toBe(0);
+    expect(tasks(b, ['sync']).code).toBe(0);
+    // A worker on machine a works #1 with a 2 s lease, renewing (and publishing) it while its command runs.
+    const worker = spawn(process.execPath, [TASKS_BIN, 'worker', '--sync', '--lease', '2', '--owner', 'agent-a', '--', 'sleep', '60'], {
+      cwd: a,
+      env: cleanEnv(),
+      detached: true,
+      stdio: 'ignore',
+    });
+    const claimedOnRemote = () => JSON.parse(tasks(b, ['show', '1', '--json']).stdout).owner === 'agent-a';
+    await until(() => (tasks(b, ['sync']).code === 0 && claimedOnRemote()), 20_000);
+    // Alive: over twice the lease, b's syncs leave the claim alone.
+    const aliveUntil = Date.now() + 4500;
+    while (Date.now() < aliveUntil) {
+      const r = tasks(b, ['sync', '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).reaped).toEqual([]);
+    }
+    expect(claimedOnRemote()).toBe(true);
+    // The machine dies: no more renewals. Within a lease (and the clock grace) b reaps the task.
+    process.kill(-worker.pid!, 'SIGKILL');
+    let reaped: { id: number; owner: string }[] = [];
+    await until(() => {
+      const r = tasks(b, ['sync', '--json']);
+      reaped = r.code === 0 ? JSON.parse(r.stdout).reaped : [];
+      return reaped.length > 0;
+    }, 20_000);
+    expect(reaped).toMatchObject([{ id: 1, owner: 'agent-a' }]);
+    expect(JSON.parse(tasks(b, ['show', '1', '--json']).stdout)).toMatchObject({ status: 'pending', owner: '' });
+    const claim = tasks(b, ['claim', '1', '--sync', '--owner', 'agent-b']);
+    expect(claim.code, claim.stderr).toBe(0);
+    expect(tasks(b, ['done', '1', '--owner', 'agent-b']).code).toBe(0);
+    expect(tasks(b, ['sync']).code).toBe(0);
+    expect(tasks(a, ['sync']).code).toBe(0);
+    expect(JSON.parse(tasks(a, ['show', '1', '--json']).stdout)).toMatchObject({ status: 'completed', owner: 'agent-b' });
+  });
+
   it('four machines, two workers each, work a random DAG of 40 tasks: each task once, never before its blockers, all boards identical', async () => {
     const machines = clones(4);
     const store = new TaskStore(join(machines[0], '.tasks'));
@@ -134,3 +174,11 @@ describe('tasks sync across clones', () => {
     expect(git(join(root, 'remote.git'), 'log', '--format=%s', 'tasks')).toMatch(/completed #\d+/);
   });
 });
+
+async function until(check: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

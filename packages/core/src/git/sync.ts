@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { ClaimError, TasksError } from '../errors.js';
 import { idFromFileName, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { withLock } from '../fs/locks.js';
+import { listLeases } from '../runtime/leases.js';
 import { mergeTaskTextResolved, type MergeConflict } from './merge.js';
 import type { ClaimOptions, ClaimResult, TaskStore } from '../store.js';
 import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from '../board/transaction.js';
@@ -64,6 +65,10 @@ export interface SyncReport {
   conflicts: (MergeConflict & { id: number })[];
   /** Tasks this clone had in progress that the remote gives to someone else: the claim was withdrawn. */
   withdrawn: { id: number; owner: string; winner: string }[];
+  /** Tasks released here because their claim's lease, as published by the machine holding it, ran out. */
+  reaped: { id: number; owner: string; machine: string; expiredAt: string }[];
+  /** Things a person should know (e.g. task files tracked on the code branch). */
+  warnings: string[];
   /** The commit now at the head of the remote branch (undefined: the branch is still empty). */
   head?: string;
   /** Fetch-merge-push rounds it took. */
@@ -71,6 +76,26 @@ export interface SyncReport {
 }
 
 const EMPTY = '';
+/** The branch's folder of published claims: `claims/task_N.json`, one per task in progress with a lease. */
+const CLAIMS_DIR = 'claims';
+/** A published lease counts as run out this long after its expiry (machines' clocks differ a little), ms. */
+export const SYNC_CLOCK_GRACE_MS = 2000;
+
+/** A claim as published on the board branch (`claims/task_N.json`). */
+export interface PublishedClaim {
+  task: number;
+  owner: string;
+  /** The machine that holds it (its host name). */
+  machine: string;
+  claimedAt: string;
+  expiresAt: string | null;
+}
+/** Remotes (and boards) this process already checked. */
+const checkedRemotes = new Set<string>();
+/** When this process last finished a sync of each board (ms). */
+const lastSynced = new Map<string, number>();
+/** claimWithSync does not sync before claiming when this process synced the board this recently (ms). */
+const FRESH_MS = 1000;
 /** Serializes the syncs of one clone, in the board's runtime folder. */
 const SYNC_LOCK = 'sync.lock';
 
@@ -201,6 +226,8 @@ interface Side {
   base: Map<string, TreeEntry>;
   theirs: Map<string, TreeEntry>;
   theirsCommit?: string;
+  /** The remote's published claims, by task id. */
+  theirsClaims: Map<number, PublishedClaim>;
 }
 
 interface Plan {
@@ -211,6 +238,9 @@ interface Plan {
   renumbered: { from: number; to: number }[];
   conflicts: (MergeConflict & { id: number })[];
   withdrawn: { id: number; owner: string; winner: string }[];
+  reaped: { id: number; owner: string; machine: string; expiredAt: string }[];
+  /** The claims to publish (`claims/task_N.json` → text). */
+  claims: Map<string, string>;
 }
 
 /**
@@ -219,7 +249,7 @@ interface Plan {
  * board for the push.
  */
 async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: Side): Promise<Plan> {
-  const plan: Plan = { merged: new Map(), incoming: [], outgoing: [], renumbered: [], conflicts: [], withdrawn: [] };
+  const plan: Plan = { merged: new Map(), incoming: [], outgoing: [], renumbered: [], conflicts: [], withdrawn: [], reaped: [], claims: new Map() };
   const taskNames = new Set<string>();
   for (const name of [...side.base.keys(), ...side.theirs.keys()]) if (idFromFileName(name) !== undefined) taskNames.add(name);
   const localIds = store.listIds();
@@ -339,6 +369,7 @@ async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: 
     }
     if ((merged === undefined ? undefined : blobId(merged)) !== t?.sha) plan.outgoing.push({ id, what: describe(tryParse(textOf(b), path), after) });
   }
+  publishClaims(store, tx, side, plan);
   for (const { from, to } of plan.renumbered) {
     tx.event({ type: 'renumbered', task: to, from, reason: `#${from} was taken on the remote` });
   }
@@ -351,6 +382,69 @@ async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: 
   plan.incoming.sort((a, b) => a.id - b.id);
   plan.outgoing.sort((a, b) => a.id - b.id);
   return plan;
+}
+
+/**
+ * The claims to publish: this clone's claim records of tasks it still holds,
+ * and the remote's for the rest of the tasks in progress. A published claim
+ * whose lease ran out (and that this clone does not hold) is reaped here: the
+ * task goes back to pending, as `tasks reap` does with a local one, so a
+ * machine that died holding a task loses it within one lease.
+ */
+function publishClaims(store: TaskStore, tx: Transaction, side: Side, plan: Plan): void {
+  const withdrawn = new Set(plan.withdrawn.map((w) => w.id));
+  const local = new Map(listLeases(store.runtimeDir).map((l) => [l.task, l]));
+  const now = Date.now();
+  for (const id of new Set([...local.keys(), ...side.theirsClaims.keys()])) {
+    const name = taskFileName(id);
+    const text = plan.merged.get(name);
+    const task = tryParse(text, store.taskPath(id));
+    if (!task || task.status !== 'in_progress') continue;
+    const mine = local.get(id);
+    let claim: PublishedClaim | undefined;
+    if (mine && mine.owner === task.owner && !withdrawn.has(id))
+      claim = { task: id, owner: mine.owner, machine: mine.host || hostname(), claimedAt: mine.claimedAt, expiresAt: mine.expiresAt };
+    else {
+      const theirs = side.theirsClaims.get(id);
+      if (!theirs || theirs.owner !== task.owner) continue;
+      if (theirs.expiresAt !== null && Date.parse(theirs.expiresAt) + SYNC_CLOCK_GRACE_MS < now) {
+        const released = tx.edit(id);
+        released.status = 'pending';
+        released.owner = '';
+        tx.put(released);
+        const after = serializeTask(released);
+        plan.merged.set(name, after);
+        tx.event({ type: 'reaped', task: id, previousOwner: theirs.owner, reason: `lease expired on ${theirs.machine}` });
+        plan.reaped.push({ id, owner: theirs.owner, machine: theirs.machine, expiredAt: theirs.expiresAt });
+        if (!plan.outgoing.some((c) => c.id === id)) plan.outgoing.push({ id, what: 'reaped' });
+        continue;
+      }
+      claim = theirs;
+    }
+    plan.claims.set(name, JSON.stringify(claim, null, 2) + '\n');
+  }
+}
+
+/** The claims a commit publishes, by task id. */
+function readClaims(cwd: string, commit: string | undefined, tree: Map<string, TreeEntry>): Map<number, PublishedClaim> {
+  const claims = new Map<number, PublishedClaim>();
+  if (!commit || tree.get(CLAIMS_DIR)?.type !== 'tree') return claims;
+  const entries = readTree(cwd, `${commit}:${CLAIMS_DIR}`);
+  const blobs = readBlobs(
+    cwd,
+    [...entries.values()].map((e) => e.sha),
+  );
+  for (const [name, entry] of entries) {
+    const id = idFromFileName(name);
+    if (id === undefined) continue;
+    try {
+      const claim = JSON.parse(blobs.get(entry.sha) ?? '') as PublishedClaim;
+      if (claim && claim.task === id && typeof claim.owner === 'string') claims.set(id, claim);
+    } catch {
+      // an unreadable claim is no claim: the task's own file still says who holds it
+    }
+  }
+  return claims;
 }
 
 /** The commit message: what went out, one line each, under a summary line. */
@@ -370,21 +464,35 @@ function commitEnv(cwd: string): NodeJS.ProcessEnv {
 }
 
 /** Builds the tree of the merged board on top of the remote's tree; undefined when it equals the remote's. */
-function buildTree(cwd: string, theirs: Map<string, TreeEntry>, merged: Map<string, string | undefined>): string | undefined {
+function buildTree(cwd: string, theirs: Map<string, TreeEntry>, merged: Map<string, string | undefined>, claims: Map<string, string>): string | undefined {
   const entries = new Map(theirs);
+  const claimsTree = claims.size ? mktree(cwd, [...claims].sort(([a], [b]) => (a < b ? -1 : 1))) : undefined;
+  if (claimsTree) entries.set(CLAIMS_DIR, { mode: '040000', type: 'tree', sha: claimsTree });
+  else entries.delete(CLAIMS_DIR);
+  const claimsChanged = theirs.get(CLAIMS_DIR)?.sha !== claimsTree;
   const changed: [string, string][] = [];
   for (const [name, text] of merged) {
     if (text === undefined) entries.delete(name);
     else if (entries.get(name)?.sha !== blobId(text)) changed.push([name, text]);
   }
   const removed = [...theirs.keys()].some((name) => !entries.has(name));
-  if (changed.length === 0 && !removed) return undefined;
+  if (changed.length === 0 && !removed && !claimsChanged) return undefined;
   const shas = writeBlobs(
     cwd,
     changed.map(([, text]) => text),
   );
   changed.forEach(([name], i) => entries.set(name, { mode: '100644', type: 'blob', sha: shas[i] }));
   const listing = [...entries].map(([name, e]) => `${e.mode} ${e.type} ${e.sha}\t${name}`).join('\0');
+  return out(git(cwd, ['mktree', '-z'], { input: listing + '\0' }));
+}
+
+/** A tree of blobs with these names and texts. */
+function mktree(cwd: string, files: [string, string][]): string {
+  const shas = writeBlobs(
+    cwd,
+    files.map(([, text]) => text),
+  );
+  const listing = files.map(([name], i) => `100644 blob ${shas[i]}\t${name}`).join('\0');
   return out(git(cwd, ['mktree', '-z'], { input: listing + '\0' }));
 }
 
@@ -396,8 +504,11 @@ export async function syncBoard(store: TaskStore, options: SyncOptions = {}): Pr
   const cwd = store.dir;
   const remote = options.remote ?? store.config.syncRemote;
   const branch = options.branch ?? store.config.syncBranch;
-  const url = git(cwd, ['remote', 'get-url', remote], { allowFail: true });
-  if (url.status !== 0) {
+  // What cannot change while a process syncs again and again (a worker) is looked up once.
+  const checked = `${cwd}\0${remote}`;
+  const url = checkedRemotes.has(checked) ? { status: 0, stderr: '' } : git(cwd, ['remote', 'get-url', remote], { allowFail: true });
+  if (url.status === 0) checkedRemotes.add(checked);
+  else {
     if (/not a git repository/i.test(url.stderr)) throw new TasksError('E_USAGE', `the board ${cwd} is not in a git repository; sync needs one with a remote`);
     throw new TasksError('E_USAGE', `no git remote named '${remote}'; add one (git remote add ${remote} URL) or pass --remote`, { remote });
   }
@@ -405,7 +516,11 @@ export async function syncBoard(store: TaskStore, options: SyncOptions = {}): Pr
     throw new TasksError('E_USAGE', `not a usable branch name: '${branch}'`, { branch });
   const trackingRef = `refs/dotasks/remote/${remote}/${branch}`;
   const syncedRef = `refs/dotasks/synced/${remote}/${branch}`;
-  const report: SyncReport = { remote, branch, incoming: [], outgoing: [], renumbered: [], conflicts: [], withdrawn: [], rounds: 0 };
+  const report: SyncReport = { remote, branch, incoming: [], outgoing: [], renumbered: [], conflicts: [], withdrawn: [], reaped: [], warnings: [], rounds: 0 };
+  if (!checkedRemotes.has(`${checked}\0tracked`)) {
+    report.warnings = trackedWarning(cwd);
+    checkedRemotes.add(`${checked}\0tracked`);
+  }
   const maxRounds = options.maxRounds ?? 20;
   // One sync at a time per clone (two workers of one clone share its refs); taken before any board lock.
   return withLock(join(store.runtimeDir, SYNC_LOCK), store.lockOptions, () => rounds(store, cwd, { remote, branch, trackingRef, syncedRef, report, maxRounds }));
@@ -421,14 +536,16 @@ async function rounds(
     report.rounds = round;
     const theirsCommit = fetchBranch(cwd, remote, branch, trackingRef);
     const baseCommit = revParse(cwd, syncedRef);
-    const side: Side = { base: readTree(cwd, baseCommit), theirs: readTree(cwd, theirsCommit), theirsCommit };
+    const theirs = readTree(cwd, theirsCommit);
+    const side: Side = { base: baseCommit === theirsCommit ? theirs : readTree(cwd, baseCommit), theirs, theirsCommit, theirsClaims: readClaims(cwd, theirsCommit, theirs) };
     const { value: plan } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, side));
     // What came in is on disk now: the remote's head is the base of whatever this clone changes next.
-    if (theirsCommit) git(cwd, ['update-ref', syncedRef, theirsCommit]);
+    if (theirsCommit && theirsCommit !== baseCommit) git(cwd, ['update-ref', syncedRef, theirsCommit]);
     mergeInto(report, plan);
 
-    const tree = buildTree(cwd, side.theirs, plan.merged);
+    const tree = buildTree(cwd, side.theirs, plan.merged, plan.claims);
     if (tree === undefined) {
+      lastSynced.set(store.dir, Date.now());
       report.head = theirsCommit;
       return report;
     }
@@ -436,8 +553,8 @@ async function rounds(
     const commit = out(git(cwd, ['commit-tree', tree, ...parents], { input: commitMessage(plan.outgoing, plan.renumbered), env: (env ??= commitEnv(cwd)) }));
     const push = git(cwd, ['push', '--porcelain', '--quiet', remote, `${commit}:refs/heads/${branch}`], { allowFail: true });
     if (push.status === 0) {
-      git(cwd, ['update-ref', syncedRef, commit]);
-      git(cwd, ['update-ref', trackingRef, commit]);
+      git(cwd, ['update-ref', '--stdin'], { input: `update ${syncedRef} ${commit}\nupdate ${trackingRef} ${commit}\n` });
+      lastSynced.set(store.dir, Date.now());
       report.head = commit;
       return report;
     }
@@ -454,6 +571,21 @@ async function rounds(
   });
 }
 
+/**
+ * Task files committed on the code branch fight the board branch: checking
+ * out an older commit rewrites them, and the next sync would publish that
+ * as a change. Says so (docs/decisions.md, "Several machines: the board branch").
+ */
+function trackedWarning(cwd: string): string[] {
+  const r = git(cwd, ['ls-files', '--', 'task_*.json', '.highwatermark'], { allowFail: true });
+  const count = r.status === 0 ? out(r).split('\n').filter(Boolean).length : 0;
+  return count
+    ? [
+        `${count} board file(s) are committed on the code branch too; with tasks sync the board branch is the truth: untrack them (git rm -r --cached .tasks/task_*.json .tasks/.highwatermark) so a checkout cannot roll the board back`,
+      ]
+    : [];
+}
+
 /** Folds a round's plan into the report (later rounds only add what they newly brought in). */
 function mergeInto(report: SyncReport, plan: Plan): void {
   const add = <T>(list: T[], items: T[], key: (x: T) => string) => {
@@ -464,6 +596,7 @@ function mergeInto(report: SyncReport, plan: Plan): void {
   add(report.renumbered, plan.renumbered, (r) => `${r.from}`);
   add(report.conflicts, plan.conflicts, (c) => `${c.id}:${c.field}`);
   add(report.withdrawn, plan.withdrawn, (w) => `${w.id}`);
+  add(report.reaped, plan.reaped, (r) => `${r.id}`);
   // What goes out is what the last round pushed (earlier rounds' pushes were refused).
   report.outgoing = plan.outgoing;
 }
@@ -482,7 +615,8 @@ export async function claimWithSync(
   id: number | undefined,
   options: ClaimOptions & { sync?: SyncOptions },
 ): Promise<ClaimResult & { sync: SyncReport }> {
-  await syncBoard(store, options.sync);
+  // See the other machines' claims first, unless this process just did (a worker's sync after its last task).
+  if (!(Date.now() - (lastSynced.get(store.dir) ?? 0) < FRESH_MS)) await syncBoard(store, options.sync);
   for (let attempt = 0; attempt < 20; attempt++) {
     const result = id !== undefined ? await store.claimTask(id, options) : await store.claimNext(options);
     let report: SyncReport;
