@@ -393,9 +393,12 @@ export const COMMANDS = {
     options: {
       'reconcile-interval': { type: 'number', range: 'positive', unit: 'seconds', describe: 'seconds between full reconciles (default 120)' },
       'reap-interval': { type: 'number', range: 'positive', unit: 'seconds', describe: 'seconds between lease reaps (default 15)' },
+      sync: { type: 'boolean', describe: 'also keep the board synced with the git remote (tasks sync): on every local change and every --sync-interval' },
+      'sync-interval': { type: 'number', range: 'positive', unit: 'seconds', describe: 'with --sync: seconds between syncs when nothing changed here (default 10)' },
     },
     examples: [
       ['$0 watch', 'propagate hand edits and git checkouts, one line per thing done'],
+      ['$0 watch --sync', 'and share the board with the other machines through origin/tasks'],
       ['$0 watch --json', 'the same as one JSON event per line'],
     ],
   },

@@ -125,6 +125,31 @@ describe('tasks sync across clones', () => {
     expect(JSON.parse(tasks(a, ['show', '1', '--json']).stdout)).toMatchObject({ status: 'completed', owner: 'agent-b' });
   });
 
+  it('watch --sync shares the board without anyone typing sync: changes go out at once and come in within the interval', async () => {
+    const [a, b] = clones(2);
+    const watcher = spawn(process.execPath, [TASKS_BIN, 'watch', '--sync', '--sync-interval', '1', '--json'], { cwd: b, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    watcher.stdout.on('data', (d) => (out += d));
+    try {
+      // From a to b: a syncs by hand, b's watcher brings it in.
+      expect(tasks(a, ['create', 'made on a']).code).toBe(0);
+      expect(tasks(a, ['sync']).code).toBe(0);
+      await until(() => tasks(b, ['show', '1']).code === 0, 20_000);
+      // From b to a: a change on b goes out by itself.
+      expect(tasks(b, ['create', 'made on b']).code).toBe(0);
+      await until(() => {
+        tasks(a, ['sync']);
+        return tasks(a, ['show', '2']).code === 0;
+      }, 20_000);
+      expect(JSON.parse(tasks(a, ['show', '2', '--json']).stdout).subject).toBe('made on b');
+    } finally {
+      watcher.kill('SIGTERM');
+      await new Promise((r) => watcher.on('close', r));
+    }
+    // Read once the watcher is gone: the synchronous calls above keep its output waiting in the pipe.
+    expect(out.split('\n').filter(Boolean).map((l) => JSON.parse(l).type), out).toContain('synced');
+  });
+
   it('four machines, two workers each, work a random DAG of 40 tasks: each task once, never before its blockers, all boards identical', async () => {
     const machines = clones(4);
     const store = new TaskStore(join(machines[0], '.tasks'));
