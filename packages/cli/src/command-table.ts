@@ -333,15 +333,19 @@ export const COMMANDS = {
   },
   import: {
     name: 'import',
-    describe: 'import a Claude Code task list (claude DIR) or a single-file tasks.json store (store FILE) onto the next free ids',
+    describe:
+      'import tasks onto the next free ids: a Claude Code task list (claude DIR), a single-file tasks.json store (store FILE), Backlog.md (backlog DIR), beads (beads FILE) or a tasks export (dotasks FILE)',
     positionals: [
-      { name: 'kind', choices: ['claude', 'store'] },
-      { name: 'source', describe: 'the folder (claude) or file (store)' },
+      { name: 'kind', choices: ['claude', 'store', 'backlog', 'beads', 'dotasks'] },
+      { name: 'source', describe: 'the folder (claude; backlog: the project, backlog/ or backlog/tasks/) or file (store; beads: issues.jsonl; dotasks: the output of tasks export)' },
     ],
     options: { 'dry-run': { type: 'boolean', describe: 'show the id mapping, write nothing' } },
     examples: [
       ['$0 import claude ~/.claude/tasks/my-list --dry-run', 'see which ids the tasks would get'],
       ['$0 import store .my_agent_core/tasks.json', 'bring the tasks of a single-file tasks.json store over'],
+      ['$0 import backlog . --dry-run', "see how a Backlog.md project's backlog/tasks/ would land"],
+      ['$0 import beads .beads/issues.jsonl', 'bring beads issues over; blocks dependencies become edges'],
+      ['$0 import dotasks board.json', 'bring back a board written by tasks export (json or jsonl)'],
     ],
   },
   export: {

@@ -24,6 +24,7 @@ export * from './git/git-setup.js';
 export * from './git/merge.js';
 export * from './io/board-import.js';
 export * from './io/board-export.js';
+export * from './io/import-tools.js';
 export * from './git/worktrees.js';
 export * from './consistency/reconcile.js';
 export * from './events/follow.js';

@@ -1,4 +1,15 @@
-import { TasksError, importTasks, readClaudeTaskList, readTaskStoreFile, toTaskView, type Task } from '@dotasks/core/internal';
+import {
+  TasksError,
+  importTasks,
+  readBacklogTasks,
+  readBeadsIssues,
+  readClaudeTaskList,
+  readDotasksExport,
+  readTaskStoreFile,
+  toTaskView,
+  type ForeignList,
+  type Task,
+} from '@dotasks/core/internal';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 import { printable } from '../printable.js';
@@ -6,16 +17,19 @@ import { printable } from '../printable.js';
 /** What `tasks import` takes, as declared in the command table. */
 export interface ImportOptions extends CommandArgs<'import'>, GlobalOptions {}
 
-/** Imports a Claude Code task list folder or a single-file tasks.json store onto the board's next free ids. */
+/** Reads the source of one import kind. */
+async function readSource(kind: string, source: string): Promise<ForeignList> {
+  if (kind === 'claude') return readClaudeTaskList(source);
+  if (kind === 'store') return readTaskStoreFile(source);
+  if (kind === 'backlog') return readBacklogTasks(source);
+  if (kind === 'beads') return readBeadsIssues(source);
+  if (kind === 'dotasks') return readDotasksExport(source);
+  throw new TasksError('E_USAGE', `unknown import kind '${kind}'; use claude DIR, store FILE, backlog DIR, beads FILE or dotasks FILE`);
+}
+
+/** Imports another tool's tasks (or a tasks export) onto the board's next free ids. */
 export async function importCommand(options: ImportOptions): Promise<CommandOutput> {
-  const list =
-    options.kind === 'claude'
-      ? readClaudeTaskList(options.source)
-      : options.kind === 'store'
-        ? readTaskStoreFile(options.source)
-        : (() => {
-            throw new TasksError('E_USAGE', `unknown import kind '${options.kind}'; use 'tasks import claude DIR' or 'tasks import store FILE'`);
-          })();
+  const list = await readSource(options.kind, options.source);
   const store = openStore(options);
   const result = await importTasks(store, list, { dryRun: options.dryRun, actor: actingOwner(options) });
   const byId = new Map<number, Task>(result.tasks.map((t) => [t.id, t]));
@@ -30,7 +44,14 @@ export async function importCommand(options: ImportOptions): Promise<CommandOutp
   if (result.dryRun) lines.push('nothing was written (drop --dry-run to import)');
   return {
     text: lines.join('\n'),
-    json: { dryRun: result.dryRun, source: result.source, mapping: result.mapping, tasks: result.tasks.map((t) => toTaskView(t, lookup)), warnings: result.warnings },
-    warnings: result.warnings.map((w) => `warning: ${printable(w)}`),
+    json: {
+      dryRun: result.dryRun,
+      source: result.source,
+      mapping: result.mapping,
+      tasks: result.tasks.map((t) => toTaskView(t, lookup)),
+      warnings: result.warnings,
+      notes: result.notes,
+    },
+    warnings: [...result.notes.map((n) => `note: ${printable(n)}`), ...result.warnings.map((w) => `warning: ${printable(w)}`)],
   };
 }

@@ -1,5 +1,6 @@
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readTaskFile, tasks, tempBoard } from '../helpers.js';
 
@@ -31,6 +32,9 @@ const STORE_FILE = {
     { id: 'task_3', subject: 'Write unit tests', description: 'edge cases', status: 'pending', owner: null, active_form: null, blocked_by: ['task_2', 'task_1'], metadata: {} },
   ],
 };
+
+/** Backlog.md and beads projects as those tools leave them (packages/core/test/fixtures/imports). */
+const FIXTURES = fileURLToPath(new URL('../../../core/test/fixtures/imports/', import.meta.url));
 
 describe('tasks import and export', () => {
   let cleanup = () => {};
@@ -153,5 +157,133 @@ describe('tasks import and export', () => {
         with coverage
       "
     `);
+  });
+
+  it('imports a Backlog.md project: statuses, owners, dependencies as edges, archived and draft tasks left out with a note', () => {
+    const t = board();
+    cpSync(join(FIXTURES, 'backlog-project'), join(t.root, 'shop'), { recursive: true });
+    const dry = tasks(join(t.root, 'shop'), ['import', 'backlog', '.', '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatchInlineSnapshot(`
+      "would import 5 tasks from backlog/tasks:
+        task-1 -> #3: Set up the database schema
+        task-2 -> #4: Write the REST API
+        task-3 -> #5: Build the web client
+        task-4 -> #6: End-to-end tests (blocked by #4, #5)
+        task-4.01 -> #7: Triage flaky tests
+      nothing was written (drop --dry-run to import)
+      "
+    `);
+    expect(dry.stderr).toMatchInlineSnapshot(`
+      "note: left out 1 task in backlog/drafts (drafts); only backlog/tasks is imported
+      note: left out 1 task in backlog/archive/tasks (archived); only backlog/tasks is imported
+      warning: task-4: 2 assignees; the first, carol, is the owner, all are kept in metadata.backlog.assignee
+      warning: task-4.01: status "Blocked" is not To Do, In Progress or Done; imported as pending
+      warning: task-4 (End-to-end tests): dropped the edge to "task-9", which is not in the list
+      "
+    `);
+    expect(existsSync(join(t.board, 'task_3.json'))).toBe(false);
+
+    expect(tasks(t.root, ['import', 'backlog', join(t.root, 'shop', 'backlog')]).code).toBe(0);
+    expect(readTaskFile(t.board, 3)).toEqual({
+      id: 3,
+      subject: 'Set up the database schema',
+      description: 'Tables for users and orders, with migrations.\n\n## Acceptance Criteria\n- [x] #1 users table with a unique email\n- [x] #2 orders reference users',
+      status: 'completed',
+      owner: 'ann',
+      blockedBy: [],
+      blocks: [4, 5],
+      metadata: {
+        importedFrom: { tool: 'backlog', id: 'task-1' },
+        priority: 1,
+        labels: ['backend', 'db'],
+        backlog: { created_date: '2025-06-02 09:15', updated_date: '2025-06-03 17:40' },
+      },
+    });
+    expect(readTaskFile(t.board, 6)).toMatchObject({ owner: 'carol', blockedBy: [4, 5], metadata: { priority: 3 } });
+    expect(readTaskFile(t.board, 7)).toMatchObject({ metadata: { links: [{ type: 'parent', id: 'task-4', task: 6 }] } });
+    // bob's work in progress counts as his claim, as any imported in-progress task does.
+    expect(JSON.parse(readFileSync(join(t.board, '.runtime', 'leases', 'task_4.json'), 'utf8'))).toMatchObject({ task: 4, owner: 'bob', expiresAt: null });
+    expect(tasks(t.root, ['doctor']).code).toBe(0);
+    expect(run(t.root, ['list'])).toContain(
+      '[x] #3: Set up the database schema\n[>] #4: Write the REST API (bob)\n[ ] #5: Build the web client\n[ ] #6: End-to-end tests (blocked by: #4, #5; owner: carol)\n',
+    );
+  });
+
+  it('imports beads issues: blocks dependencies become edges, the other types links, tombstones left out', () => {
+    const t = board();
+    const file = join(t.root, 'issues.jsonl');
+    cpSync(join(FIXTURES, 'beads-project', '.beads', 'issues.jsonl'), file);
+    const r = tasks(t.root, ['import', 'beads', file, '--json']);
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout) as { mapping: { from: string; to: number }[]; notes: string[]; warnings: string[] };
+    expect(json.mapping.map((m) => `${m.from} -> #${m.to}`)).toEqual(['bd-7f3a -> #3', 'bd-7f3a.1 -> #4', 'bd-7f3a.2 -> #5', 'bd-9d02 -> #6', 'bd-c41e -> #7']);
+    expect(json.notes).toEqual(['left out 1 tombstone (deleted issues)']);
+    expect(json.warnings).toEqual([]);
+    expect(readTaskFile(t.board, 7)).toEqual({
+      id: 7,
+      subject: 'Refund flow',
+      description: 'Full and partial refunds.\n\n## Acceptance Criteria\n\n- partial refund keeps the order open',
+      status: 'pending',
+      owner: '',
+      blockedBy: [5],
+      blocks: [],
+      metadata: {
+        importedFrom: { tool: 'beads', id: 'bd-c41e' },
+        priority: 0,
+        beads: { issue_type: 'feature', created_at: '2025-11-02T09:00:00.000000-08:00', updated_at: '2025-11-02T09:00:00.000000-08:00' },
+        links: [
+          { type: 'related', id: 'bd-9d02', task: 6 },
+          { type: 'discovered-from', id: 'bd-7f3a.2', task: 5 },
+        ],
+      },
+    });
+    // The closed blocker keeps its side as history; the open one is on both sides.
+    expect(readTaskFile(t.board, 4)).toMatchObject({ status: 'completed', owner: 'ann', blocks: [5] });
+    expect(readTaskFile(t.board, 5)).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [7] });
+    expect(tasks(t.root, ['doctor']).code).toBe(0);
+    // The project folder works as well as the file.
+    const again = tasks(t.root, ['import', 'beads', join(FIXTURES, 'beads-project'), '--dry-run']);
+    expect(again.stdout).toContain('bd-c41e -> #12: Refund flow (blocked by #10)');
+  });
+
+  it('round-trips a board through export and import dotasks: the same tasks, ids renumbered consistently', () => {
+    const t = board();
+    run(t.root, ['create', 'Write docs', '--description', 'README\nand the guide', '--blocked-by', '1', '--meta', 'area=docs']);
+    run(t.root, ['create', 'Scratch']);
+    run(t.root, ['create', 'Release', '--blocked-by', '2,3']);
+    run(t.root, ['delete', '4']);
+    run(t.root, ['done', '1']);
+    run(t.root, ['start', '2', '--owner', 'agent-1', '--active-form', 'wiring it up']);
+    const first = run(t.root, ['export']);
+    writeFileSync(join(t.root, 'board.json'), first);
+
+    const other = tempBoard();
+    const cleanFirst = cleanup;
+    cleanup = () => {
+      cleanFirst();
+      other.cleanup();
+    };
+    const r = tasks(other.root, ['import', 'dotasks', join(t.root, 'board.json')]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    const second = run(other.root, ['export']);
+
+    type View = { id: number; blockedBy: number[]; blocks: number[]; openBlockers: number[]; metadata: Record<string, unknown> };
+    const before = (JSON.parse(first) as { tasks: View[] }).tasks;
+    const after = (JSON.parse(second) as { tasks: View[] }).tasks;
+    // #4 was deleted, so 1 2 3 5 become 1 2 3 4.
+    const newId = new Map(before.map((v, i) => [v.id, i + 1]));
+    expect(after.map((v) => v.metadata.importedFrom)).toEqual(before.map((v) => ({ tool: 'dotasks', id: String(v.id) })));
+    const renumbered = before.map((v) => ({
+      ...v,
+      id: newId.get(v.id),
+      blockedBy: v.blockedBy.map((id) => newId.get(id)),
+      blocks: v.blocks.map((id) => newId.get(id)),
+      openBlockers: v.openBlockers.map((id) => newId.get(id)),
+    }));
+    const withoutOrigin = after.map(({ metadata: { importedFrom: _origin, ...metadata }, ...v }) => ({ ...v, metadata }));
+    expect(withoutOrigin).toEqual(renumbered);
+    expect(tasks(other.root, ['doctor']).code).toBe(0);
   });
 });

@@ -1,9 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError, isErrnoException } from '../errors.js';
-import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, isClosed, normalizeIds, serializeTask, setOwn, type Task, type TaskStatus } from '../format/format.js';
-import { readFileIfExists } from '../fs/fsio.js';
-import { findJsonSyntaxError, positionAt } from '../format/json-locate.js';
+import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, isClosed, normalizeIds, setOwn, type Task, type TaskStatus } from '../format/format.js';
+import { extras, idList, isObject, readJson, subjectOf as subject, text } from './foreign-fields.js';
 import { createLease } from '../runtime/leases.js';
 import { BoardGraph } from '../consistency/reconcile.js';
 import type { TaskStore } from '../store.js';
@@ -29,13 +28,21 @@ export interface ForeignTask {
   blocks: string[];
   /** Fields the source had that the format does not know; kept as unknown keys. */
   extra: Record<string, unknown>;
+  /** Task fields beyond the basic ones, by name (what `planningFields` puts on the task itself). */
+  fields?: Record<string, unknown>;
+  /** Relations that are not edges (a parent, a related task): kept in `metadata.links`, with the new id where the other task came along. */
+  links?: { type: string; id: string }[];
 }
 
 export interface ForeignList {
   /** Where it came from, for messages. */
   source: string;
+  /** The tool that wrote it; when given, each task records `metadata.importedFrom: {tool, id}`. */
+  tool?: string;
   tasks: ForeignTask[];
   warnings: string[];
+  /** What was left out on purpose (archived tasks, tombstones), said once. */
+  notes?: string[];
 }
 
 export interface ImportMapping {
@@ -50,54 +57,17 @@ export interface ImportPlan {
   /** The tasks as they will be written, ascending id. */
   tasks: Task[];
   warnings: string[];
+  notes: string[];
 }
 
 export interface ImportResult extends ImportPlan {
   dryRun: boolean;
 }
 
-function readJson(file: string): unknown {
-  const text = readFileIfExists(file);
-  if (text === undefined) throw new TasksError('E_NOT_FOUND', `${file} does not exist`, { file });
-  try {
-    return JSON.parse(text);
-  } catch (cause) {
-    const problem = findJsonSyntaxError(text);
-    const at = positionAt(text, problem?.offset ?? 0);
-    throw new TasksError('E_INVALID', `${file}:${at.line}:${at.column}: invalid JSON: ${problem?.message ?? 'does not parse'}; nothing was imported`, { file }, { cause });
-  }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : value === null || value === undefined ? '' : String(value);
-}
-
-function idList(value: unknown): string[] {
-  return Array.isArray(value) ? value.map((v) => String(v).trim()) : [];
-}
-
 function status(value: unknown, where: string, warnings: string[]): TaskStatus {
   if (typeof value === 'string' && (TASK_STATUSES as readonly string[]).includes(value)) return value as TaskStatus;
   warnings.push(`${where}: unknown status ${JSON.stringify(value)}, imported as pending`);
   return 'pending';
-}
-
-function subject(value: unknown, description: string, where: string, warnings: string[]): string {
-  const s = text(value).replace(/\s*[\r\n]+\s*/g, ' ').trim();
-  if (s) return s;
-  const fallback = description.split('\n').find((l) => l.trim())?.trim().slice(0, 80) || '(untitled)';
-  warnings.push(`${where}: no subject, used ${JSON.stringify(fallback)}`);
-  return fallback;
-}
-
-function extras(obj: Record<string, unknown>, known: Set<string>): Record<string, unknown> {
-  const out = createRecord();
-  for (const key of Object.keys(obj)) if (!known.has(key)) setOwn(out, key, cloneJson(obj[key]));
-  return out;
 }
 
 const CLAUDE_KEYS = new Set(['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata']);
@@ -176,10 +146,54 @@ export function readTaskStoreFile(file: string): ForeignList {
   return { source: file, tasks, warnings };
 }
 
+/** Where an imported priority and labels go: task fields by name, or metadata keys. */
+export interface PlanningFields {
+  fields: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * Maps an imported priority (0 highest … 4 lowest) and labels onto the task.
+ * The format has no `priority` or `labels` fields yet, so they go into
+ * `metadata.priority` and `metadata.labels`; once format.ts has them, return
+ * `{ fields: planning, metadata: {} }` instead and every import fills them.
+ */
+export function planningFields(priority: number | undefined, labels: readonly string[]): PlanningFields {
+  const planning = createRecord();
+  if (priority !== undefined) planning.priority = priority;
+  if (labels.length) planning.labels = [...labels];
+  return { fields: {}, metadata: planning };
+}
+
 /** A source id in any usual spelling ("3", "task_3", "#3") → its canonical key. */
 function idKey(id: string): string {
   const m = /^\s*(?:#|task_)?0*([0-9]+)\s*$/.exec(id);
   return m ? m[1] : id.trim();
+}
+
+/** The fields every reader fills itself; `ForeignTask.fields` never overrides them. */
+const BASIC_KEYS = ['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata'] as const;
+
+/** A task's metadata with where it came from (`importedFrom`, first) and its links resolved to new ids. */
+function importMetadata(tool: string | undefined, t: ForeignTask, toNew: Map<string, number>): Record<string, unknown> | undefined {
+  if (tool === undefined && !t.links?.length) return t.metadata;
+  const out = createRecord();
+  if (tool !== undefined) {
+    // A task imported before keeps that origin too: a second move must not erase the first.
+    const previous = t.metadata?.importedFrom;
+    setOwn(out, 'importedFrom', previous === undefined ? { tool, id: t.sourceId } : { tool, id: t.sourceId, previous });
+  }
+  for (const [k, v] of Object.entries(t.metadata ?? {})) if (k !== 'importedFrom' || tool === undefined) setOwn(out, k, v);
+  if (t.links?.length)
+    setOwn(
+      out,
+      'links',
+      t.links.map((l) => {
+        const task = toNew.get(idKey(l.id));
+        return task === undefined ? { type: l.type, id: l.id } : { type: l.type, id: l.id, task };
+      }),
+    );
+  return out;
 }
 
 /** Maps a foreign list onto ids `firstId`, `firstId + 1`, … and rewrites its edges (pure). */
@@ -206,7 +220,11 @@ export function planImport(list: ForeignList, firstId: number): ImportPlan {
     };
     for (const k of TASK_KEYS) delete task.extra[k];
     if (t.activeForm !== undefined) task.activeForm = t.activeForm;
-    if (t.metadata !== undefined) task.metadata = t.metadata;
+    // Only fields the format knows, never the ones set above (planningFields decides which).
+    for (const [k, v] of Object.entries(t.fields ?? {}))
+      if ((TASK_KEYS as readonly string[]).includes(k) && !(BASIC_KEYS as readonly string[]).includes(k)) setOwn(task as unknown as Record<string, unknown>, k, cloneJson(v));
+    const metadata = importMetadata(list.tool, t, toNew);
+    if (metadata !== undefined) task.metadata = metadata;
     return task;
   });
   const byId = new Map(tasks.map((t) => [t.id, t]));
@@ -250,7 +268,7 @@ export function planImport(list: ForeignList, firstId: number): ImportPlan {
       { cycle },
     );
   }
-  return { source: list.source, mapping, tasks, warnings };
+  return { source: list.source, mapping, tasks, warnings, notes: [...(list.notes ?? [])] };
 }
 
 /**

@@ -1,0 +1,205 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TasksError } from '../errors.js';
+import { planImport, planningFields } from './board-import.js';
+import { readBacklogTasks, readBeadsIssues, readDotasksExport } from './import-tools.js';
+
+const fixtures = fileURLToPath(new URL('../../test/fixtures/imports/', import.meta.url));
+const backlogProject = join(fixtures, 'backlog-project');
+const beadsProject = join(fixtures, 'beads-project');
+
+describe('imports from other tools (core)', () => {
+  let dir = '';
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = '';
+  });
+  const temp = () => (dir = mkdtempSync(join(tmpdir(), 'dotasks-import-tools-')));
+
+  it('planningFields puts priority and labels into metadata until the format has them', () => {
+    expect(planningFields(1, ['backend'])).toEqual({ fields: {}, metadata: { priority: 1, labels: ['backend'] } });
+    expect(planningFields(undefined, [])).toEqual({ fields: {}, metadata: {} });
+  });
+
+  describe('Backlog.md', () => {
+    it('reads backlog/tasks/*.md: front matter, the Description first, statuses, assignees, priorities, dependencies', async () => {
+      const list = await readBacklogTasks(backlogProject);
+      expect(list.source).toBe(join(backlogProject, 'backlog', 'tasks'));
+      const plan = planImport(list, 10);
+      expect(plan.mapping.map((m) => [m.from, m.to])).toEqual([
+        ['task-1', 10],
+        ['task-2', 11],
+        ['task-3', 12],
+        ['task-4', 13],
+        ['task-4.01', 14],
+      ]);
+      const [schema, api, client, e2e, triage] = plan.tasks;
+      expect(schema).toMatchObject({
+        subject: 'Set up the database schema',
+        // The Description section's text first, then the rest of the body; Backlog.md's editor markers dropped.
+        description: 'Tables for users and orders, with migrations.\n\n## Acceptance Criteria\n- [x] #1 users table with a unique email\n- [x] #2 orders reference users',
+        status: 'completed',
+        owner: 'ann',
+        blockedBy: [],
+        blocks: [11, 12],
+        metadata: {
+          importedFrom: { tool: 'backlog', id: 'task-1' },
+          priority: 1,
+          labels: ['backend', 'db'],
+          backlog: { created_date: '2025-06-02 09:15', updated_date: '2025-06-03 17:40' },
+        },
+      });
+      expect(api).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [13], metadata: { priority: 2 } });
+      expect(api.description).toBe('CRUD endpoints for orders.\n\n## Implementation Plan\n\n1. Routes\n2. Validation');
+      expect(client.metadata).toMatchObject({ priority: 2, labels: ['frontend'], backlog: { milestone: 'v1' } });
+      // `TASK-3` is task-3 (ids match without case); the archived task-9 is not imported, so that edge goes.
+      expect(e2e).toMatchObject({ owner: 'carol', blockedBy: [11, 12], metadata: { priority: 3, backlog: { ordinal: 4000, assignee: ['carol', 'dan'] } } });
+      expect(triage).toMatchObject({
+        status: 'pending',
+        description: 'Note which tests fail without a change, and why.',
+        metadata: { labels: ['ci'], links: [{ type: 'parent', id: 'task-4', task: 13 }] },
+      });
+      expect(triage.metadata).not.toHaveProperty('priority');
+      expect(plan.warnings).toEqual([
+        'task-4: 2 assignees; the first, carol, is the owner, all are kept in metadata.backlog.assignee',
+        'task-4.01: status "Blocked" is not To Do, In Progress or Done; imported as pending',
+        'task-4 (End-to-end tests): dropped the edge to "task-9", which is not in the list',
+      ]);
+      expect(plan.notes).toEqual([
+        `left out 1 task in ${join(backlogProject, 'backlog', 'drafts')} (drafts); only ${list.source} is imported`,
+        `left out 1 task in ${join(backlogProject, 'backlog', 'archive', 'tasks')} (archived); only ${list.source} is imported`,
+      ]);
+    });
+
+    it('takes the project root, backlog/ or backlog/tasks/ alike', async () => {
+      const ids = async (path: string) => (await readBacklogTasks(path)).tasks.map((t) => t.sourceId);
+      const expected = ['task-1', 'task-2', 'task-3', 'task-4', 'task-4.01'];
+      expect(await ids(join(backlogProject, 'backlog'))).toEqual(expected);
+      expect(await ids(join(backlogProject, 'backlog', 'tasks'))).toEqual(expected);
+    });
+
+    it('refuses YAML it cannot read with the file, line and column, and a cycle spelled out', async () => {
+      const tasks = join(temp(), 'backlog', 'tasks');
+      mkdirSync(tasks, { recursive: true });
+      writeFileSync(join(tasks, 'task-1 - A.md'), '---\nid: task-1\ntitle: A\nstatus: To Do\ndependencies: [task-2\n---\n');
+      const error = await readBacklogTasks(dir).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TasksError);
+      expect((error as TasksError).code).toBe('E_INVALID');
+      expect((error as TasksError).message).toMatch(new RegExp(`^${join(tasks, 'task-1 - A.md').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: invalid YAML front matter`));
+      writeFileSync(join(tasks, 'task-1 - A.md'), '---\nid: task-1\ntitle: A\nstatus: To Do\ndependencies: [task-2]\n---\n');
+      writeFileSync(join(tasks, 'task-2 - B.md'), '---\nid: task-2\ntitle: B\nstatus: To Do\ndependencies: [task-1]\n---\n');
+      const list = await readBacklogTasks(dir);
+      expect(() => planImport(list, 1)).toThrow('has a cycle "task-1" -> "task-2" -> "task-1"');
+    });
+
+    it('says where nothing could be found', async () => {
+      await expect(readBacklogTasks(join(temp(), 'nothing-here'))).rejects.toMatchObject({ code: 'E_NOT_FOUND' });
+    });
+  });
+
+  describe('beads', () => {
+    it('reads issues.jsonl: blocks dependencies are edges, the other types links, tombstones left out', () => {
+      const list = readBeadsIssues(beadsProject);
+      expect(list.source).toBe(join(beadsProject, '.beads', 'issues.jsonl'));
+      const plan = planImport(list, 1);
+      expect(plan.mapping.map((m) => [m.from, m.to])).toEqual([
+        ['bd-7f3a', 1],
+        ['bd-7f3a.1', 2],
+        ['bd-7f3a.2', 3],
+        ['bd-9d02', 4],
+        ['bd-c41e', 5],
+      ]);
+      const [epic, client, webhook, docs, refund] = plan.tasks;
+      expect(epic).toMatchObject({ subject: 'Payments', status: 'pending', blocks: [], metadata: { priority: 1, labels: ['payments'], beads: { issue_type: 'epic' } } });
+      expect(client).toMatchObject({
+        status: 'completed',
+        owner: 'ann',
+        blocks: [3],
+        metadata: {
+          importedFrom: { tool: 'beads', id: 'bd-7f3a.1' },
+          beads: { close_reason: 'Done', closed_at: '2025-11-03T16:00:00.000000-08:00' },
+          links: [{ type: 'parent-child', id: 'bd-7f3a', task: 1 }],
+        },
+      });
+      // A closed blocker keeps the edge on its side only (docs/protocol.md, "Edges").
+      expect(webhook).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [5] });
+      expect(webhook.description).toBe('Handle payment_intent events.\n\n## Design\n\nVerify the signature first; store the raw event.');
+      expect(docs).toMatchObject({ description: '## Notes\n\nKeys live in the vault.', metadata: { priority: 3, labels: ['docs'] } });
+      expect(refund).toMatchObject({
+        status: 'pending',
+        blockedBy: [3],
+        metadata: {
+          priority: 0,
+          links: [
+            { type: 'related', id: 'bd-9d02', task: 4 },
+            { type: 'discovered-from', id: 'bd-7f3a.2', task: 3 },
+          ],
+        },
+      });
+      expect(refund.description).toBe('Full and partial refunds.\n\n## Acceptance Criteria\n\n- partial refund keeps the order open');
+      expect(plan.warnings).toEqual([]);
+      expect(plan.notes).toEqual(['left out 1 tombstone (deleted issues)']);
+    });
+
+    it('refuses a line that is not JSON with its line, and a cycle of blocks with the beads ids', () => {
+      const file = join(temp(), 'issues.jsonl');
+      writeFileSync(file, '{"id":"bd-1","title":"A","status":"open"}\n{"id":"bd-2",\n');
+      expect(() => readBeadsIssues(file)).toThrow(new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2:\\d+: invalid JSON`));
+      const dep = (from: string, on: string) => ({ issue_id: from, depends_on_id: on, type: 'blocks' });
+      writeFileSync(
+        file,
+        [
+          { id: 'bd-1', title: 'A', status: 'open', priority: 2, dependencies: [dep('bd-1', 'bd-2')] },
+          { id: 'bd-2', title: 'B', status: 'open', priority: 2, dependencies: [dep('bd-2', 'bd-1')] },
+        ]
+          .map((i) => JSON.stringify(i))
+          .join('\n'),
+      );
+      expect(() => planImport(readBeadsIssues(file), 1)).toThrow('has a cycle "bd-1" -> "bd-2" -> "bd-1"');
+    });
+  });
+
+  describe('dotasks', () => {
+    it('reads json and jsonl exports; a task imported before keeps that origin', () => {
+      const view = (id: number, fields: Record<string, unknown>) => ({ id, subject: `T${id}`, description: '', status: 'pending', owner: '', activeForm: null, blockedBy: [], blocks: [], metadata: {}, ready: true, openBlockers: [], ...fields });
+      const views = [
+        view(4, { blocks: [7], metadata: { importedFrom: { tool: 'beads', id: 'bd-1' }, area: 'web' } }),
+        view(7, { blockedBy: [4], activeForm: 'x', status: 'in_progress', owner: 'ann' }),
+      ];
+      const file = join(temp(), 'board.json');
+      writeFileSync(file, JSON.stringify({ tasks: views }, null, 2));
+      const plan = planImport(readDotasksExport(file), 1);
+      expect(plan.tasks).toEqual([
+        {
+          id: 1,
+          subject: 'T4',
+          description: '',
+          status: 'pending',
+          owner: '',
+          blockedBy: [],
+          blocks: [2],
+          extra: {},
+          metadata: { importedFrom: { tool: 'dotasks', id: '4', previous: { tool: 'beads', id: 'bd-1' } }, area: 'web' },
+        },
+        {
+          id: 2,
+          subject: 'T7',
+          description: '',
+          status: 'in_progress',
+          owner: 'ann',
+          activeForm: 'x',
+          blockedBy: [1],
+          blocks: [],
+          extra: {},
+          metadata: { importedFrom: { tool: 'dotasks', id: '7' } },
+        },
+      ]);
+      writeFileSync(file, views.map((v) => JSON.stringify(v)).join('\n'));
+      expect(planImport(readDotasksExport(file), 1).tasks).toEqual(plan.tasks);
+    });
+  });
+});
+
