@@ -108,6 +108,15 @@ export interface ClaimResult extends MutationResult {
   /** True when the claimant already held the task. */
   alreadyHeld: boolean;
   lease: Lease;
+  /** An explicit claim of a task whose paths overlap tasks in progress: those tasks (the claim was made anyway). */
+  overlaps?: ScopeOverlap[];
+}
+
+/** A task in progress whose file scope overlaps the one claimed (docs/protocol.md, "File scopes"). */
+export interface ScopeOverlap {
+  task: number;
+  owner: string;
+  paths: string[];
 }
 
 /** A task the reaper released, or would release with dryRun. */
