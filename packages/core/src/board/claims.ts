@@ -134,17 +134,23 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
   const busy: number[] = [];
   // Tasks in progress with paths, looked up once per pass and only when a candidate has paths.
   let scoped: Task[] | undefined;
+  const held = new Set<number>();
   const scopeBusy = async (task: Task): Promise<boolean> => {
     if (!task.paths?.length) return false;
     scoped ??= view.candidates.map(lookup).filter((t): t is Task => t !== undefined && t.status === 'in_progress' && !!t.paths?.length);
-    return (await overlapsInProgress(store, task, scoped)).length > 0;
+    const busyNow = (await overlapsInProgress(store, task, scoped)).length > 0;
+    if (busyNow) held.add(task.id);
+    return busyNow;
   };
   const attempt = async (task: Task, noWait: boolean): Promise<ClaimResult | undefined> => {
     const id = task.id;
     try {
       return await claimOne(store, id, options, 'claimed', { noWaitTasks: noWait }, { mode: 'refuse', board: !!task.paths?.length });
     } catch (error) {
-      if (error instanceof ScopeBusy) return undefined;
+      if (error instanceof ScopeBusy) {
+        held.add(id);
+        return undefined;
+      }
       if (noWait && error instanceof TasksError && error.code === 'E_LOCKED' && error.details.lock === store.taskLockPath(id)) {
         busy.push(id);
         return undefined;
@@ -176,6 +182,12 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
     // Nothing from the index: look at every file before saying so.
     view = openClaimView(store.dir, { exact: true });
     scoped = undefined;
+  }
+  if (held.size) {
+    const ids = [...held].sort((a, b) => a - b).map((id) => `#${id}`);
+    throw new ClaimError('nothing_ready', `nothing is ready to claim: ${ids.join(', ')} wait${held.size === 1 ? 's' : ''} for tasks in progress on the same files (see 'tasks list')`, {
+      heldByScope: [...held].sort((a, b) => a - b),
+    });
   }
   throw new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
 }
