@@ -68,6 +68,11 @@ export const todoInputSchema: JsonSchema = {
     owner: { type: 'string', description: 'assign the task to this owner (create, update); default: you' },
     add_blocked_by: idList('ids this task must wait for (create, update); cycles are refused'),
     remove_blocked_by: idList('ids this task no longer waits for (update)'),
+    paths: {
+      type: 'array',
+      description: 'globs of the files the task will change, from the top of the repository, e.g. ["src/parser/**"] (create, update: replaces the list); claims keep tasks on the same files apart',
+      items: { type: 'string', minLength: 1 },
+    },
     todos: { type: 'array', description: 'write: the entries, in order', items: todoItem, minItems: 1 },
     include_deleted: { type: 'boolean', description: 'list: also show deleted tasks' },
   },

@@ -1,6 +1,6 @@
 import { TasksError, filterTasks, openBlockers, toTaskView, type BoardSnapshot, type Task, type TaskStore, type UpdateTaskInput } from '@dotasks/core';
 import type { TodoAction } from './schema.js';
-import { InputError, batchItemsFrom, idFrom, idsFrom, present, statusFrom, stringFrom, type TodoInput } from './todo-input.js';
+import { InputError, batchItemsFrom, idFrom, idsFrom, pathsFrom, present, statusFrom, stringFrom, type TodoInput } from './todo-input.js';
 import { idList, lookupIn, renderResultBoard, summarize, type TodoResult } from './todo-result.js';
 
 /** What an action's handler works with. */
@@ -31,6 +31,7 @@ export async function createAction({ owner, store }: TodoContext, input: TodoInp
       activeForm: stringFrom(input.active_form, 'active_form') || undefined,
       owner: stringFrom(input.owner, 'owner'),
       blockedBy: idsFrom(input.add_blocked_by, 'add_blocked_by'),
+      paths: pathsFrom(input.paths),
     },
     { actor: owner },
   );
@@ -54,6 +55,7 @@ function patchFrom(input: TodoInput): UpdateTaskInput {
     owner: stringFrom(input.owner, 'owner'),
     addBlockedBy: idsFrom(input.add_blocked_by, 'add_blocked_by'),
     removeBlockedBy: idsFrom(input.remove_blocked_by, 'remove_blocked_by'),
+    paths: pathsFrom(input.paths),
   };
 }
 
@@ -64,7 +66,7 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
   const patch = patchFrom(input);
   const hasFields = Object.values(patch).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined));
   if (!hasFields && status === undefined)
-    throw new InputError('update changes nothing', 'give status, subject, description, active_form, owner, add_blocked_by or remove_blocked_by.');
+    throw new InputError('update changes nothing', 'give status, subject, description, active_form, owner, add_blocked_by, remove_blocked_by or paths.');
   const s = store();
   const current = s.getTask(id);
   const heldByOther = current.owner !== '' && current.owner !== owner;
@@ -177,7 +179,9 @@ export async function claimAction({ owner, store }: TodoContext, input: TodoInpu
   return {
     ok: true,
     action: 'claim',
-    message: `${result.alreadyHeld ? 'Already held' : 'Claimed'} #${task.id}: ${task.subject} (owner ${owner})`,
+    message:
+      `${result.alreadyHeld ? 'Already held' : 'Claimed'} #${task.id}: ${task.subject} (owner ${owner})` +
+      (result.overlaps?.length ? `; careful: its paths overlap ${idList(result.overlaps.map((o) => o.task))}, in progress on the same files` : ''),
     task: summarize(task, lookupIn(snapshot)),
     unblocked: [],
     expiresAt: result.lease.expiresAt,

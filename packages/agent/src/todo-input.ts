@@ -17,8 +17,8 @@ export type TodoInput = Record<string, unknown>;
 
 /** Fields each action reads; anything else given is a mistake worth reporting. */
 const FIELDS: Record<TodoAction, string[]> = {
-  create: ['subject', 'description', 'active_form', 'owner', 'add_blocked_by'],
-  update: ['task_id', 'subject', 'status', 'description', 'active_form', 'owner', 'add_blocked_by', 'remove_blocked_by'],
+  create: ['subject', 'description', 'active_form', 'owner', 'add_blocked_by', 'paths'],
+  update: ['task_id', 'subject', 'status', 'description', 'active_form', 'owner', 'add_blocked_by', 'remove_blocked_by', 'paths'],
   list: ['include_deleted'],
   get: ['task_id'],
   clear: [],
@@ -64,6 +64,16 @@ export function stringFrom(value: unknown, field: string): string | undefined {
   if (!present(value)) return undefined;
   if (typeof value !== 'string') throw new InputError(`${field} must be a string`, `give ${field} as text.`, { field });
   return value;
+}
+
+/** A list of path globs (absent: undefined). */
+export function pathsFrom(value: unknown, field = 'paths'): string[] | undefined {
+  if (!present(value)) return undefined;
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() === ''))
+    throw new InputError(`${field} must be a list of globs`, `write ${field}: ["src/parser/**", "docs/parser.md"], relative to the top of the repository.`, {
+      field,
+    });
+  return value as string[];
 }
 
 export function statusFrom(value: unknown, field = 'status'): TaskStatus | undefined {

@@ -11,6 +11,8 @@ export interface TaskSummary {
   /** Open blockers only: what it still waits for. */
   blockedBy: number[];
   blocks: number[];
+  /** The file scope, only when the task declares one. */
+  paths?: string[];
   ready: boolean;
 }
 
@@ -48,6 +50,7 @@ export function summarize(task: Task, lookup: TaskLookup): TaskSummary {
     activeForm: task.activeForm ?? null,
     blockedBy: task.status === 'completed' || task.status === 'deleted' ? [] : openBlockers(task, lookup),
     blocks: [...task.blocks],
+    ...(task.paths ? { paths: [...task.paths] } : {}),
     ready: isReady(task, lookup),
   };
 }

@@ -55,6 +55,15 @@ describe('todo tool actions', () => {
     expect(store.getTask(1).description).toBe('use acorn');
   });
 
+  it('create and update take paths, the files a task will change; update replaces them', async () => {
+    const made = await ok({ action: 'create', subject: 'Parser', paths: ['src/parser/**'] });
+    expect(made.task).toMatchObject({ id: 1, paths: ['src/parser/**'] });
+    await ok({ action: 'update', task_id: 1, paths: ['src/parser/**', 'docs/parser.md'] });
+    expect(store.getTask(1).paths).toEqual(['src/parser/**', 'docs/parser.md']);
+    const bad = await refused({ action: 'create', subject: 'X', paths: 'src/**' }, 'E_INVALID');
+    expect(bad.error.hint).toMatch(/\["src\/parser\/\*\*"/);
+  });
+
   it('update links, starts and completes, reporting what it unblocked', async () => {
     await threeTasks();
     const linked = await ok({ action: 'update', task_id: 'task_2', add_blocked_by: [1] });

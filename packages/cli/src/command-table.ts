@@ -105,9 +105,13 @@ export const COMMANDS = {
       status: { type: 'string', choices: ['pending', 'in_progress', 'completed'] },
       'blocked-by': { ...ids, describe: 'ids this task waits for (1,2 or repeated)' },
       blocks: { ...ids, describe: 'ids that wait for this task' },
+      path: { type: 'string', array: true, describe: 'a glob of the files it will change, from the top of the repository (repeat)' },
       meta: { type: 'string', array: true, describe: 'metadata key=value (value read as JSON when it parses)' },
     },
-    examples: [['$0 create "Run tests" --blocked-by 2,3', 'a task that waits for #2 and #3']],
+    examples: [
+      ['$0 create "Run tests" --blocked-by 2,3', 'a task that waits for #2 and #3'],
+      ["$0 create 'Parser' --path 'packages/parser/**' --path docs/parser.md", 'claim --next keeps it apart from tasks in progress on those files'],
+    ],
   },
   list: {
     name: 'list',
@@ -148,6 +152,8 @@ export const COMMANDS = {
       'remove-blocked-by': ids,
       'add-blocks': ids,
       'remove-blocks': ids,
+      path: { type: 'string', array: true, describe: 'add a glob to the files it will change (repeat)' },
+      'remove-path': { type: 'string', array: true, describe: 'remove a glob from its paths (repeat)' },
       meta: { type: 'string', array: true, describe: 'metadata key=value; key= removes the key' },
       force: { type: 'boolean', describe: 'take over, release or finish a task another owner has in progress' },
     },

@@ -40,13 +40,16 @@ export function printableValue<T>(value: T): T {
 }
 
 /** A task whose texts are printable, for renderers that write for people (the task on disk is untouched). */
-export function printableTask<T extends { subject: string; description?: string; owner?: string; activeForm?: string | null; metadata?: Record<string, unknown> }>(task: T): T {
+export function printableTask<
+  T extends { subject: string; description?: string; owner?: string; activeForm?: string | null; paths?: string[]; metadata?: Record<string, unknown> },
+>(task: T): T {
   return {
     ...task,
     subject: printable(task.subject),
     ...(task.description !== undefined ? { description: printableLines(task.description) } : {}),
     ...(task.owner !== undefined ? { owner: printable(task.owner) } : {}),
     ...(typeof task.activeForm === 'string' ? { activeForm: printable(task.activeForm) } : {}),
+    ...(task.paths ? { paths: task.paths.map((p) => printable(p)) } : {}),
     // Values are shown as JSON, which escapes C0 controls itself; the caller passes the text through printableLines for the rest.
     ...(task.metadata ? { metadata: Object.fromEntries(Object.entries(task.metadata).map(([k, v]) => [printable(k), v])) } : {}),
   };

@@ -20,6 +20,7 @@ export {
   type CreateTaskInput,
   type MutationResult,
   type ReapedTask,
+  type ScopeOverlap,
   type TaskProblem,
   type UpdateOptions,
   type UpdateTaskInput,

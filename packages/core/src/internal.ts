@@ -26,6 +26,8 @@ export * from './io/board-import.js';
 export * from './io/board-export.js';
 export * from './io/import-tools.js';
 export * from './git/worktrees.js';
+export { expandScope, inScope, overlappingTasks, scopesOverlap, ScopeMatcher } from './board/scopes.js';
+export { trackedFiles, gitStateKey, SCOPES_CACHE_FILE, TRACKED_FILES_TTL_MS } from './git/tracked-files.js';
 export * from './consistency/reconcile.js';
 export * from './events/follow.js';
 export * from './runtime/watcher-record.js';

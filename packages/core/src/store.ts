@@ -43,6 +43,7 @@ export {
   type CreateTaskInput,
   type MutationResult,
   type ReapedTask,
+  type ScopeOverlap,
   type TaskProblem,
   type UpdateOptions,
   type UpdateTaskInput,
@@ -254,7 +255,7 @@ export class TaskStore implements TxHost {
   }
 
   /** Completes a task and propagates; someone else's, or one still blocked, needs `force`. */
-  completeTask(id: number, options: ActorOptions & { force?: boolean; heldBy?: string } = {}): Promise<MutationResult> {
+  completeTask(id: number, options: ActorOptions & { force?: boolean; heldBy?: string; metadata?: Record<string, unknown> } = {}): Promise<MutationResult> {
     return mutations.completeTask(this, id, options);
   }
 

@@ -22,6 +22,7 @@ import {
   type Task,
   type TaskStore,
 } from '@dotasks/core/internal';
+import { MAX_OUT_OF_SCOPE, filesOutOfScope, scopeBaseline, type ScopeBaseline } from './out-of-scope.js';
 
 /** What a worker does and how (the `tasks worker` flags). */
 export interface WorkerOptions {
@@ -77,8 +78,8 @@ export type WorkerEvent = { at: string; owner: string } & (
   | { type: 'worker.reaped'; tasks: { task: number; owner: string; reason: string }[] }
   | { type: 'worker.waiting'; inProgress: number[] }
   | { type: 'task.claimed'; task: number; subject: string; worktree?: string; branch?: string }
-  | { type: 'task.completed'; task: number; durationMs: number; unblocked: number[] }
-  | { type: 'task.failed'; task: number; exitCode: number | null; signal: string | null; durationMs: number; retry: boolean }
+  | { type: 'task.completed'; task: number; durationMs: number; unblocked: number[]; outOfScope?: string[] }
+  | { type: 'task.failed'; task: number; exitCode: number | null; signal: string | null; durationMs: number; retry: boolean; outOfScope?: string[] }
   | { type: 'task.lost'; task: number; message: string; reason?: ClaimLossReason }
   | { type: 'task.interrupted'; task: number }
   | { type: 'worker.stopped'; reason: StopReason; completed: number[]; failed: number[]; gaveUp: number[]; lost: number[] }
@@ -201,6 +202,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       subject: task.subject,
       ...(claim.worktree ? { worktree: claim.worktree.path, branch: claim.worktree.branch } : {}),
     });
+    // A task with paths: note the checkout now, to tell afterwards what the command changed outside them.
+    const baseline = task.paths?.length ? await scopeBaseline(claim.worktree?.path ?? options.cwd ?? process.cwd()) : undefined;
     const started = Date.now();
     const run = runCommand(task, claim.worktree?.path);
     // The task was reaped, released or taken while we worked: stop the
@@ -262,11 +265,12 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       emit({ type: 'task.interrupted', task: id });
       return;
     }
+    const scope = baseline ? await outOfScope(baseline, task) : undefined;
     if (exit.code === 0) {
       try {
-        const done = await store.completeTask(id, { actor: owner, heldBy: owner });
+        const done = await store.completeTask(id, { actor: owner, heldBy: owner, ...(scope ? { metadata: scope.metadata } : {}) });
         summary.completed.push(id);
-        emit({ type: 'task.completed', task: id, durationMs, unblocked: done.unblocked });
+        emit({ type: 'task.completed', task: id, durationMs, unblocked: done.unblocked, ...(scope?.files.length ? { outOfScope: scope.files } : {}) });
       } catch (error) {
         lose(id, error);
       }
@@ -282,12 +286,26 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     }
     const lastError: LastError = { exitCode: exit.code, signal: exit.signal, at: new Date().toISOString(), owner, tail: run.tail() };
     try {
-      await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'failed', metadata: { lastError } });
+      await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'failed', metadata: { lastError, ...scope?.metadata } });
     } catch (error) {
       lose(id, error);
       return;
     }
-    emit({ type: 'task.failed', task: id, exitCode: exit.code, signal: exit.signal, durationMs, retry });
+    emit({ type: 'task.failed', task: id, exitCode: exit.code, signal: exit.signal, durationMs, retry, ...(scope?.files.length ? { outOfScope: scope.files } : {}) });
+  }
+
+  /**
+   * The files the command changed outside the task's paths, and the metadata
+   * that records them: `metadata.outOfScope` (the format has no notes field
+   * yet), removed again by a later run that stayed inside. Undefined when
+   * git cannot tell, or there is nothing to write.
+   */
+  async function outOfScope(baseline: ScopeBaseline, task: Task): Promise<{ files: string[]; metadata: Record<string, unknown> } | undefined> {
+    const files = await filesOutOfScope(baseline, task.paths ?? [], store.dir);
+    if (files === undefined) return undefined;
+    if (files.length === 0) return task.metadata?.outOfScope === undefined ? undefined : { files, metadata: { outOfScope: null } };
+    const recorded = files.length > MAX_OUT_OF_SCOPE ? [...files.slice(0, MAX_OUT_OF_SCOPE), `… and ${files.length - MAX_OUT_OF_SCOPE} more`] : files;
+    return { files, metadata: { outOfScope: recorded } };
   }
 
   /**

@@ -61,8 +61,20 @@ export async function claim(options: ClaimOptions): Promise<CommandOutput> {
     `${result.alreadyHeld ? 'already held' : 'claimed'} ${label(result.task)} (owner: ${printable(owner)}${result.lease.expiresAt ? `, lease until ${result.lease.expiresAt}` : ''})`,
   ];
   if (worktree) lines.push(`worktree ${printable(worktree.path)} on branch ${printable(worktree.branch)}${worktree.created ? '' : ' (already there)'}`);
+  // An explicit claim whose paths overlap tasks in progress is made anyway, with a word about it (docs/protocol.md, "File scopes").
+  const warnings = (result.overlaps ?? []).map(
+    (o) => `its paths overlap #${o.task}, in progress for ${o.owner || 'nobody'} (${o.paths.join(', ')}); claimed anyway`,
+  );
   return {
     text: lines.join('\n'),
-    json: { claimed: true, alreadyHeld: result.alreadyHeld, task: viewTask(store, result.task), lease: result.lease, ...(worktree ? { worktree } : {}) },
+    json: {
+      claimed: true,
+      alreadyHeld: result.alreadyHeld,
+      task: viewTask(store, result.task),
+      lease: result.lease,
+      ...(worktree ? { worktree } : {}),
+      ...(warnings.length ? { warnings } : {}),
+    },
+    ...(warnings.length ? { warnings: warnings.map((w) => `tasks: warning: #${result.task.id}: ${printable(w)}`) } : {}),
   };
 }

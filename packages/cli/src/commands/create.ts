@@ -19,6 +19,7 @@ export async function create(options: CreateOptions): Promise<CommandOutput> {
       status: options.status as TaskStatus | undefined,
       blockedBy: parseIdList(options.blockedBy),
       blocks: parseIdList(options.blocks),
+      ...(options.path?.length ? { paths: options.path } : {}),
       metadata: parseMeta(options.meta),
     },
     { actor: actingOwner(options) },

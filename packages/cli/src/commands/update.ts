@@ -19,6 +19,8 @@ export async function update(options: UpdateOptions): Promise<CommandOutput> {
     removeBlockedBy: parseIdList(options.removeBlockedBy),
     addBlocks: parseIdList(options.addBlocks),
     removeBlocks: parseIdList(options.removeBlocks),
+    addPaths: options.path,
+    removePaths: options.removePath,
   };
   const store = openStore(options);
   const result = await store.updateTask(id, patch, { actor: actingOwner(options), force: options.force });

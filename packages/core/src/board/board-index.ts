@@ -28,7 +28,7 @@
  */
 import type { Stats } from 'node:fs';
 import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
-import { cloneJson, createRecord, isClosed, parseTask, setOwn, taskFileName, type Task, type TaskStatus } from '../format/format.js';
+import { TASK_KEYS, cloneJson, createRecord, isClosed, parseTask, setOwn, taskFileName, type Task, type TaskStatus } from '../format/format.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
 import { readTaskFile } from '../format/task-file.js';
 
@@ -50,6 +50,8 @@ const HIGHWATERMARK = '.highwatermark';
 const MAX_PROBED_IDS = 100_000;
 const FORMAT = 'dotasks-board-index';
 const VERSION = 1;
+// The fields this dotasks knows: an index written by one that knew others (a key it kept among the unknown ones) is not used.
+const KNOWN_KEYS = TASK_KEYS.join(',');
 // The seal line ending each part: '#', 8 hex digits (CRC-32), '\n'.
 const SEAL_BYTES = 10;
 // An exact pass that found the index right moves its mtime on when it is older than this (ms).
@@ -73,6 +75,8 @@ type DirId = [number, number, number, number];
 interface IndexHeader {
   format: string;
   version: number;
+  /** TASK_KEYS of the dotasks that wrote it (KNOWN_KEYS): a parsed task's shape depends on them. */
+  keys: string;
   /** The board folder's identity when its names were listed; null when it changed too recently to trust. */
   dir: DirId | null;
   /** `.highwatermark` read before the names were listed; null when missing or not a number. */
@@ -537,7 +541,7 @@ function encodeIndex(dir: DirId | null, hwm: number | null, bad: string[], entri
   const openText = `[${open.join(',\n')}]\n`;
   const restText = `[${rest.join(',\n')}]\n`;
   // openBytes depends on the header's own length: settle it in a few passes.
-  const header: IndexHeader = { format: FORMAT, version: VERSION, dir, hwm, closed, unsure, bad, openBytes: 0, open: open.length, rest: rest.length };
+  const header: IndexHeader = { format: FORMAT, version: VERSION, keys: KNOWN_KEYS, dir, hwm, closed, unsure, bad, openBytes: 0, open: open.length, rest: rest.length };
   let headerText = '';
   for (let pass = 0; pass < 3; pass++) {
     headerText = JSON.stringify(header) + '\n';
@@ -576,7 +580,7 @@ let crc32: ((data: Uint8Array) => number) | undefined;
 
 function parseHeader(text: string): IndexHeader | undefined {
   const header = JSON.parse(text) as IndexHeader;
-  if (header === null || typeof header !== 'object' || header.format !== FORMAT || header.version !== VERSION) return undefined;
+  if (header === null || typeof header !== 'object' || header.format !== FORMAT || header.version !== VERSION || header.keys !== KNOWN_KEYS) return undefined;
   if (!Number.isSafeInteger(header.openBytes) || !Number.isSafeInteger(header.open) || !Number.isSafeInteger(header.rest)) return undefined;
   if (header.hwm !== null && !Number.isSafeInteger(header.hwm)) return undefined;
   if (!Array.isArray(header.closed) || !Array.isArray(header.unsure) || !Array.isArray(header.bad)) return undefined;

@@ -10,7 +10,7 @@ import type { TaskStore } from '../store.js';
 import { openClaimView } from './board-index.js';
 import { assertOwnerFree } from './mutations.js';
 import { applyMetadata, assertHeldBy, checkTransition } from './rules.js';
-import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask } from './store-types.js';
+import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
 import type { TxOptions } from './transaction.js';
 
 /**
@@ -19,19 +19,43 @@ import type { TxOptions } from './transaction.js';
  * wins; the others get a ClaimError with the reason.
  */
 export async function claimTask(store: TaskStore, id: number, options: ClaimOptions): Promise<ClaimResult> {
-  return claimOne(store, id, options, 'claimed');
+  return claimOne(store, id, options, 'claimed', {}, { mode: 'warn' });
 }
 
-async function claimOne(store: TaskStore, id: number, options: ClaimOptions & { activeForm?: string }, eventType: string, txOptions: TxOptions = {}): Promise<ClaimResult> {
+/**
+ * How a claim treats file scopes (docs/protocol.md, "File scopes"): claimNext
+ * refuses a task whose paths overlap a task in progress, an explicit claim
+ * warns. Either way the check runs under the board lock, so two claims of
+ * overlapping tasks cannot both pass it. `board`: the task is known to have
+ * paths, so the board lock is taken from the start.
+ */
+interface ScopeCheck {
+  mode: 'refuse' | 'warn';
+  board?: boolean;
+}
+
+/** A claimNext candidate whose scope overlaps a task in progress; never leaves claimNext. */
+class ScopeBusy extends Error {}
+
+async function claimOne(
+  store: TaskStore,
+  id: number,
+  options: ClaimOptions & { activeForm?: string },
+  eventType: string,
+  txOptions: TxOptions = {},
+  scopes?: ScopeCheck,
+): Promise<ClaimResult> {
   const owner = options.owner;
   if (owner === '') throw new TasksError('E_INVALID', 'a claim needs an owner (--owner or TASKS_OWNER)');
   if (!existsSync(store.taskPath(id))) throw new ClaimError('not_found', `task #${id} not found (see 'tasks list')`, { task: id });
   let alreadyHeld = false;
   let lease!: Lease;
+  let overlaps: ScopeOverlap[] = [];
   const result = await store.transact(
-    { owners: [owner], tasks: [id] },
-    (tx) => {
+    { owners: [owner], tasks: [id], board: scopes?.board === true },
+    async (tx) => {
       alreadyHeld = false;
+      overlaps = [];
       const task = tx.tryRead(id);
       if (!task) throw new ClaimError('not_found', `task #${id} not found (see 'tasks list')`, { task: id });
       if (task.status === 'in_progress' && task.owner === owner) {
@@ -52,6 +76,13 @@ async function claimOne(store: TaskStore, id: number, options: ClaimOptions & { 
           });
       }
       if (!alreadyHeld) assertOwnerFree(store, tx, owner, new Set([id]));
+      if (scopes && !alreadyHeld && task.paths?.length) {
+        // Every claim of a task with paths holds the board lock while it looks: of two overlapping ones, the second sees the first.
+        tx.need({ board: true });
+        const hits = await overlapsInProgress(store, task, inProgressWithPaths(store));
+        if (hits.length && scopes.mode === 'refuse') throw new ScopeBusy(`task #${id} overlaps a task in progress`);
+        overlaps = hits.map((t) => ({ task: t.id, owner: t.owner, paths: [...(t.paths ?? [])] }));
+      }
       const edited = tx.edit(id);
       edited.status = 'in_progress';
       edited.owner = owner;
@@ -67,7 +98,25 @@ async function claimOne(store: TaskStore, id: number, options: ClaimOptions & { 
     txOptions,
   );
   const task = result.written[0] ?? store.getTask(id);
-  return { task, written: result.written, unblocked: [], events: result.events, alreadyHeld, lease };
+  return { task, written: result.written, unblocked: [], events: result.events, alreadyHeld, lease, ...(overlaps.length ? { overlaps } : {}) };
+}
+
+/** The tasks in progress that declare paths, from the claim view (the open tasks; stats, and reads what changed). */
+function inProgressWithPaths(store: TaskStore): Task[] {
+  const view = openClaimView(store.dir);
+  const out: Task[] = [];
+  for (const id of view.candidates) {
+    const task = view.lookup(id);
+    if (task && task.status === 'in_progress' && task.paths?.length) out.push(task);
+  }
+  return out;
+}
+
+/** The tasks of `busy` whose scope overlaps `task`'s; loads the scope rules (and asks git) only when both sides have paths. */
+async function overlapsInProgress(store: TaskStore, task: Task, busy: Task[]): Promise<Task[]> {
+  if (!task.paths?.length || !busy.some((t) => t.id !== task.id)) return [];
+  const { overlappingTasks } = await import('./scopes.js');
+  return overlappingTasks(store.dir, task, busy);
 }
 
 /**
@@ -83,10 +132,25 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
   let view = openClaimView(store.dir);
   const lookup = (n: number) => view.lookup(n);
   const busy: number[] = [];
-  const attempt = async (id: number, noWait: boolean): Promise<ClaimResult | undefined> => {
+  // Tasks in progress with paths, looked up once per pass and only when a candidate has paths.
+  let scoped: Task[] | undefined;
+  const held = new Set<number>();
+  const scopeBusy = async (task: Task): Promise<boolean> => {
+    if (!task.paths?.length) return false;
+    scoped ??= view.candidates.map(lookup).filter((t): t is Task => t !== undefined && t.status === 'in_progress' && !!t.paths?.length);
+    const busyNow = (await overlapsInProgress(store, task, scoped)).length > 0;
+    if (busyNow) held.add(task.id);
+    return busyNow;
+  };
+  const attempt = async (task: Task, noWait: boolean): Promise<ClaimResult | undefined> => {
+    const id = task.id;
     try {
-      return await claimOne(store, id, options, 'claimed', { noWaitTasks: noWait });
+      return await claimOne(store, id, options, 'claimed', { noWaitTasks: noWait }, { mode: 'refuse', board: !!task.paths?.length });
     } catch (error) {
+      if (error instanceof ScopeBusy) {
+        held.add(id);
+        return undefined;
+      }
       if (noWait && error instanceof TasksError && error.code === 'E_LOCKED' && error.details.lock === store.taskLockPath(id)) {
         busy.push(id);
         return undefined;
@@ -103,20 +167,27 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
     for (const id of view.candidates) {
       if (exclude.has(id)) continue;
       const task = lookup(id);
-      if (!task || !isReady(task, lookup, options.owner)) continue;
-      const won = await attempt(id, true);
+      if (!task || !isReady(task, lookup, options.owner) || (await scopeBusy(task))) continue;
+      const won = await attempt(task, true);
       if (won) return won;
     }
     for (const id of busy.splice(0)) {
       view.forget(id);
       const task = lookup(id);
       if (!task || !isReady(task, lookup, options.owner)) continue;
-      const won = await attempt(id, false);
+      const won = await attempt(task, false);
       if (won) return won;
     }
     if (view.exact) break;
     // Nothing from the index: look at every file before saying so.
     view = openClaimView(store.dir, { exact: true });
+    scoped = undefined;
+  }
+  if (held.size) {
+    const ids = [...held].sort((a, b) => a - b).map((id) => `#${id}`);
+    throw new ClaimError('nothing_ready', `nothing is ready to claim: ${ids.join(', ')} wait${held.size === 1 ? 's' : ''} for tasks in progress on the same files (see 'tasks list')`, {
+      heldByScope: [...held].sort((a, b) => a - b),
+    });
   }
   throw new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
 }

@@ -7,7 +7,7 @@ import { createRecord, isClosed, normalizeIds, type Task } from '../format/forma
 import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
 import { createLease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
-import { applyMetadata, assertHeldBy, checkStatus, checkSubject, checkTransition, removeId } from './rules.js';
+import { applyMetadata, applyPaths, assertHeldBy, checkPaths, checkStatus, checkSubject, checkTransition, removeId } from './rules.js';
 import type { ActorOptions, BatchItem, CreateTaskInput, MutationResult, UpdateOptions, UpdateTaskInput } from './store-types.js';
 import { HIGHWATERMARK_FILE, type Transaction, type TxScope } from './transaction.js';
 /** Under the owner's lock: refuses a second task in progress for `owner`. */
@@ -56,6 +56,7 @@ function allocateId(store: TaskStore, tx: Transaction): number {
 export async function createTask(store: TaskStore, input: CreateTaskInput, options: ActorOptions = {}): Promise<MutationResult> {
   const status = input.status === undefined ? 'pending' : checkStatus(input.status);
   checkSubject(input.subject);
+  if (input.paths !== undefined) checkPaths(input.paths);
   const owners = status === 'in_progress' ? [input.owner || options.actor || ''] : [];
   const result = await store.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? [])] }, (tx) =>
     createInTx(store, tx, input, options),
@@ -101,6 +102,7 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
     extra: createRecord(),
   };
   if (input.activeForm !== undefined) task.activeForm = input.activeForm;
+  if (input.paths !== undefined) applyPaths(task, { paths: input.paths });
   if (input.metadata !== undefined) applyMetadata(task, input.metadata);
   tx.put(task);
   for (const b of blockedBy) {
@@ -128,6 +130,8 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
  */
 export async function updateTask(store: TaskStore, id: number, patch: UpdateTaskInput, options: UpdateOptions = {}): Promise<MutationResult> {
   if (patch.subject !== undefined) checkSubject(patch.subject);
+  // Bad globs are refused before any lock is taken.
+  for (const list of [patch.paths, patch.addPaths, patch.removePaths]) if (list) checkPaths(list);
   const toStatus = patch.status === undefined ? undefined : checkStatus(patch.status);
   // A first guess at the locks; the transaction asks for more when what it reads needs them.
   const guess = store.peekTask(id);
@@ -182,6 +186,7 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
   if (patch.activeForm === null) delete task.activeForm;
   else if (patch.activeForm !== undefined) task.activeForm = patch.activeForm;
   if (patch.owner !== undefined) task.owner = patch.owner;
+  applyPaths(task, patch);
   if (patch.metadata !== undefined) applyMetadata(task, patch.metadata);
   tx.put(task);
 
@@ -311,7 +316,11 @@ export async function removeDependency(store: TaskStore, task: number, blocker: 
  * Completes a task and propagates. A task owned by someone else needs
  * `force`; so does one whose blockers are still open.
  */
-export async function completeTask(store: TaskStore, id: number, options: ActorOptions & { force?: boolean; heldBy?: string } = {}): Promise<MutationResult> {
+export async function completeTask(
+  store: TaskStore,
+  id: number,
+  options: ActorOptions & { force?: boolean; heldBy?: string; metadata?: Record<string, unknown> } = {},
+): Promise<MutationResult> {
   const unblocked: number[] = [];
   const result = await store.transact(closingScope(store, id), (tx) => {
     unblocked.length = 0;
@@ -331,6 +340,11 @@ export async function completeTask(store: TaskStore, id: number, options: ActorO
           `task #${id} is still blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first or add --force`,
           { id, blockedBy: open },
         );
+    }
+    if (options.metadata) {
+      const edited = tx.edit(id);
+      applyMetadata(edited, options.metadata);
+      tx.put(edited);
     }
     unblocked.push(...closeInTx(store, tx, id, 'completed', options));
   });

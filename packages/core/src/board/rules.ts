@@ -55,6 +55,32 @@ export function checkStatus(status: unknown): TaskStatus {
   return status as TaskStatus;
 }
 
+/** A file scope as given: non-empty one-line globs, trimmed, each once, in the order given. */
+export function checkPaths(paths: unknown): string[] {
+  if (!Array.isArray(paths)) throw new TasksError('E_INVALID', 'paths must be a list of globs, e.g. ["packages/parser/**", "docs/parser.md"]');
+  const out: string[] = [];
+  for (const item of paths as unknown[]) {
+    if (typeof item !== 'string' || item.trim() === '' || /[\r\n]/.test(item))
+      throw new TasksError('E_INVALID', `not a path glob: ${JSON.stringify(item)}; give globs relative to the top of the repository, e.g. "src/parser/**"`);
+    const glob = item.trim();
+    if (!out.includes(glob)) out.push(glob);
+  }
+  return out;
+}
+
+/** Applies a path patch in place (replace, then add, then remove); an empty scope removes the field. */
+export function applyPaths(task: Task, patch: { paths?: string[] | null; addPaths?: string[]; removePaths?: string[] }): void {
+  if (patch.paths === undefined && !patch.addPaths?.length && !patch.removePaths?.length) return;
+  let paths = patch.paths === undefined ? [...(task.paths ?? [])] : patch.paths === null ? [] : checkPaths(patch.paths);
+  if (patch.addPaths?.length) paths = checkPaths([...paths, ...patch.addPaths]);
+  if (patch.removePaths?.length) {
+    const removed = new Set(checkPaths(patch.removePaths));
+    paths = paths.filter((p) => !removed.has(p));
+  }
+  if (paths.length) task.paths = paths;
+  else delete task.paths;
+}
+
 /** Applies a metadata patch in place: a null (or undefined) value removes its key. */
 export function applyMetadata(task: Task, patch: Record<string, unknown>): void {
   const metadata = (task.metadata ? cloneJson(task.metadata) : createRecord()) as Record<string, unknown>;

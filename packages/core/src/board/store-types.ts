@@ -45,6 +45,8 @@ export interface CreateTaskInput {
   metadata?: Record<string, unknown>;
   blockedBy?: number[];
   blocks?: number[];
+  /** The task's file scope: globs relative to the top of the repository. */
+  paths?: string[];
 }
 
 /** A change to one task. `activeForm: null` removes it; a metadata value of null removes that key. */
@@ -59,6 +61,10 @@ export interface UpdateTaskInput {
   removeBlockedBy?: number[];
   addBlocks?: number[];
   removeBlocks?: number[];
+  /** Replaces the file scope; null (or an empty list) removes it. Applied before addPaths and removePaths. */
+  paths?: string[] | null;
+  addPaths?: string[];
+  removePaths?: string[];
 }
 
 /** Options of a change: who acts, and whether a task somebody else holds may be taken over. */
@@ -102,6 +108,15 @@ export interface ClaimResult extends MutationResult {
   /** True when the claimant already held the task. */
   alreadyHeld: boolean;
   lease: Lease;
+  /** An explicit claim of a task whose paths overlap tasks in progress: those tasks (the claim was made anyway). */
+  overlaps?: ScopeOverlap[];
+}
+
+/** A task in progress whose file scope overlaps the one claimed (docs/protocol.md, "File scopes"). */
+export interface ScopeOverlap {
+  task: number;
+  owner: string;
+  paths: string[];
 }
 
 /** A task the reaper released, or would release with dryRun. */

@@ -68,6 +68,26 @@ describe('serializeTask', () => {
   });
 });
 
+describe('paths (the file scope)', () => {
+  it('is written after blocks and before metadata, globs in the order given', () => {
+    const text = '{"metadata":{"a":1},"paths":["src/b/**","docs/x.md"],"id":3,"subject":"S","status":"pending","owner":"","blockedBy":[],"blocks":[]}';
+    const out = serializeTask(parseTask(text, file));
+    expect(Object.keys(JSON.parse(out))).toEqual(['id', 'subject', 'description', 'status', 'owner', 'blockedBy', 'blocks', 'paths', 'metadata']);
+    expect(JSON.parse(out).paths).toEqual(['src/b/**', 'docs/x.md']);
+  });
+
+  it('a file without it comes back byte for byte', () => {
+    const text = serializeTask(parseTask('{"id":3,"subject":"S","status":"pending","owner":"","blockedBy":[],"blocks":[],"metadata":{"k":true},"zz":1}', file));
+    expect(serializeTask(parseTask(text, file))).toBe(text);
+    expect(text).not.toContain('paths');
+  });
+
+  it('must be a list of non-empty strings', () => {
+    expect(corrupt('{"id":3,"subject":"S","status":"pending","paths":"src/**"}').message).toMatch(/"paths" must be an array of globs/);
+    expect(corrupt('{"id":3,"subject":"S","status":"pending","paths":["src/**",""]}').message).toMatch(/non-empty glob strings/);
+  });
+});
+
 describe('validation errors name file, line and column', () => {
   it('malformed JSON points at the spot', () => {
     const e = corrupt('{\n  "id": 3,\n  "subject": "S",\n  "status": "pending",\n}\n');

@@ -14,13 +14,27 @@ export interface Task {
   activeForm?: string;
   blockedBy: number[];
   blocks: number[];
+  /** Globs of the files the task expects to change, relative to the top of the repository (docs/protocol.md, "File scopes"). */
+  paths?: string[];
   metadata?: Record<string, unknown>;
   /** Keys the format does not know, in their original order; preserved on every rewrite. */
   extra: Record<string, unknown>;
 }
 
 /** Known keys in canonical order. */
-export const TASK_KEYS = ['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata'] as const;
+export const TASK_KEYS = [
+  'id',
+  'subject',
+  'description',
+  'status',
+  'owner',
+  'activeForm',
+  'blockedBy',
+  'blocks',
+  // priority and labels go here, before paths; notes after it.
+  'paths',
+  'metadata',
+] as const;
 const KNOWN = new Set<string>(TASK_KEYS);
 
 /** A task file larger than this is refused: task files are small by nature. */
@@ -167,6 +181,13 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   const blockedBy = edges('blockedBy');
   const blocks = edges('blocks');
 
+  const paths = obj.paths;
+  if (paths !== undefined) {
+    if (!Array.isArray(paths)) at('paths', `"paths" must be an array of globs, got ${show(paths)}`);
+    for (const item of paths as unknown[])
+      if (typeof item !== 'string' || item.trim() === '') at('paths', `"paths" must hold non-empty glob strings, got ${show(item)}`);
+  }
+
   const metadata = obj.metadata;
   if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)))
     at('metadata', `"metadata" must be an object, got ${show(metadata)}`);
@@ -185,6 +206,7 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
     extra,
   };
   if (activeForm !== undefined) task.activeForm = activeForm as string;
+  if (paths !== undefined) task.paths = [...(paths as string[])];
   if (metadata !== undefined) task.metadata = cloneJson(metadata) as Record<string, unknown>;
   return task;
 }
@@ -204,6 +226,7 @@ export function serializeTask(task: Task): string {
   if (task.activeForm !== undefined) setOwn(out, 'activeForm', task.activeForm);
   setOwn(out, 'blockedBy', normalizeIds(task.blockedBy));
   setOwn(out, 'blocks', normalizeIds(task.blocks));
+  if (task.paths !== undefined) setOwn(out, 'paths', task.paths);
   if (task.metadata !== undefined) setOwn(out, 'metadata', task.metadata);
   for (const key of Object.keys(task.extra)) if (!KNOWN.has(key)) setOwn(out, key, task.extra[key]);
   return JSON.stringify(out, null, 2) + '\n';
@@ -215,6 +238,7 @@ export function copyTask(task: Task): Task {
     ...task,
     blockedBy: [...task.blockedBy],
     blocks: [...task.blocks],
+    ...(task.paths !== undefined ? { paths: [...task.paths] } : {}),
     extra: cloneJson(task.extra) as Record<string, unknown>,
   };
   if (task.metadata !== undefined) copy.metadata = cloneJson(task.metadata) as Record<string, unknown>;

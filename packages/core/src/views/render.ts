@@ -41,6 +41,8 @@ export interface TaskView {
   activeForm: string | null;
   blockedBy: number[];
   blocks: number[];
+  /** The task's file scope (globs), only when it declares one. */
+  paths?: string[];
   metadata: Record<string, unknown>;
   ready: boolean;
   /** Ids in blockedBy that are not completed or deleted (missing ones included). */
@@ -75,6 +77,7 @@ export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
     activeForm: task.activeForm ?? null,
     blockedBy: [...task.blockedBy],
     blocks: [...task.blocks],
+    ...(task.paths !== undefined ? { paths: [...task.paths] } : {}),
     metadata: { ...(task.metadata ?? {}) },
     ready: isReady(task, lookup),
     openBlockers: isClosed(task.status) ? [] : openBlockers(task, lookup),
@@ -218,6 +221,7 @@ export function renderTaskDetail(task: Task, lookup: TaskLookup): string {
   if (task.activeForm) lines.push(`  activeForm:  ${task.activeForm}`);
   lines.push(`  blockedBy:   ${task.blockedBy.length ? task.blockedBy.map((id) => `#${id}`).join(', ') : '(none)'}`);
   lines.push(`  blocks:      ${task.blocks.length ? task.blocks.map((id) => `#${id}`).join(', ') : '(none)'}`);
+  if (task.paths?.length) lines.push(`  paths:       ${task.paths.join(', ')}`);
   if (task.metadata && Object.keys(task.metadata).length) {
     for (const key of Object.keys(task.metadata)) lines.push(`  meta.${key}: ${JSON.stringify(task.metadata[key])}`);
   }
