@@ -18,6 +18,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     // 2 cores: concurrency tests start many real processes themselves.
     maxWorkers: 2,
+    // `npm run coverage`: what the in-process tests reach (the end-to-end tests' own processes are not counted).
+    coverage: { provider: 'v8', include: ['packages/*/src/**/*.ts'], exclude: ['**/*.test.ts', '**/*.d.ts'], reporter: ['text-summary'] },
     ...(plainOutput ? { reporters: ['default', './scripts/vitest-slowest-files.ts'], slowTestThreshold: 10_000 } : {}),
   },
 });
