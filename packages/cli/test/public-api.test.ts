@@ -1,51 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { CORE_PUBLIC_NAMES } from '../../core/test/public-names.js';
 
 // What each package promises its users, by name (docs/library.md). These lists
 // change only on purpose: a name added is a promise kept from then on, a name
 // removed is a breaking change. The packages are imported as a user would, by
 // name (their built entries). @dotasks/core has its own list beside its index.
-const CORE = [
-  'ClaimError',
-  'CorruptTaskError',
-  'CycleError',
-  'EVENTS_FILE',
-  'EXPORT_FORMATS',
-  'GRAPH_FORMATS',
-  'PLAIN_STYLE',
-  'TASK_STATUSES',
-  'TaskStore',
-  'TasksError',
-  'claimWithSync',
-  'claimWithWorktree',
-  'countTasks',
-  'diagnoseBoard',
-  'exportBoard',
-  'filterTasks',
-  'findBoard',
-  'findCycle',
-  'followEvents',
-  'isClosed',
-  'isReady',
-  'listTaskWorktrees',
-  'openBlockers',
-  'parseEvents',
-  'parseTaskId',
-  'readConfig',
-  'removeTaskWorktree',
-  'renderBoard',
-  'renderGraph',
-  'renderProblem',
-  'renderSummary',
-  'renderTaskDetail',
-  'renderTaskLine',
-  'repairBoard',
-  'resolveBoardDir',
-  'resolveOwner',
-  'syncBoard',
-  'toTaskView',
-  'waitForTask',
-  'watchClaim',
-];
+// The core's own list, pinned beside its index.
+const CORE = CORE_PUBLIC_NAMES;
 
 const TODO_TOOL = ['TODO_ACTIONS', 'TODO_TOOL_NAME', 'TOOL_SCHEMA_FORMATS', 'createTodoTool', 'renderToolResult', 'todoInputSchema', 'toolDefinition'];
 

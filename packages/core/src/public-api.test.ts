@@ -1,51 +1,5 @@
 import { describe, expect, it } from 'vitest';
-
-// The names @dotasks/core promises (docs/library.md). This list changes only
-// on purpose: a name added here is a promise kept from then on, a name
-// removed is a breaking change. Everything else the siblings use is in
-// @dotasks/core/internal.
-const PUBLIC = [
-  'ClaimError',
-  'CorruptTaskError',
-  'CycleError',
-  'EVENTS_FILE',
-  'EXPORT_FORMATS',
-  'GRAPH_FORMATS',
-  'PLAIN_STYLE',
-  'TASK_STATUSES',
-  'TaskStore',
-  'TasksError',
-  'claimWithSync',
-  'claimWithWorktree',
-  'countTasks',
-  'diagnoseBoard',
-  'exportBoard',
-  'filterTasks',
-  'findBoard',
-  'findCycle',
-  'followEvents',
-  'isClosed',
-  'isReady',
-  'listTaskWorktrees',
-  'openBlockers',
-  'parseEvents',
-  'parseTaskId',
-  'readConfig',
-  'removeTaskWorktree',
-  'renderBoard',
-  'renderGraph',
-  'renderProblem',
-  'renderSummary',
-  'renderTaskDetail',
-  'renderTaskLine',
-  'repairBoard',
-  'resolveBoardDir',
-  'resolveOwner',
-  'syncBoard',
-  'toTaskView',
-  'waitForTask',
-  'watchClaim',
-];
+import { CORE_PUBLIC_NAMES as PUBLIC } from '../test/public-names.js';
 
 describe('the public API of @dotasks/core', () => {
   it('exports exactly the names it promises', async () => {

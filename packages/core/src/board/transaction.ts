@@ -17,7 +17,7 @@ import {
   recoverJournal,
   type JournalOp,
 } from '../fs/journal.js';
-import { LEASES_DIR, type Lease } from '../runtime/leases.js';
+import { LEASES_DIR, parseLease, type Lease } from '../runtime/leases.js';
 import { acquireLock, isExclusivelyHeld, markExclusive, releaseLocks, type AcquiredLock, type HeldLock, type LockOptions } from '../fs/locks.js';
 
 /**
@@ -270,14 +270,10 @@ export class Transaction {
   readLease(id: number): Lease | undefined {
     if (this.leases.has(id)) return this.leases.get(id) ?? undefined;
     this.need({ tasks: [id] });
-    const text = this.original(leaseFile(id), () => readFileIfExists(join(this.host.dir, leaseFile(id))));
-    if (text === undefined) return undefined;
-    try {
-      const lease = JSON.parse(text) as Lease;
-      return typeof lease.owner === 'string' && lease.task === id ? lease : undefined;
-    } catch {
-      return undefined;
-    }
+    return parseLease(
+      this.original(leaseFile(id), () => readFileIfExists(join(this.host.dir, leaseFile(id)))),
+      id,
+    );
   }
 
   /** Records a claim; written before the task file, so a claim never shows without its record. */

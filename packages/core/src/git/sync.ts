@@ -231,15 +231,10 @@ interface Side {
   theirsClaims: Map<number, PublishedClaim>;
 }
 
-interface Plan {
+/** One round's merge: what the report says about it, the merged board and the claims to publish. */
+interface Plan extends Pick<SyncReport, 'incoming' | 'outgoing' | 'renumbered' | 'conflicts' | 'withdrawn' | 'reaped'> {
   /** Files of the merged board (name → text; undefined: no such file). */
   merged: Map<string, string | undefined>;
-  incoming: SyncChange[];
-  outgoing: SyncChange[];
-  renumbered: { from: number; to: number }[];
-  conflicts: (MergeConflict & { id: number })[];
-  withdrawn: { id: number; owner: string; winner: string }[];
-  reaped: { id: number; owner: string; machine: string; expiredAt: string }[];
   /** The claims to publish (`claims/task_N.json` → text). */
   claims: Map<string, string>;
 }

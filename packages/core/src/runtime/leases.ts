@@ -36,7 +36,11 @@ function leaseFile(runtimeDir: string, id: number): string {
 
 /** Reads one lease, or undefined when there is none (or it is unreadable). */
 export function readLease(runtimeDir: string, id: number): Lease | undefined {
-  const text = readFileIfExists(leaseFile(runtimeDir, id));
+  return parseLease(readFileIfExists(leaseFile(runtimeDir, id)), id);
+}
+
+/** The claim record of task `id` in `text`; undefined when there is none or it is not one (unreadable, another task's). */
+export function parseLease(text: string | undefined, id: number): Lease | undefined {
   if (text === undefined) return undefined;
   try {
     const lease = JSON.parse(text) as Lease;
