@@ -1,4 +1,5 @@
 export * from './schema.js';
+export { strictSchema } from './strict-schema.js';
 export * from './todo-tool.js';
 export * from './guard.js';
 export * from './jobs.js';

@@ -5,6 +5,8 @@
  * minimum, minLength, minItems). No if/then, no $ref, no top-level combinators.
  */
 
+import { strictSchema } from './strict-schema.js';
+
 export const TODO_TOOL_NAME = 'todo';
 
 export const TODO_ACTIONS = ['create', 'update', 'list', 'get', 'clear', 'write', 'claim', 'release'] as const;
@@ -81,8 +83,8 @@ export const todoInputSchema: JsonSchema = {
 };
 
 /** The formats `tasks tool-schema` prints. */
-export type ToolSchemaFormat = 'openai' | 'anthropic' | 'json-schema';
-export const TOOL_SCHEMA_FORMATS: readonly ToolSchemaFormat[] = ['openai', 'anthropic', 'json-schema'];
+export type ToolSchemaFormat = 'openai' | 'openai-strict' | 'openai-responses' | 'anthropic' | 'json-schema';
+export const TOOL_SCHEMA_FORMATS: readonly ToolSchemaFormat[] = ['openai', 'openai-strict', 'openai-responses', 'anthropic', 'json-schema'];
 
 /** The parts of a tool a definition is made from. */
 export interface ToolParts {
@@ -93,14 +95,21 @@ export interface ToolParts {
 
 /**
  * The tool as a provider expects it: an OpenAI Chat Completions function
- * (`{type: "function", function: {name, description, parameters}}`), an
- * Anthropic tool (`{name, description, input_schema}`), or the bare JSON
- * Schema (draft 2020-12) with the description as its own.
+ * (`{type: "function", function: {name, description, parameters}}`; with
+ * `openai-strict` the strict-mode schema and `strict: true`), an OpenAI
+ * Responses API function (`{type: "function", name, description, parameters,
+ * strict: true}`, strict as well), an Anthropic tool (`{name, description,
+ * input_schema}`), or the bare JSON Schema (draft 2020-12) with the
+ * description as its own.
  */
 export function toolDefinition(tool: ToolParts, format: ToolSchemaFormat): JsonSchema {
   switch (format) {
     case 'openai':
       return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } };
+    case 'openai-strict':
+      return { type: 'function', function: { name: tool.name, description: tool.description, parameters: strictSchema(tool.inputSchema), strict: true } };
+    case 'openai-responses':
+      return { type: 'function', name: tool.name, description: tool.description, parameters: strictSchema(tool.inputSchema), strict: true };
     case 'anthropic':
       return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
     case 'json-schema':

@@ -102,6 +102,8 @@ export function checkFields(action: TodoAction, input: TodoInput): void {
   for (const key of Object.keys(input)) {
     if (!ALL_FIELDS.has(key)) throw new InputError(`unknown field "${key}"`, `the fields are: ${[...ALL_FIELDS].join(', ')}.`, { field: key });
     if (key === 'action' || !present(input[key]) || (key === 'include_deleted' && input[key] === false)) continue;
+    // Strict-mode callers send every field: "" for one that does not apply means "not given", like null.
+    if (!FIELDS[action].includes(key) && input[key] === '') continue;
     if (!FIELDS[action].includes(key)) {
       const hint =
         key === 'task_id' && action === 'create'

@@ -256,10 +256,12 @@ export const COMMANDS = {
   },
   'tool-schema': {
     name: 'tool-schema',
-    describe: 'print the todo tool for a model provider (OpenAI function, Anthropic tool or JSON Schema)',
-    options: { format: { type: 'string', choices: ['openai', 'anthropic', 'json-schema'], default: 'json-schema' } },
+    describe: 'print the todo tool for a model provider (OpenAI function, strict or for the Responses API, Anthropic tool or JSON Schema)',
+    options: { format: { type: 'string', choices: ['openai', 'openai-strict', 'openai-responses', 'anthropic', 'json-schema'], default: 'json-schema' } },
     examples: [
       ['$0 tool-schema --format openai', 'the tools[] entry for OpenAI Chat Completions'],
+      ['$0 tool-schema --format openai-strict', 'the same in strict mode (every field required, unused ones null)'],
+      ['$0 tool-schema --format openai-responses', 'the tools[] entry for the OpenAI Responses API (strict)'],
       ['$0 tool-schema --format anthropic', 'the tools[] entry for the Anthropic Messages API'],
     ],
   },

@@ -16,6 +16,8 @@ const PUBLIC: Record<string, string[]> = {
     ...TODO_TOOL,
     'TODO_DESCRIPTION',
     'TODO_STATUSES',
+    // The strict-mode (OpenAI Structured Outputs) form of a tool schema.
+    'strictSchema',
     // Jobs and the stop hook, which `tasks start`, `tasks jobs` and `tasks guard` are made of.
     'decideStopHook',
     'isFinished',

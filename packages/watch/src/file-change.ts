@@ -2,6 +2,7 @@ import { CorruptTaskError, checkChangedTask, taskFileName, type BoardFinding } f
 import { applyFindings } from './apply-findings.js';
 import { boardExists, fileSignature } from './board-files.js';
 import type { PendingFile } from './change-debouncer.js';
+import { newlyCompleted, recordHandCompletions } from './hand-completions.js';
 import { boardGone } from './reconcile-board.js';
 import type { InvalidFinding } from './watch-events.js';
 import { checkUnderBoardLock, noticeAdopted, type WatchSession } from './watch-session.js';
@@ -21,6 +22,7 @@ export async function checkChangedFile(session: WatchSession, id: number, final:
   const state = session.changes.pending(id);
   if (state) state.seen = fileSignature(path);
   const current = session.graph;
+  const before = current.get(id)?.status;
   // One reading of the file decides: an old buffer saved over a repair, or a change to judge.
   const looked = await checkUnderBoardLock(store, (): { stale?: { finding: BoardFinding }; findings: BoardFinding[] } => {
     let text: string | undefined;
@@ -50,6 +52,8 @@ export async function checkChangedFile(session: WatchSession, id: number, final:
   if (state) state.heldCorrupt = false;
   const invalid = findings.filter((f): f is InvalidFinding => f.kind === 'invalid');
   await session.problems.reportNew(invalid, [file]);
+  // Logged before the propagation it causes, so the log reads in causal order.
+  await recordHandCompletions(session, newlyCompleted(() => before, current, [id]));
   await applyFindings(session, findings);
   const task = store.peekTask(id);
   if (task) noticeAdopted(session, await store.adoptUntrackedClaims({ tasks: [task], byId: new Map([[id, task]]), problems: [] }));

@@ -1,6 +1,7 @@
 import { TasksError, checkBoard, touchWatcherRecord } from '@dotasks/core/internal';
 import { applyFindings } from './apply-findings.js';
 import { boardExists } from './board-files.js';
+import { newlyCompleted, recordHandCompletions } from './hand-completions.js';
 import type { JobQueue } from './job-queue.js';
 import type { InvalidFinding } from './watch-events.js';
 import { checkUnderBoardLock, noticeAdopted, type WatchSession } from './watch-session.js';
@@ -28,8 +29,8 @@ export async function reconcileBoard(session: WatchSession): Promise<void> {
   if (!boardExists(board)) return boardGone(session);
   const started = Date.now();
   let check;
+  const previous = session.graph;
   try {
-    const previous = session.graph;
     check = await checkUnderBoardLock(store, () => checkBoard(store, { previous }));
   } catch (error) {
     if (error instanceof TasksError && (error.code === 'E_NO_BOARD' || (error.code === 'E_IO' && !boardExists(board)))) return boardGone(session);
@@ -42,6 +43,8 @@ export async function reconcileBoard(session: WatchSession): Promise<void> {
   if (session.record) touchWatcherRecord(store, session.record);
   const invalid = check.findings.filter((f): f is InvalidFinding => f.kind === 'invalid');
   await session.problems.reportWholeBoard(invalid);
+  // Only with an earlier graph: at start nobody knows what a completed task was before.
+  if (previous) await recordHandCompletions(session, newlyCompleted((id) => previous.get(id)?.status, check.graph, check.graph.ids()));
   await applyFindings(session, check.findings);
   if (session.adoptAll) {
     session.adoptAll = false;

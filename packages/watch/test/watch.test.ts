@@ -3,7 +3,14 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, rm
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TASKS_BIN, WAIT, cleanEnv, editTask, readTaskFile, startWatcher, tasks, tempBoard, type WatcherProcess } from './helpers.js';
+import { TASKS_BIN, WAIT, cleanEnv, editTask, readTaskFile, startWatcher, tasks, tempBoard, type WatchEventLine, type WatcherProcess } from './helpers.js';
+
+/** The board's event log, as written. */
+const logEvents = (board: string): WatchEventLine[] =>
+  readFileSync(join(board, '.runtime', 'events.jsonl'), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line) as WatchEventLine);
 
 describe('tasks watch', () => {
   const cleanups: (() => void | Promise<unknown>)[] = [];
@@ -32,8 +39,29 @@ describe('tasks watch', () => {
       await vi.waitFor(() => expect(w.events).toContainEqual(expect.objectContaining({ type: 'unblocked', task: 2, by: 1 })), WAIT);
       // The hand-edited file itself is left as the person wrote it.
       expect(readTaskFile(board, 1).blocks).toEqual([2]);
+      // Logged as completed, by hand, before the unblocking it caused.
+      const log = logEvents(board);
+      const completed = log.filter((e) => e.type === 'completed');
+      expect(completed).toEqual([expect.objectContaining({ task: 1, owner: 'watcher', by: 'hand' })]);
+      expect(completed[0].seq).toBeLessThan(log.find((e) => e.type === 'unblocked' && e.task === 2)!.seq);
+      expect(w.events).toContainEqual(expect.objectContaining({ type: 'completed', task: 1, by: 'hand' }));
     });
   }
+
+  it('logs no second completed for a completion made through tasks done', async () => {
+    const { root, board, w } = await boardWithWatcher();
+    expect(tasks(root, ['done', '1']).code).toBe(0);
+    editTask(board, 3, (t) => (t.status = 'completed'));
+    await vi.waitFor(() => expect(w.events).toContainEqual(expect.objectContaining({ type: 'completed', task: 3, by: 'hand' })), WAIT);
+    // Nothing more to wait for: what is under test is that nothing comes. The watcher looks at
+    // each changed file once more 300 ms after its last event; give both files that look.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(logEvents(board).filter((e) => e.type === 'completed').map((e) => [e.task, e.by ?? 'store'])).toEqual([
+      [1, 'store'],
+      [3, 'hand'],
+    ]);
+    expect(w.events.filter((e) => e.type === 'completed' && e.task === 1)).toEqual([]);
+  });
 
   it('restores its repair when an editor saves an old copy over it, instead of removing the person\'s edge', async () => {
     const { board, w } = await boardWithWatcher();
@@ -110,7 +138,10 @@ describe('tasks watch', () => {
       expect(stillBlocked).toEqual([]);
     }, WAIT);
     await vi.waitFor(() => expect(w.events.filter((e) => e.type === 'unblocked')).toHaveLength(300), WAIT);
-    expect(w.events.filter((e) => e.type !== 'unblocked')).toEqual([]);
+    // Each completion that arrived with the checkout is logged once, as made by hand.
+    await vi.waitFor(() => expect(w.events.filter((e) => e.type === 'completed' && e.by === 'hand')).toHaveLength(300), WAIT);
+    expect(new Set(w.events.filter((e) => e.type === 'completed').map((e) => e.task)).size).toBe(300);
+    expect(w.events.filter((e) => e.type !== 'unblocked' && e.type !== 'completed')).toEqual([]);
   });
 
   it('writes the reverse side of a blockedBy added by hand', async () => {

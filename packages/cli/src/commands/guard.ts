@@ -1,3 +1,5 @@
+import { accessSync, constants, realpathSync } from 'node:fs';
+import { delimiter, join, sep } from 'node:path';
 import { TasksError, TaskStore, findBoard, resolveOwner } from '@dotasks/core';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
@@ -9,12 +11,82 @@ export interface GuardOptions extends CommandArgs<'guard'>, GlobalOptions {
   input?: string;
 }
 
+/** How long the hook waits for the first byte of its payload, and for all of it, ms. */
+const FIRST_BYTE_MS = 2_000;
+const WHOLE_PAYLOAD_MS = 10_000;
+
+/**
+ * The hook's payload. Claude Code writes it and closes stdin; a runner that
+ * leaves stdin open without writing, or stops half-way, must not keep the
+ * agent waiting: nothing in FIRST_BYTE_MS reads as no payload, and a complete
+ * JSON object ends the read without waiting for the end of stdin.
+ */
 async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) return '';
-  let text = '';
-  process.stdin.setEncoding('utf8');
-  for await (const chunk of process.stdin) text += chunk;
-  return text;
+  const stdin = process.stdin;
+  if (stdin.isTTY) return '';
+  return new Promise<string>((resolve) => {
+    let text = '';
+    let timer = setTimeout(() => finish(), FIRST_BYTE_MS);
+    const finish = () => {
+      clearTimeout(timer);
+      stdin.off('data', onData).off('end', finish).off('error', finish);
+      stdin.destroy(); // an open pipe must not keep the process alive
+      resolve(text);
+    };
+    const onData = (chunk: string) => {
+      if (text === '') {
+        clearTimeout(timer);
+        timer = setTimeout(() => finish(), WHOLE_PAYLOAD_MS);
+      }
+      text += chunk;
+      try {
+        JSON.parse(text);
+        finish();
+      } catch {
+        // not complete yet
+      }
+    };
+    stdin.setEncoding('utf8');
+    stdin.on('data', onData).once('end', finish).once('error', finish);
+  });
+}
+
+const isExecutable = (path: string): boolean => {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const realpathOr = (path: string): string => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+};
+
+/**
+ * The words that run this very `tasks` from the agent's shell, which has
+ * neither the hook's PATH nor its owner: `tasks` when the agent's PATH finds
+ * this bin; `npx --no-install tasks` when the bin is installed in a project
+ * (a devDependency: npx finds it from the project, and never fetches a
+ * stranger's package); else node and the bin's absolute path. npm exec (npx)
+ * puts node_modules/.bin folders on the hook's PATH only, so those do not
+ * count as the agent's.
+ */
+export function tasksCommandForAgent(env: NodeJS.ProcessEnv = process.env, bin: string = process.argv[1] ?? ''): string[] {
+  const self = realpathOr(bin);
+  const underNpm = env.npm_command !== undefined || env.npm_execpath !== undefined || env.npm_lifecycle_event !== undefined;
+  const agentPath = (env.PATH ?? '')
+    .split(delimiter)
+    .filter((dir) => dir !== '' && !(underNpm && /node_modules[\\/]\.bin$|node-gyp-bin$/.test(dir)));
+  const onPath = (name: string) => agentPath.map((dir) => join(dir, name)).filter(isExecutable);
+  if (onPath('tasks').some((found) => realpathOr(found) === self)) return ['tasks'];
+  if (self.includes(`${sep}node_modules${sep}`)) return ['npx', '--no-install', 'tasks'];
+  return [onPath('node').length ? 'node' : process.execPath, self];
 }
 
 /**
@@ -30,7 +102,8 @@ export async function guard(options: GuardOptions): Promise<CommandOutput> {
     const owner = actingOwner(options);
     const open = tasksInProgress(store, owner);
     if (open.length === 0) return { json: { owner, inProgress: [] } };
-    const nudge = open.map(nudgeFor).join('\n');
+    const how = { tasks: tasksCommandForAgent(), owner };
+    const nudge = open.map((task) => nudgeFor(task, how)).join('\n');
     return { text: printableLines(nudge), json: { owner, inProgress: open.map((t) => t.id), nudge }, exitCode: 1 };
   }
   if (options.hook !== 'claude') throw new TasksError('E_USAGE', `unknown hook '${options.hook}'; use --hook claude`);
@@ -53,7 +126,7 @@ export async function guard(options: GuardOptions): Promise<CommandOutput> {
     throw error;
   }
   const owner = resolveOwner({ owner: options.owner, cwd }).owner;
-  const decision = await decideStopHook(store, owner, payload);
+  const decision = await decideStopHook(store, owner, payload, { tasks: tasksCommandForAgent(), owner });
   if (!decision) return {};
   return { text: JSON.stringify(decision), json: decision };
 }

@@ -78,4 +78,23 @@ console.log(parseTaskId('#' + task.id), renderBoard(store.loadBoard()).includes(
     // Our dev dependencies were not installed with it.
     for (const dev of ['typescript', 'vitest', 'vite']) expect(existsSync(join(project, 'node_modules', dev)), dev).toBe(false);
   });
+
+  it("the stop guard's nudge, run by npx as a hook, works in the agent's shell (no node_modules/.bin on PATH, no TASKS_OWNER)", () => {
+    sh('npx', ['tasks', 'create', 'Guarded work'], project);
+    const id = JSON.parse(sh('npx', ['tasks', 'list', '--json'], project)).tasks.find((t: { subject: string }) => t.subject === 'Guarded work').id as number;
+    sh('npx', ['tasks', 'start', String(id), '--owner', 'claude'], project);
+    const answer = execFileSync('npx', ['--no-install', 'tasks', 'guard', '--hook', 'claude', '--owner', 'claude'], {
+      cwd: project,
+      env: cleanEnv(),
+      input: JSON.stringify({ session_id: 'install', hook_event_name: 'Stop', stop_hook_active: false }),
+      encoding: 'utf8',
+    });
+    const command = /run `([^`]+)`/.exec((JSON.parse(answer) as { reason: string }).reason)![1];
+    expect(command).toBe(`npx --no-install tasks done ${id} --owner claude`);
+    const env = cleanEnv();
+    for (const key of Object.keys(env)) if (key.startsWith('npm_')) delete env[key];
+    env.PATH = (env.PATH ?? '').split(':').filter((dir) => !dir.includes('node_modules')).join(':');
+    execFileSync('sh', ['-c', command], { cwd: project, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(JSON.parse(readFileSync(join(project, '.tasks', `task_${id}.json`), 'utf8'))).toMatchObject({ status: 'completed', owner: 'claude' });
+  });
 });

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tempBoard } from '../helpers.js';
 
 interface ToolResult {
@@ -139,5 +140,74 @@ describe('tasks mcp', () => {
     spawnSync(process.execPath, ['--import', pathToFileURL(register).href, TASKS_BIN, 'mcp'], { cwd: t.root, env: cleanEnv(), input: '', encoding: 'utf8' });
     appendFileSync(trace, '');
     expect(readFileSync(trace, 'utf8')).toContain('@modelcontextprotocol/sdk/server/stdio.js');
+  });
+
+  it('answers tool calls in the order they were sent, also when the client does not wait in between', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const c = await connect(t.root, { TASKS_OWNER: 'agent-1' });
+    const [created, updated, started, listed] = await Promise.all([
+      call(c, { action: 'create', subject: 'Parse AST' }),
+      call(c, { action: 'update', task_id: 1, description: 'with acorn' }),
+      call(c, { action: 'update', task_id: 1, status: 'in_progress' }),
+      call(c, { action: 'list' }),
+    ]);
+    for (const r of [created, updated, started, listed]) expect(r.isError, r.content[0].text).toBe(false);
+    expect(listed.structuredContent).toMatchObject({ tasks: [{ id: 1, status: 'in_progress' }] });
+    expect(readTaskFile(t.board, 1)).toMatchObject({ description: 'with acorn', status: 'in_progress', owner: 'agent-1' });
+  });
+
+  it('the board resources are subscribable: an update when any process changes the board, a hand edit included', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const c = await connect(t.root, { TASKS_OWNER: 'agent-1' });
+    const updates: string[] = [];
+    c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
+    expect(c.getServerCapabilities()?.resources).toMatchObject({ subscribe: true });
+    await c.subscribeResource({ uri: 'tasks://board' });
+    await c.subscribeResource({ uri: 'tasks://board.json' });
+    await expect(c.subscribeResource({ uri: 'tasks://nope' })).rejects.toThrow(/unknown resource/);
+
+    // Another process.
+    expect(tasks(t.root, ['create', 'Parse AST']).code).toBe(0);
+    await vi.waitFor(() => expect(updates).toEqual(expect.arrayContaining(['tasks://board', 'tasks://board.json'])), { timeout: 10_000 });
+    const text = await c.readResource({ uri: 'tasks://board' });
+    expect((text.contents[0] as { text: string }).text).toContain('[ ] #1: Parse AST');
+
+    // A hand edit, which logs nothing.
+    updates.length = 0;
+    const file = join(t.board, 'task_1.json');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"Parse AST"', '"Parse the AST"'));
+    await vi.waitFor(() => expect(updates).toContain('tasks://board'), { timeout: 10_000 });
+    expect(((await c.readResource({ uri: 'tasks://board' })).contents[0] as { text: string }).text).toContain('#1: Parse the AST');
+
+    // Unsubscribed: that resource is no longer announced.
+    await c.unsubscribeResource({ uri: 'tasks://board' });
+    updates.length = 0;
+    expect(tasks(t.root, ['create', 'Emit code']).code).toBe(0);
+    await vi.waitFor(() => expect(updates).toContain('tasks://board.json'), { timeout: 10_000 });
+    expect(updates).not.toContain('tasks://board');
+  });
+
+  it('works with the MCP Inspector CLI', () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const inspectorBin = fileURLToPath(new URL('../../../../node_modules/.bin/mcp-inspector', import.meta.url));
+    const inspect = (args: string[]) => {
+      const r = spawnSync(inspectorBin, ['--cli', '-e', 'TASKS_OWNER=inspector', process.execPath, TASKS_BIN, 'mcp', ...args], {
+        cwd: t.root,
+        env: cleanEnv({ MCP_CATALOG_PATH: join(t.root, 'catalog.json') }),
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as Record<string, unknown>;
+    };
+    const listed = inspect(['--method', 'tools/list']) as { tools: { name: string }[] };
+    expect(listed.tools.map((tool) => tool.name)).toEqual(['todo']);
+    const created = inspect(['--method', 'tools/call', '--tool-name', 'todo', '--tool-arg', 'action=create', 'subject=From the inspector']);
+    expect(created).toMatchObject({ isError: false, structuredContent: { ok: true, task: { id: 1, subject: 'From the inspector' } } });
+    const read = inspect(['--method', 'resources/read', '--uri', 'tasks://board']) as { contents: { text: string }[] };
+    expect(read.contents[0].text).toBe('[ ] #1: From the inspector\n0/1 done · ready: #1');
   });
 });

@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { strictViolations } from '../../../agent/test/openai-strict-rules.js';
 import { tasks, tempBoard } from '../helpers.js';
 
 describe('tasks tool-schema', () => {
@@ -23,6 +24,27 @@ describe('tasks tool-schema', () => {
     const draft7 = new Ajv({ strict: true }).compile(anthropic.input_schema);
     expect(draft7({ action: 'create', subject: 'x', add_blocked_by: [1, 'task_2'] })).toBe(true);
     expect(draft7({ action: 'create', subject: 'x', extra: 1 })).toBe(false);
+  });
+
+  it('prints strict-mode definitions that keep OpenAI\'s documented rules, for Chat Completions and the Responses API', () => {
+    const t = tempBoard({ init: false });
+    cleanup = t.cleanup;
+    const plain = JSON.parse(tasks(t.root, ['tool-schema', '--format', 'openai']).stdout);
+    // The plain schema breaks them (optional fields, minLength): the check can fail.
+    expect(strictViolations(plain.function.parameters).length).toBeGreaterThan(0);
+    const chat = JSON.parse(tasks(t.root, ['tool-schema', '--format', 'openai-strict']).stdout);
+    expect(Object.keys(chat)).toEqual(['type', 'function']);
+    expect(Object.keys(chat.function)).toEqual(['name', 'description', 'parameters', 'strict']);
+    expect(chat.function).toMatchObject({ name: 'todo', strict: true });
+    expect(strictViolations(chat.function.parameters)).toEqual([]);
+    const responses = JSON.parse(tasks(t.root, ['tool-schema', '--format', 'openai-responses']).stdout);
+    expect(Object.keys(responses)).toEqual(['type', 'name', 'description', 'parameters', 'strict']);
+    expect(responses).toMatchObject({ type: 'function', name: 'todo', strict: true });
+    expect(responses.parameters).toEqual(chat.function.parameters);
+    const validate = new Ajv2020({ strict: true, allowUnionTypes: true }).compile(responses.parameters);
+    const nulls = Object.fromEntries(Object.keys(responses.parameters.properties).map((k) => [k, null]));
+    expect(validate({ ...nulls, action: 'list' })).toBe(true);
+    expect(validate({ action: 'list' })).toBe(false); // strict: every field is sent
   });
 
   it('refuses an unknown format with exit 2', () => {

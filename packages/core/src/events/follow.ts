@@ -22,7 +22,7 @@ export interface Follower {
  * Calls `onChange` when something in `dir` changes (fs.watch), and at least
  * every `pollMs`. Re-attaches when the folder is removed and re-created.
  */
-function watchFolder(dir: string, pollMs: number, onChange: (name: string | null) => void): Follower {
+export function watchFolder(dir: string, pollMs: number, onChange: (name: string | null) => void): Follower {
   let watcher: FSWatcher | undefined;
   let watchedIno: number | undefined;
   let closed = false;
