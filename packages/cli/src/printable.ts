@@ -39,10 +39,30 @@ export function printableValue<T>(value: T): T {
   return value;
 }
 
-/** A task whose texts are printable, for renderers that write for people (the task on disk is untouched). */
-export function printableTask<
-  T extends { subject: string; description?: string; owner?: string; activeForm?: string | null; paths?: string[]; metadata?: Record<string, unknown> },
->(task: T): T {
+type PrintableFields = { subject: string; description?: string; owner?: string; activeForm?: string | null; paths?: string[]; metadata?: Record<string, unknown> };
+
+const HAS_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const HAS_CONTROL_BUT_NEWLINE_AND_TAB = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+/** True when some text of the task would print differently (almost never: a listing of 10,000 tasks then copies none). */
+function needsEscapes(task: PrintableFields): boolean {
+  return (
+    HAS_CONTROL.test(task.subject) ||
+    (task.owner !== undefined && HAS_CONTROL.test(task.owner)) ||
+    (typeof task.activeForm === 'string' && HAS_CONTROL.test(task.activeForm)) ||
+    (task.description !== undefined && HAS_CONTROL_BUT_NEWLINE_AND_TAB.test(task.description)) ||
+    (task.paths?.some((p) => HAS_CONTROL.test(p)) ?? false) ||
+    (task.metadata !== undefined && Object.keys(task.metadata).some((k) => HAS_CONTROL.test(k)))
+  );
+}
+
+/**
+ * A task whose texts are printable, for renderers that write for people (the
+ * task on disk is untouched): the task itself when nothing in it needs an
+ * escape, else a copy.
+ */
+export function printableTask<T extends PrintableFields>(task: T): T {
+  if (!needsEscapes(task)) return task;
   return {
     ...task,
     subject: printable(task.subject),
