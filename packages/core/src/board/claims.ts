@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { ClaimError, CorruptTaskError, TasksError } from '../errors.js';
 import { isClosed, type Task } from '../format/format.js';
 import { isReady, openBlockers } from '../graph/graph.js';
+import { rankTasks } from '../graph/ready-order.js';
 import { createLease, leaseExpiry, listLeases, readLease, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { openClaimView } from './board-index.js';
@@ -71,7 +72,8 @@ async function claimOne(store: TaskStore, id: number, options: ClaimOptions & { 
 }
 
 /**
- * Claims the lowest-id ready task; on losing a race, tries the next one.
+ * Claims the first ready task in the order of readyOrder (priority, the work
+ * it unblocks, id); on losing a race, tries the next one.
  * A ready task whose lock is held right now is being claimed (or changed)
  * by someone else: it is passed over at first and tried again, waiting for
  * its lock, only if no later task could be claimed, so that contending
@@ -99,11 +101,15 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
     }
   };
   for (;;) {
-    // Files are read lazily in id order and the scan stops at the first win.
+    // The open tasks come from the index's open part (a stat each, a read only for a changed file); they are
+    // ranked by priority, then the chain of open work behind them, then id (graph/ready-order.ts).
+    const ready: Task[] = [];
     for (const id of view.candidates) {
       if (exclude.has(id)) continue;
       const task = lookup(id);
-      if (!task || !isReady(task, lookup, options.owner)) continue;
+      if (task && isReady(task, lookup, options.owner)) ready.push(task);
+    }
+    for (const { id } of rankTasks(ready, lookup)) {
       const won = await attempt(id, true);
       if (won) return won;
     }

@@ -45,6 +45,9 @@ export interface CreateTaskInput {
   metadata?: Record<string, unknown>;
   blockedBy?: number[];
   blocks?: number[];
+  /** 0 (highest) to 4; absent or null: the default, 2. */
+  priority?: number | null;
+  labels?: string[];
 }
 
 /** A change to one task. `activeForm: null` removes it; a metadata value of null removes that key. */
@@ -59,6 +62,10 @@ export interface UpdateTaskInput {
   removeBlockedBy?: number[];
   addBlocks?: number[];
   removeBlocks?: number[];
+  /** 0 (highest) to 4; null (or 2) sets the default, which the file then leaves out. */
+  priority?: number | null;
+  addLabels?: string[];
+  removeLabels?: string[];
 }
 
 /** Options of a change: who acts, and whether a task somebody else holds may be taken over. */
@@ -76,6 +83,10 @@ export interface BatchItem {
   owner?: string;
   blockedBy?: number[];
   metadata?: Record<string, unknown>;
+  /** 0 (highest) to 4; null sets the default. */
+  priority?: number | null;
+  /** Replaces the task's labels. */
+  labels?: string[];
 }
 
 /** What a mutation did. */
