@@ -40,9 +40,22 @@ export function printableValue<T>(value: T): T {
 }
 
 /** A task whose texts are printable, for renderers that write for people (the task on disk is untouched). */
-export function printableTask<T extends { subject: string; description?: string; owner?: string; activeForm?: string | null; metadata?: Record<string, unknown> }>(task: T): T {
+export function printableTask<
+  T extends {
+    subject: string;
+    description?: string;
+    owner?: string;
+    activeForm?: string | null;
+    metadata?: Record<string, unknown>;
+    labels?: string[];
+    notes?: { at: string; owner: string; text: string }[];
+  },
+>(task: T): T {
   return {
     ...task,
+    ...(task.labels ? { labels: task.labels.map(printable) } : {}),
+    // A note may run over several lines (a worker's output tail): shown like a description.
+    ...(task.notes ? { notes: task.notes.map((n) => ({ ...n, at: printable(n.at), owner: printable(n.owner), text: printableLines(n.text) })) } : {}),
     subject: printable(task.subject),
     ...(task.description !== undefined ? { description: printableLines(task.description) } : {}),
     ...(task.owner !== undefined ? { owner: printable(task.owner) } : {}),
