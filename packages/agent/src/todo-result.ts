@@ -12,6 +12,10 @@ export interface TaskSummary {
   blockedBy: number[];
   blocks: number[];
   ready: boolean;
+  /** Only when not the default (2): 0 is the most urgent. */
+  priority?: number;
+  /** Only when the task has some. */
+  labels?: string[];
 }
 
 export interface TodoError {
@@ -49,6 +53,8 @@ export function summarize(task: Task, lookup: TaskLookup): TaskSummary {
     blockedBy: task.status === 'completed' || task.status === 'deleted' ? [] : openBlockers(task, lookup),
     blocks: [...task.blocks],
     ready: isReady(task, lookup),
+    ...(task.priority !== undefined && task.priority !== 2 ? { priority: task.priority } : {}),
+    ...(task.labels?.length ? { labels: [...task.labels] } : {}),
   };
 }
 
