@@ -300,10 +300,10 @@ export class TaskStore implements TxHost {
     return claims.startTask(this, id, options);
   }
 
-  /** Puts a claimed task back to pending with no owner; someone else's needs `force`. */
+  /** Puts a claimed task back to pending with no owner; someone else's needs `force`; `note` is appended to its notes in the same step. */
   releaseTask(
     id: number,
-    options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string } = {},
+    options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string; note?: string } = {},
   ): Promise<MutationResult> {
     return claims.releaseTask(this, id, options);
   }

@@ -10,7 +10,7 @@ import { createLease, leaseExpiry, listLeases, readLease, type Lease } from '../
 import type { TaskStore } from '../store.js';
 import { openClaimView } from './board-index.js';
 import { assertOwnerFree } from './mutations.js';
-import { applyMetadata, assertHeldBy, checkTransition } from './rules.js';
+import { applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask } from './store-types.js';
 import type { TxOptions } from './transaction.js';
 
@@ -137,8 +137,9 @@ export async function startTask(store: TaskStore, id: number, options: ActorOpti
 export async function releaseTask(
   store: TaskStore,
   id: number,
-  options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string } = {},
+  options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string; note?: string } = {},
 ): Promise<MutationResult> {
+  const note = options.note === undefined ? undefined : checkNoteText(options.note);
   const result = await store.transact({ tasks: [id] }, (tx) => {
     const task = tx.edit(id);
     if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
@@ -152,6 +153,7 @@ export async function releaseTask(
     task.status = 'pending';
     task.owner = '';
     if (options.metadata) applyMetadata(task, options.metadata);
+    if (note !== undefined) task.notes = [...(task.notes ?? []), { at: new Date().toISOString(), owner: options.actor ?? previousOwner, text: note }];
     tx.put(task);
     if (tx.readLease(id)) tx.dropLease(id);
     tx.event({
