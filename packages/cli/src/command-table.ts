@@ -134,9 +134,10 @@ export const COMMANDS = {
   },
   ready: {
     name: 'ready',
-    describe: 'list the tasks that can be started now, in the order claim --next takes them (priority, the work each unblocks, id)',
+    // The order (priority, the work each unblocks, id) is in --explain's help; this line is what completion shows.
+    describe: 'list the tasks that can be started now',
     fast: true,
-    options: { ...listOptions, explain: { type: 'boolean', describe: 'say why each task stands where it does' } },
+    options: { ...listOptions, explain: { type: 'boolean', describe: 'say why each task stands where it does: listed as claim --next takes them, by priority, then the work each unblocks, then id' } },
     examples: [
       ['$0 ready --json', 'ready tasks as JSON'],
       ['$0 ready --explain', 'the order, with each task\'s priority and the chain of work it unblocks'],
