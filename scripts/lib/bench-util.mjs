@@ -28,7 +28,7 @@ export function percentile(values, p) {
 }
 
 /** A temp directory holding a board of `count` tasks written directly in canonical form. */
-export function makeBoard(count, { edges = true, hubs = [] } = {}) {
+export function makeBoard(count, { edges = true, hubs = [], planning = false } = {}) {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-bench-')));
   const dir = join(root, '.tasks');
   mkdirSync(join(dir, '.runtime'), { recursive: true });
@@ -36,6 +36,17 @@ export function makeBoard(count, { edges = true, hubs = [] } = {}) {
   const tasks = [];
   for (let id = 1; id <= count; id++) {
     tasks.push({ id, subject: `Task number ${id} of the benchmark board`, description: 'A description of moderate length, as people write them.', status: id % 7 === 0 ? 'completed' : id % 11 === 0 ? 'in_progress' : 'pending', owner: id % 11 === 0 ? `agent-${id % 4}` : '', blockedBy: [], blocks: [], extra: {} });
+  }
+  if (planning) {
+    // The planning fields on a share of the tasks, as a planned board has them: a priority on every
+    // fourth, labels on every third, a note (of a worker's length) on every tenth.
+    const LABELS = ['parser', 'cli', 'docs', 'bug', 'perf', 'ui'];
+    for (const t of tasks) {
+      if (t.id % 4 === 0) t.priority = t.id % 5;
+      if (t.id % 3 === 0) t.labels = [LABELS[t.id % LABELS.length], LABELS[(t.id >> 2) % LABELS.length]];
+      if (t.id % 10 === 0)
+        t.notes = [{ at: new Date(Date.UTC(2026, 0, 1, 0, 0, t.id)).toISOString(), owner: `agent-${t.id % 4}`, text: `worker: the command failed (exit 1); its output ended:\nFAIL test ${t.id}\nExpected 3, received 4` }];
+    }
   }
   if (edges) {
     // A sparse DAG: each task may wait for one or two earlier ones.

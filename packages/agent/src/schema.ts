@@ -9,7 +9,7 @@ import { strictSchema } from './strict-schema.js';
 
 export const TODO_TOOL_NAME = 'todo';
 
-export const TODO_ACTIONS = ['create', 'update', 'list', 'get', 'clear', 'write', 'claim', 'release'] as const;
+export const TODO_ACTIONS = ['create', 'update', 'list', 'get', 'clear', 'write', 'claim', 'release', 'note'] as const;
 export type TodoAction = (typeof TODO_ACTIONS)[number];
 
 export const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'deleted'] as const;
@@ -31,6 +31,14 @@ const idList = (description: string): JsonSchema => ({
   items: taskId('a task id: 3, "3", "#3" or "task_3"'),
 });
 
+const priority: JsonSchema = {
+  type: 'integer',
+  enum: [0, 1, 2, 3, 4],
+  description: 'priority: 0 is the most urgent, 4 the least; 2 is the default. Ready tasks are claimed in priority order.',
+};
+
+const labelList = (description: string): JsonSchema => ({ type: 'array', description, items: { type: 'string', minLength: 1 } });
+
 const todoItem: JsonSchema = {
   type: 'object',
   description: 'One entry: with task_id it changes that task; without, it creates one (subject required).',
@@ -42,6 +50,8 @@ const todoItem: JsonSchema = {
     active_form: { type: 'string', description: 'present-tense progress text, e.g. "writing schema"' },
     owner: { type: 'string', description: 'who works on it' },
     blocked_by: idList('ids of existing tasks this one waits for (replaces the list)'),
+    priority,
+    labels: labelList('labels, e.g. ["parser", "bug"] (replaces the list)'),
   },
   additionalProperties: false,
 };
@@ -56,10 +66,10 @@ export const todoInputSchema: JsonSchema = {
       description:
         'create: new task (subject). update: change a task (task_id + fields/status/edges). list: summary of the board. ' +
         'get: one task in full. write: many creates/updates at once (todos). claim: take a ready task (task_id, or none for the next ready one). ' +
-        'release: give a claimed task back. clear: remove every task.',
+        'release: give a claimed task back. note: add a note to a task (task_id, text) for whoever works on it next. clear: remove every task.',
     },
     subject: { type: 'string', minLength: 1, description: 'one-line title (create, update)' },
-    task_id: taskId('the task: 3, "3", "#3" or "task_3" (update, get, claim, release)'),
+    task_id: taskId('the task: 3, "3", "#3" or "task_3" (update, get, claim, release, note)'),
     status: {
       type: 'string',
       enum: [...TODO_STATUSES],
@@ -75,6 +85,10 @@ export const todoInputSchema: JsonSchema = {
       description: 'globs of the files the task will change, from the top of the repository, e.g. ["src/parser/**"] (create, update: replaces the list); claims keep tasks on the same files apart',
       items: { type: 'string', minLength: 1 },
     },
+    priority,
+    add_labels: labelList('labels to add (create, update), e.g. ["parser"]'),
+    remove_labels: labelList('labels to remove (update)'),
+    text: { type: 'string', minLength: 1, description: 'note: what you found or decided, kept on the task with the time and your name' },
     todos: { type: 'array', description: 'write: the entries, in order', items: todoItem, minItems: 1 },
     include_deleted: { type: 'boolean', description: 'list: also show deleted tasks' },
   },

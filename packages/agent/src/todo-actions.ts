@@ -1,6 +1,6 @@
 import { TasksError, filterTasks, openBlockers, toTaskView, type BoardSnapshot, type Task, type TaskStore, type UpdateTaskInput } from '@dotasks/core';
 import type { TodoAction } from './schema.js';
-import { InputError, batchItemsFrom, idFrom, idsFrom, pathsFrom, present, statusFrom, stringFrom, type TodoInput } from './todo-input.js';
+import { InputError, batchItemsFrom, idFrom, idsFrom, labelsFrom, pathsFrom, present, priorityFrom, statusFrom, stringFrom, type TodoInput } from './todo-input.js';
 import { idList, lookupIn, renderResultBoard, summarize, type TodoResult } from './todo-result.js';
 
 /** What an action's handler works with. */
@@ -32,6 +32,8 @@ export async function createAction({ owner, store }: TodoContext, input: TodoInp
       owner: stringFrom(input.owner, 'owner'),
       blockedBy: idsFrom(input.add_blocked_by, 'add_blocked_by'),
       paths: pathsFrom(input.paths),
+      priority: priorityFrom(input.priority),
+      labels: labelsFrom(input.add_labels, 'add_labels'),
     },
     { actor: owner },
   );
@@ -56,6 +58,9 @@ function patchFrom(input: TodoInput): UpdateTaskInput {
     addBlockedBy: idsFrom(input.add_blocked_by, 'add_blocked_by'),
     removeBlockedBy: idsFrom(input.remove_blocked_by, 'remove_blocked_by'),
     paths: pathsFrom(input.paths),
+    priority: priorityFrom(input.priority),
+    addLabels: labelsFrom(input.add_labels, 'add_labels'),
+    removeLabels: labelsFrom(input.remove_labels, 'remove_labels'),
   };
 }
 
@@ -66,7 +71,10 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
   const patch = patchFrom(input);
   const hasFields = Object.values(patch).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined));
   if (!hasFields && status === undefined)
-    throw new InputError('update changes nothing', 'give status, subject, description, active_form, owner, add_blocked_by, remove_blocked_by or paths.');
+    throw new InputError(
+      'update changes nothing',
+      'give status, subject, description, active_form, owner, priority, add_labels, remove_labels, add_blocked_by, remove_blocked_by or paths.',
+    );
   const s = store();
   const current = s.getTask(id);
   const heldByOther = current.owner !== '' && current.owner !== owner;
@@ -203,6 +211,23 @@ export async function releaseAction({ owner, store }: TodoContext, input: TodoIn
   };
 }
 
+export async function noteAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
+  if (!present(input.task_id)) throw new InputError('note needs task_id', 'give task_id: the task the note is about (see the board).');
+  const text = stringFrom(input.text, 'text');
+  if (!text?.trim()) throw new InputError('note needs text', 'give text: what you found or decided, e.g. "the lexer fails on CRLF input".');
+  const s = store();
+  const result = await s.addNote(idFrom(input.task_id, 'task_id'), text, { actor: owner });
+  const { snapshot, board } = after(s);
+  const notes = result.task.notes?.length ?? 0;
+  return {
+    ok: true,
+    action: 'note',
+    message: `Noted on #${result.task.id}: ${result.task.subject} (${notes} note${notes === 1 ? '' : 's'}; "get" shows them)`,
+    task: summarize(result.task, lookupIn(snapshot)),
+    board,
+  };
+}
+
 /** Each action's handler. */
 export const TODO_HANDLERS: Record<TodoAction, TodoHandler> = {
   create: createAction,
@@ -213,4 +238,5 @@ export const TODO_HANDLERS: Record<TodoAction, TodoHandler> = {
   write: writeAction,
   claim: claimAction,
   release: releaseAction,
+  note: noteAction,
 };

@@ -17,17 +17,18 @@ export type TodoInput = Record<string, unknown>;
 
 /** Fields each action reads; anything else given is a mistake worth reporting. */
 const FIELDS: Record<TodoAction, string[]> = {
-  create: ['subject', 'description', 'active_form', 'owner', 'add_blocked_by', 'paths'],
-  update: ['task_id', 'subject', 'status', 'description', 'active_form', 'owner', 'add_blocked_by', 'remove_blocked_by', 'paths'],
+  create: ['subject', 'description', 'active_form', 'owner', 'add_blocked_by', 'priority', 'add_labels', 'paths'],
+  update: ['task_id', 'subject', 'status', 'description', 'active_form', 'owner', 'add_blocked_by', 'remove_blocked_by', 'priority', 'add_labels', 'remove_labels', 'paths'],
   list: ['include_deleted'],
   get: ['task_id'],
   clear: [],
   write: ['todos'],
   claim: ['task_id', 'active_form'],
   release: ['task_id'],
+  note: ['task_id', 'text'],
 };
 const ALL_FIELDS = new Set(['action', ...Object.keys(todoInputSchema.properties as object)]);
-const ITEM_FIELDS = new Set(['task_id', 'subject', 'description', 'status', 'active_form', 'owner', 'blocked_by']);
+const ITEM_FIELDS = new Set(['task_id', 'subject', 'description', 'status', 'active_form', 'owner', 'blocked_by', 'priority', 'labels']);
 
 /** Present = given and not null; models often send null (or []) for fields they do not use. */
 export function present(value: unknown): boolean {
@@ -81,6 +82,24 @@ export function statusFrom(value: unknown, field = 'status'): TaskStatus | undef
   if (typeof value !== 'string' || !(TODO_STATUSES as readonly string[]).includes(value))
     throw new InputError(`${field} ${JSON.stringify(value)} is not a status`, `use one of ${TODO_STATUSES.join(', ')}.`, { field });
   return value as TaskStatus;
+}
+
+/** A priority, 0 (most urgent) to 4; undefined when not given. */
+export function priorityFrom(value: unknown, field = 'priority'): number | undefined {
+  if (!present(value)) return undefined;
+  const n = typeof value === 'string' && /^\s*[pP]?[0-4]\s*$/.test(value) ? Number(value.trim().replace(/^[pP]/, '')) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 4)
+    throw new InputError(`${field} ${JSON.stringify(value)} is not a priority`, 'give priority as 0 (most urgent) to 4 (least); 2 is the default.', { field });
+  return n;
+}
+
+/** Labels: a list of non-empty strings; a single string is taken as one label. */
+export function labelsFrom(value: unknown, field: string): string[] {
+  if (!present(value)) return [];
+  const list = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(list) || list.some((l) => typeof l !== 'string' || l.trim() === ''))
+    throw new InputError(`${field} must be a list of labels`, `write ${field}: ["parser", "bug"].`, { field });
+  return list as string[];
 }
 
 /** The action named by `raw`, once `raw` is an object naming a known action. */
@@ -140,6 +159,8 @@ function batchItemFrom(raw: unknown, at: string): BatchItem {
     status: statusFrom(entry.status, `${at}.status`),
     owner: stringFrom(entry.owner, `${at}.owner`),
     blockedBy: present(entry.blocked_by) || Array.isArray(entry.blocked_by) ? idsFrom(entry.blocked_by, `${at}.blocked_by`) : undefined,
+    priority: priorityFrom(entry.priority, `${at}.priority`),
+    labels: present(entry.labels) || Array.isArray(entry.labels) ? labelsFrom(entry.labels, `${at}.labels`) : undefined,
   };
   const activeForm = stringFrom(entry.active_form, `${at}.active_form`);
   if (activeForm !== undefined) item.activeForm = activeForm === '' ? null : activeForm;

@@ -14,6 +14,10 @@ export interface TaskSummary {
   /** The file scope, only when the task declares one. */
   paths?: string[];
   ready: boolean;
+  /** Only when not the default (2): 0 is the most urgent. */
+  priority?: number;
+  /** Only when the task has some. */
+  labels?: string[];
 }
 
 export interface TodoError {
@@ -52,6 +56,8 @@ export function summarize(task: Task, lookup: TaskLookup): TaskSummary {
     blocks: [...task.blocks],
     ...(task.paths ? { paths: [...task.paths] } : {}),
     ready: isReady(task, lookup),
+    ...(task.priority !== undefined && task.priority !== 2 ? { priority: task.priority } : {}),
+    ...(task.labels?.length ? { labels: [...task.labels] } : {}),
   };
 }
 

@@ -16,6 +16,7 @@ export const TODO_DESCRIPTION = [
   '4. when it is done: "update" with status "completed"; the result lists the ids it unblocked.',
   'Every change returns the board in <TASK_BOARD> ([x] done, [>] in progress, [ ] pending): read it there instead of calling "list".',
   '"get" shows one task in full; "write" creates/updates many (todos); "release" gives a task back; "clear" empties the board.',
+  'priority 0 (urgent) … 4 orders the ready work; "note" (task_id, text) leaves what you learned on a task for whoever comes next.',
   'A refused call returns ok=false with error.code, message and hint: fix the input as the hint says and call again.',
 ].join('\n');
 
@@ -60,7 +61,7 @@ function actionNamed(raw: unknown): string | undefined {
 
 /**
  * The `todo` tool over the board: one tool for the whole plan, `action`
- * dispatching create/update/list/get/clear/write/claim/release. Every mutating result
+ * dispatching create/update/list/get/clear/write/claim/release/note. Every mutating result
  * carries the board as `<TASK_BOARD>…</TASK_BOARD>`.
  *
  * The parts: todo-input.ts checks the arguments, todo-actions.ts has one

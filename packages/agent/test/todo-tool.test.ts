@@ -290,6 +290,39 @@ describe('todo tool mistakes come back as results', () => {
   });
 });
 
+describe('todo tool planning: priority, labels, notes', () => {
+  it('create and update take priority and labels; summaries show them when set; claim takes the most urgent first', async () => {
+    const created = await ok({ action: 'create', subject: 'Later', priority: 3, add_labels: ['docs'] });
+    expect(created.task).toMatchObject({ id: 1, priority: 3, labels: ['docs'] });
+    await ok({ action: 'create', subject: 'Plain' });
+    await ok({ action: 'create', subject: 'Urgent', priority: 0 });
+    const plain = await ok({ action: 'get', task_id: 2 });
+    expect(plain.task).toMatchObject({ priority: 2, labels: [] });
+    const updated = await ok({ action: 'update', task_id: 1, priority: 2, add_labels: ['api'], remove_labels: ['docs'] });
+    expect(updated.task).toMatchObject({ labels: ['api'] });
+    expect(updated.task).not.toHaveProperty('priority');
+    expect(updated.board).toContain('[ ] #3: Urgent P0');
+    const claimed = await ok({ action: 'claim' });
+    expect(claimed.task).toMatchObject({ id: 3 });
+    const badPriority = await refused({ action: 'update', task_id: 1, priority: 9 }, 'E_INVALID');
+    expect(badPriority.error.hint).toMatch(/0 \(most urgent\) to 4/);
+  });
+
+  it('note appends to the task; get shows the notes; write sets priority and replaces labels', async () => {
+    await ok({ action: 'create', subject: 'Parse' });
+    const noted = await ok({ action: 'note', task_id: '#1', text: 'CRLF breaks the lexer' });
+    expect(noted.message).toBe('Noted on #1: Parse (1 note; "get" shows them)');
+    const got = await ok({ action: 'get', task_id: 1 });
+    expect((got.task as { notes: unknown[] }).notes).toMatchObject([{ owner: 'agent-1', text: 'CRLF breaks the lexer' }]);
+    await refused({ action: 'note', task_id: 1 }, 'E_INVALID');
+    await refused({ action: 'note', text: 'x' }, 'E_INVALID');
+    await refused({ action: 'note', task_id: 1, text: 'x', subject: 'y' }, 'E_INVALID');
+    await ok({ action: 'write', todos: [{ task_id: 1, priority: 1, labels: ['a', 'b'] }] });
+    await ok({ action: 'write', todos: [{ task_id: 1, labels: ['c'] }] });
+    expect(store.getTask(1)).toMatchObject({ priority: 1, labels: ['c'] });
+  });
+});
+
 describe('todo tool schema', () => {
   const good: unknown[] = [
     { action: 'list' },
@@ -302,6 +335,10 @@ describe('todo tool schema', () => {
     { action: 'claim' },
     { action: 'release', task_id: 1 },
     { action: 'clear' },
+    { action: 'create', subject: 'x', priority: 0, add_labels: ['ui'] },
+    { action: 'update', task_id: 1, priority: 4, add_labels: ['a'], remove_labels: ['b'] },
+    { action: 'note', task_id: 1, text: 'found it' },
+    { action: 'write', todos: [{ subject: 'a', priority: 1, labels: ['x'] }] },
   ];
   const bad: unknown[] = [
     {},
@@ -315,6 +352,10 @@ describe('todo tool schema', () => {
     { action: 'write', todos: [] },
     { action: 'write', todos: [{ content: 'x' }] },
     { action: 'list', include_deleted: 'yes' },
+    { action: 'create', subject: 'x', priority: 5 },
+    { action: 'create', subject: 'x', priority: 1.5 },
+    { action: 'create', subject: 'x', add_labels: [''] },
+    { action: 'note', task_id: 1, text: '' },
     'list',
   ];
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BoardSnapshot, Lease, Task } from '@dotasks/core/internal';
-import { buildColumns, cardDetails, describeEvent, leaseLeft, moveSelection, notesOf, scrollStart, settleSelection } from './board-model.js';
+import { buildColumns, cardDetails, cardTitle, describeEvent, leaseLeft, moveSelection, nextPriorityFilter, notesOf, scrollStart, settleSelection } from './board-model.js';
 import { isWatchedPath } from './board-source.js';
 
 function task(id: number, fields: Partial<Task> = {}): Task {
@@ -65,6 +65,18 @@ describe('the columns', () => {
     expect(notesOf(task(1))).toBeUndefined();
     expect(notesOf(task(1, { extra: { notes: 'not a list' } }))).toBeUndefined();
     expect(notesOf(task(1, { extra: { notes: ['one', { by: 'ann' }] } }))).toEqual(['one', '{"by":"ann"}']);
+    expect(notesOf(task(1, { notes: [{ at: '2026-01-01T00:00:00.000Z', owner: 'ann', text: 'CRLF' }] }))).toEqual(['2026-01-01T00:00:00.000Z ann: CRLF']);
+  });
+
+  it('the p key cycles all → P0 … P4 → all, and filters the cards by priority (absent counts as P2)', () => {
+    const seen: (number | undefined)[] = [];
+    let at: number | undefined;
+    for (let i = 0; i < 6; i++) seen.push((at = nextPriorityFilter(at)));
+    expect(seen).toEqual([0, 1, 2, 3, 4, undefined]);
+    const planned = snapshot(task(1, { priority: 0 }), task(2), task(3, { priority: 0, labels: ['ui'] }));
+    expect(ids(buildColumns(planned, { priority: 0 }).ready)).toEqual([1, 3]);
+    expect(ids(buildColumns(planned, { priority: 2 }).ready)).toEqual([2]);
+    expect(cardTitle(planned.byId.get(3)!)).toBe('#3 Task 3 P0 #ui');
   });
 });
 

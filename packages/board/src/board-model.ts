@@ -1,4 +1,4 @@
-import { openBlockers, type BoardSnapshot, type Lease, type Task, type TaskEvent, type TaskLookup } from '@dotasks/core/internal';
+import { openBlockers, planningTags, priorityOf, type BoardSnapshot, type Lease, type Task, type TaskEvent, type TaskLookup } from '@dotasks/core/internal';
 
 /**
  * What the board shows, computed from a snapshot: no Ink, no files, so it is
@@ -34,6 +34,19 @@ export interface ColumnOptions {
   completedSeq?: ReadonlyMap<number, number>;
   /** Only cards whose subject or description contains this (case-insensitive). */
   search?: string;
+  /** Only cards of this priority (the `p` key cycles it); undefined: all. */
+  priority?: number;
+}
+
+/** The priority filters the `p` key cycles through: all, then P0 … P4, then all again. */
+export function nextPriorityFilter(current: number | undefined): number | undefined {
+  if (current === undefined) return 0;
+  return current >= 4 ? undefined : current + 1;
+}
+
+/** A card's first line: `#3 Subject P0 #ui`. */
+export function cardTitle(task: Task): string {
+  return `#${task.id} ${task.subject}${planningTags(task)}`;
 }
 
 /** True when the task's subject or description contains the text, ignoring case. */
@@ -56,6 +69,7 @@ export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {
   const columns: Columns = { ready: [], blocked: [], in_progress: [], done: [] };
   for (const task of snapshot.tasks) {
     if (task.status === 'deleted' || !matchesSearch(task, options.search)) continue;
+    if (options.priority !== undefined && priorityOf(task) !== options.priority) continue;
     if (task.status === 'pending') {
       const waitsFor = openBlockers(task, lookup);
       columns[waitsFor.length ? 'blocked' : 'ready'].push({ task, waitsFor });
@@ -105,11 +119,16 @@ export function cardDetails(card: Card, column: ColumnKey, now = Date.now()): st
   return [];
 }
 
-/** The notes of a task, when it has a `notes` array (a field the format may gain; today only as an unknown key). */
+/** The notes of a task as lines (`2026-01-01T09:00:00.000Z ann: text`), oldest first; undefined when it has none. */
 export function notesOf(task: Task): string[] | undefined {
-  const notes = (task as Task & { notes?: unknown }).notes ?? task.extra?.notes;
-  if (!Array.isArray(notes)) return undefined;
-  return notes.map((note) => (typeof note === 'string' ? note : JSON.stringify(note)));
+  const notes: unknown = task.notes ?? task.extra?.notes;
+  if (!Array.isArray(notes) || notes.length === 0) return undefined;
+  return notes.map((note: unknown) => {
+    if (typeof note === 'string') return note;
+    const n = note as Partial<Record<'at' | 'owner' | 'text', unknown>>;
+    if (n && typeof n.at === 'string' && typeof n.owner === 'string' && typeof n.text === 'string') return `${n.at} ${n.owner || '(nobody)'}: ${n.text}`;
+    return JSON.stringify(note);
+  });
 }
 
 /** One event for the status line, at local time: `12:01:33 completed #2 by ann`. */

@@ -6,6 +6,8 @@ import {
   COLUMN_TITLES,
   buildColumns,
   cardDetails,
+  cardTitle,
+  nextPriorityFilter,
   describeEvent,
   leaseLeft,
   moveSelection,
@@ -31,6 +33,8 @@ export interface BoardActions {
   start(id: number): Promise<string>;
   done(id: number): Promise<string>;
   release(id: number): Promise<string>;
+  /** What the key `n` does: add a note to the task (the CLI passes `tasks note`); without it `n` says notes are not available. */
+  note?(id: number, text: string): Promise<string>;
 }
 
 /** Props of BoardApp. */
@@ -45,9 +49,9 @@ export interface BoardAppProps {
   color: boolean;
 }
 
-type Mode = 'board' | 'detail' | 'search';
+type Mode = 'board' | 'detail' | 'search' | 'note';
 
-const KEYS_HELP = '←↓↑→/hjkl move · Enter show · s start · d done · r release · / search · q quit';
+const KEYS_HELP = '←↓↑→/hjkl move · Enter show · s start · d done · r release · n note · p priority · / search · q quit';
 
 function useTerminalSize(): { columns: number; rows: number } {
   const { stdout } = useStdout();
@@ -88,12 +92,15 @@ export function BoardApp(props: BoardAppProps): ReactNode {
   const { exit } = useApp();
   const [mode, setMode] = useState<Mode>('board');
   const [search, setSearch] = useState('');
+  const [priority, setPriority] = useState<number | undefined>(undefined);
+  // The note being typed (mode 'note'), and the task it is for, fixed when `n` was pressed.
+  const [draft, setDraft] = useState<{ id: number; text: string } | undefined>(undefined);
   const [selection, setSelection] = useState<Selection>({ column: 'ready', index: 0 });
   const [message, setMessage] = useState<{ text: string; error?: boolean } | undefined>();
   const [detailScroll, setDetailScroll] = useState(0);
   const scroll = useRef<Record<ColumnKey, number>>({ ready: 0, blocked: 0, in_progress: 0, done: 0 });
 
-  const columns = buildColumns(state.snapshot, { leases: state.leases, completedSeq: state.completedSeq, search });
+  const columns = buildColumns(state.snapshot, { leases: state.leases, completedSeq: state.completedSeq, search, priority });
   const selected = settleSelection(selection, columns);
   const selectedCard = columns[selected.column][selected.index];
 
@@ -110,7 +117,7 @@ export function BoardApp(props: BoardAppProps): ReactNode {
   };
   const cardAt = (at: Selection) => columns[at.column][at.index];
 
-  const act = (name: keyof BoardActions) => {
+  const act = (name: 'start' | 'done' | 'release') => {
     const card = cardAt(settleSelection(current.current.selection, columns));
     if (!card) return setMessage({ text: `no task selected to ${name}` });
     const id = card.task.id;
@@ -123,9 +130,52 @@ export function BoardApp(props: BoardAppProps): ReactNode {
     setTimeout(() => source.refresh(), 0);
   };
 
+  /** `n`: a one-line input for a note on the selected task; Enter saves it through the store, Esc drops it. */
+  const startNote = () => {
+    const card = cardAt(settleSelection(current.current.selection, columns));
+    if (!card) return setMessage({ text: 'no task selected to note' });
+    if (!actions.note) return setMessage({ text: 'notes are not available here', error: true });
+    setDraft({ id: card.task.id, text: '' });
+    setModeNow('note');
+  };
+  const saveNote = (note: { id: number; text: string }) => {
+    setModeNow('board');
+    setDraft(undefined);
+    if (!note.text.trim()) return setMessage({ text: 'empty note: nothing saved' });
+    setMessage({ text: `note #${note.id} …` });
+    actions.note!(note.id, note.text).then(
+      (text) => setMessage({ text: text.split('\n').join(' · ') }),
+      (error: unknown) => setMessage({ text: `tasks: ${(error as Error).message}`, error: true }),
+    );
+    setTimeout(() => source.refresh(), 0);
+  };
+
+  // The priority filter as the keys of one read left it (see `current`).
+  const priorityNow = useRef(priority);
+  priorityNow.current = priority;
+  // The draft as typed so far, for keys of one read (see `current`).
+  const draftNow = useRef(draft);
+  draftNow.current = draft;
+  const setDraftNow = (next: { id: number; text: string } | undefined) => {
+    draftNow.current = next;
+    setDraft(next);
+  };
+
   const onKey = (input: string, key: Key) => {
     const at = settleSelection(current.current.selection, columns);
     const mode = current.current.mode;
+    if (mode === 'note') {
+      const note = draftNow.current;
+      if (!note) return setModeNow('board');
+      if (key.return) saveNote(note);
+      else if (key.escape) {
+        setDraftNow(undefined);
+        setModeNow('board');
+        setMessage({ text: 'note dropped' });
+      } else if (key.backspace || key.delete) setDraftNow({ ...note, text: note.text.slice(0, -1) });
+      else if (input && !key.ctrl && !key.meta) setDraftNow({ ...note, text: note.text + input });
+      return;
+    }
     if (mode === 'search') {
       if (key.return) setModeNow('board');
       else if (key.escape) {
@@ -143,6 +193,7 @@ export function BoardApp(props: BoardAppProps): ReactNode {
       else if (input === 's') act('start');
       else if (input === 'd') act('done');
       else if (input === 'r') act('release');
+      else if (input === 'n') startNote();
       return;
     }
     const move = (dx: number, dy: number) => select(moveSelection(at, columns, dx, dy));
@@ -159,11 +210,18 @@ export function BoardApp(props: BoardAppProps): ReactNode {
     else if (input === 's') act('start');
     else if (input === 'd') act('done');
     else if (input === 'r') act('release');
+    else if (input === 'n') startNote();
+    else if (input === 'p') {
+      const next = nextPriorityFilter(priorityNow.current);
+      priorityNow.current = next;
+      setPriority(next);
+      setMessage({ text: next === undefined ? 'showing every priority' : `showing P${next} only (p: next)` });
+    }
   };
 
   useInput((input: string, key: Key) => {
     const plain = !key.ctrl && !key.meta && !key.return && !key.escape && !key.tab;
-    if (plain && input.length > 1 && current.current.mode !== 'search') for (const char of input) onKey(char, key);
+    if (plain && input.length > 1 && current.current.mode !== 'search' && current.current.mode !== 'note') for (const char of input) onKey(char, key);
     else onKey(input, key);
   });
 
@@ -174,7 +232,7 @@ export function BoardApp(props: BoardAppProps): ReactNode {
   const header = h(
     Box,
     { height: 1 },
-    h(Text, { bold: color, wrap: 'truncate-end' }, fit(`tasks board · ${props.boardDir} · acting as ${props.owner}${search ? ` · search: ${search}` : ''}`, width)),
+    h(Text, { bold: color, wrap: 'truncate-end' }, fit(`tasks board · ${props.boardDir} · acting as ${props.owner}${search ? ` · search: ${search}` : ''}${priority !== undefined ? ` · P${priority} only` : ''}`, width)),
   );
 
   const body =
@@ -201,8 +259,10 @@ export function BoardApp(props: BoardAppProps): ReactNode {
   const footerText =
     mode === 'search'
       ? `search: ${search}▏ (Enter keeps the filter, Esc clears it)`
-      : (message?.text ?? (state.error ? `tasks: ${state.error}` : KEYS_HELP));
-  const footerIsError = mode !== 'search' && (message ? message.error : Boolean(state.error));
+      : mode === 'note' && draft
+        ? `note #${draft.id}: ${draft.text}▏ (Enter saves, Esc drops it)`
+        : (message?.text ?? (state.error ? `tasks: ${state.error}` : KEYS_HELP));
+  const footerIsError = mode !== 'search' && mode !== 'note' && (message ? message.error : Boolean(state.error));
 
   return h(
     Box,
@@ -234,7 +294,7 @@ function renderColumns(columns: Columns, selected: Selection, options: LayoutOpt
     ...COLUMN_KEYS.map((key) => {
       const cards = columns[key];
       const isSelectedColumn = selected.column === key;
-      const lines = cards.map((card) => [`#${card.task.id} ${card.task.subject}`, ...cardDetails(card, key, options.now)]);
+      const lines = cards.map((card) => [cardTitle(card.task), ...cardDetails(card, key, options.now)]);
       const heights = lines.map((l) => l.length);
       const selectedIndex = isSelectedColumn ? selected.index : 0;
       const start = isSelectedColumn ? scrollStart(heights, selectedIndex, room, options.scroll[key]) : Math.min(options.scroll[key], Math.max(0, cards.length - 1));
@@ -300,7 +360,7 @@ function describeTaskRef(id: number, lookup: (id: number) => Task | undefined): 
 function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { scroll: number }): ReactNode {
   const { task } = card;
   const lookup = (id: number) => state.snapshot.byId.get(id);
-  const lines: string[] = [`#${task.id} ${task.subject}`, `status: ${task.status.replace('_', ' ')}${task.owner ? ` · owner: ${task.owner}` : ''}`];
+  const lines: string[] = [cardTitle(task), `status: ${task.status.replace('_', ' ')}${task.owner ? ` · owner: ${task.owner}` : ''}`];
   if (task.activeForm) lines.push(`now: ${task.activeForm}`);
   const left = leaseLeft(card.lease, options.now);
   if (left) lines.push(`lease: ${left}${card.lease?.pid ? ` · pid ${card.lease.pid}` : ''}${card.lease ? ` · host ${card.lease.host}` : ''}`);

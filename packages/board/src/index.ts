@@ -4,6 +4,8 @@ export { createBoardSource, isWatchedPath, type BoardSource, type BoardSourceOpt
 export {
   buildColumns,
   cardDetails,
+  cardTitle,
+  nextPriorityFilter,
   leaseLeft,
   matchesSearch,
   moveSelection,

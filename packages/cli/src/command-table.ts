@@ -62,9 +62,16 @@ export const GLOBAL_OPTIONS = {
 const ids = { type: 'string', array: true } as const;
 const id = { name: 'id', completes: 'open-ids' } as const;
 
+const PRIORITIES = ['0', '1', '2', '3', '4'] as const;
+const priority = { type: 'string', choices: PRIORITIES, describe: 'priority: 0 (highest) to 4; 2 is the default' } as const;
+const labels = { type: 'string', array: true, describe: 'add labels (repeat, or a,b)' } as const;
+
 const listOptions = {
   all: { alias: 'a', type: 'boolean', describe: 'include deleted tasks' },
   status: { type: 'string', array: true, describe: 'only these statuses (repeat, or a,b)' },
+  label: { type: 'string', array: true, describe: 'only tasks with one of these labels (repeat, or a,b)' },
+  priority: { type: 'string', array: true, describe: 'only tasks of these priorities (repeat, or 0,1)' },
+  grep: { type: 'string', describe: 'only tasks whose subject, labels, description or notes contain this (any case)' },
   'filter-owner': { type: 'string', describe: 'only tasks of this owner' },
   // A read acts as nobody, so --owner here names whose tasks to show.
   owner: { type: 'string', describe: 'only tasks of this owner (a read acts as nobody; same as --filter-owner)' },
@@ -106,11 +113,14 @@ export const COMMANDS = {
       'blocked-by': { ...ids, describe: 'ids this task waits for (1,2 or repeated)' },
       blocks: { ...ids, describe: 'ids that wait for this task' },
       path: { type: 'string', array: true, describe: 'a glob of the files it will change, from the top of the repository (repeat)' },
+      priority,
+      label: labels,
       meta: { type: 'string', array: true, describe: 'metadata key=value (value read as JSON when it parses)' },
     },
     examples: [
       ['$0 create "Run tests" --blocked-by 2,3', 'a task that waits for #2 and #3'],
       ["$0 create 'Parser' --path 'packages/parser/**' --path docs/parser.md", 'claim --next keeps it apart from tasks in progress on those files'],
+      ['$0 create "Fix the crash" --priority 0 --label bug,parser', 'urgent, labelled'],
     ],
   },
   list: {
@@ -126,17 +136,42 @@ export const COMMANDS = {
   },
   ready: {
     name: 'ready',
+    // The order (priority, the work each unblocks, id) is in --explain's help; this line is what completion shows.
     describe: 'list the tasks that can be started now',
     fast: true,
-    options: listOptions,
-    examples: [['$0 ready --json', 'ready tasks as JSON']],
+    options: { ...listOptions, explain: { type: 'boolean', describe: 'say why each task stands where it does: listed as claim --next takes them, by priority, then the work each unblocks, then id' } },
+    examples: [
+      ['$0 ready --json', 'ready tasks as JSON'],
+      ['$0 ready --explain', 'the order, with each task\'s priority and the chain of work it unblocks'],
+    ],
   },
   show: {
     name: 'show',
     describe: 'show one task in full',
     fast: true,
     positionals: [{ name: 'id', completes: 'ids' }],
-    examples: [['$0 show 3', 'task #3 with its description and edges']],
+    examples: [['$0 show 3', 'task #3 with its description, edges, priority, labels and notes']],
+  },
+  search: {
+    name: 'search',
+    describe: 'find tasks by text in their subject, labels, description or notes (any case), best field first',
+    fast: true,
+    positionals: [{ name: 'text', describe: 'what to look for' }],
+    options: { all: { alias: 'a', type: 'boolean', describe: 'include deleted tasks' } },
+    examples: [
+      ['$0 search parser', 'tasks that mention the parser, subjects first'],
+      ['$0 search "flaky test" --json', 'the matches as JSON, with the field each matched in'],
+    ],
+  },
+  note: {
+    name: 'note',
+    describe: 'add a note to a task (kept in its file, with the time and the acting owner)',
+    positionals: [{ name: 'id', completes: 'ids' }, { name: 'text', variadic: true, describe: 'the note (several words are joined)' }],
+    options: { stdin: { type: 'boolean', describe: 'read the note from stdin instead' } },
+    examples: [
+      ['$0 note 3 "the parser chokes on CRLF input"', 'a finding, for whoever picks #3 up'],
+      ['$0 note 3 --stdin < findings.txt', 'a longer note from a file'],
+    ],
   },
   update: {
     name: 'update',
@@ -154,10 +189,16 @@ export const COMMANDS = {
       'remove-blocks': ids,
       path: { type: 'string', array: true, describe: 'add a glob to the files it will change (repeat)' },
       'remove-path': { type: 'string', array: true, describe: 'remove a glob from its paths (repeat)' },
+      priority,
+      label: labels,
+      'remove-label': { type: 'string', array: true, describe: 'remove labels (repeat, or a,b)' },
       meta: { type: 'string', array: true, describe: 'metadata key=value; key= removes the key' },
       force: { type: 'boolean', describe: 'take over, release or finish a task another owner has in progress' },
     },
-    examples: [['$0 update 4 --add-blocked-by 2 --meta priority=1', 'link and annotate']],
+    examples: [
+      ['$0 update 4 --add-blocked-by 2 --meta size=S', 'link and annotate'],
+      ['$0 update 4 --priority 1 --label ui --remove-label backend', 'plan'],
+    ],
   },
   start: {
     name: 'start',
@@ -199,7 +240,7 @@ export const COMMANDS = {
     fast: true,
     positionals: [{ ...id, optional: true }],
     options: {
-      next: { type: 'boolean', describe: 'the lowest-id ready task' },
+      next: { type: 'boolean', describe: 'the first ready task by priority, then the work it unblocks, then id (as tasks ready lists them)' },
       lease: { type: 'number', range: 'positive', unit: 'seconds', describe: 'lease length in seconds' },
       pid: { type: 'number', range: 'positive', describe: 'the working process, so a dead one is reaped' },
       worktree: { type: 'boolean', describe: 'also create a git worktree on a branch for the task' },
@@ -510,6 +551,8 @@ export const HANDLERS: { readonly [N in CommandName]: () => Promise<Handler<N>> 
     return (args) => list({ ...args, ready: true });
   },
   show: async () => (await import('./commands/show.js')).show,
+  search: async () => (await import('./commands/search.js')).search,
+  note: async () => (await import('./commands/note.js')).note,
   update: async () => (await import('./commands/update.js')).update,
   start: async () => (await import('./commands/start.js')).start,
   done: async () => (await import('./commands/done.js')).done,

@@ -101,3 +101,6 @@ export function describeUnblocked(store: TaskStore, ids: number[]): string[] {
     return `unblocked #${id}${task ? `: ${printable(task.subject)}` : ''}`;
   });
 }
+
+
+export { parsePriorities, splitList } from './list-values.js';

@@ -39,7 +39,16 @@ export function printableValue<T>(value: T): T {
   return value;
 }
 
-type PrintableFields = { subject: string; description?: string; owner?: string; activeForm?: string | null; paths?: string[]; metadata?: Record<string, unknown> };
+type PrintableFields = {
+  subject: string;
+  description?: string;
+  owner?: string;
+  activeForm?: string | null;
+  paths?: string[];
+  metadata?: Record<string, unknown>;
+  labels?: string[];
+  notes?: { at: string; owner: string; text: string }[];
+};
 
 const HAS_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const HAS_CONTROL_BUT_NEWLINE_AND_TAB = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
@@ -52,6 +61,8 @@ function needsEscapes(task: PrintableFields): boolean {
     (typeof task.activeForm === 'string' && HAS_CONTROL.test(task.activeForm)) ||
     (task.description !== undefined && HAS_CONTROL_BUT_NEWLINE_AND_TAB.test(task.description)) ||
     (task.paths?.some((p) => HAS_CONTROL.test(p)) ?? false) ||
+    (task.labels?.some((l) => HAS_CONTROL.test(l)) ?? false) ||
+    (task.notes?.some((n) => HAS_CONTROL.test(n.at) || HAS_CONTROL.test(n.owner) || HAS_CONTROL_BUT_NEWLINE_AND_TAB.test(n.text)) ?? false) ||
     (task.metadata !== undefined && Object.keys(task.metadata).some((k) => HAS_CONTROL.test(k)))
   );
 }
@@ -65,6 +76,9 @@ export function printableTask<T extends PrintableFields>(task: T): T {
   if (!needsEscapes(task)) return task;
   return {
     ...task,
+    ...(task.labels ? { labels: task.labels.map(printable) } : {}),
+    // A note may run over several lines (a worker's output tail): shown like a description.
+    ...(task.notes ? { notes: task.notes.map((n) => ({ ...n, at: printable(n.at), owner: printable(n.owner), text: printableLines(n.text) })) } : {}),
     subject: printable(task.subject),
     ...(task.description !== undefined ? { description: printableLines(task.description) } : {}),
     ...(task.owner !== undefined ? { owner: printable(task.owner) } : {}),

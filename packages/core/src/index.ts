@@ -30,8 +30,9 @@ export {
 export { ClaimError, CorruptTaskError, CycleError, TasksError, type ClaimRefusal, type ErrorCode } from './errors.js';
 
 // Tasks and reading them.
-export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskStatus } from './format/format.js';
+export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskNote, type TaskStatus } from './format/format.js';
 export { findCycle, isReady, openBlockers, type TaskLookup } from './graph/graph.js';
+export { explainRank, readyOrder, type ReadyRank } from './graph/ready-order.js';
 export {
   PLAIN_STYLE,
   countTasks,
@@ -41,11 +42,13 @@ export {
   renderSummary,
   renderTaskDetail,
   renderTaskLine,
+  searchTasks,
   toTaskView,
   type BoardCounts,
   type BoardView,
   type ListFilter,
   type RenderStyle,
+  type SearchHit,
   type TaskView,
 } from './views/render.js';
 export { GRAPH_FORMATS, renderGraph, type GraphFormat, type GraphOptions } from './graph/graph-render.js';

@@ -13,6 +13,7 @@ export * from './events/events.js';
 export * from './runtime/leases.js';
 export * from './graph/graph.js';
 export * from './graph/walk.js';
+export * from './graph/ready-order.js';
 export * from './store.js';
 export { loadBoardSnapshot, BOARD_INDEX_FILE, FINAL_TRUST_MS } from './board/board-index.js';
 export * from './views/render.js';

@@ -13,8 +13,9 @@ export { findBoard, resolveBoardDir, resolveOwner, type FindBoardOptions } from 
 export { loadBoardSnapshot, BOARD_INDEX_FILE } from './board/board-index.js';
 export { readConfig, type BoardConfig } from './board/config.js';
 export { ClaimError, TasksError, CorruptTaskError, isErrnoException, type ErrorCode } from './errors.js';
-export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskStatus } from './format/format.js';
+export { DEFAULT_PRIORITY, MAX_PRIORITY, TASK_STATUSES, isClosed, parseTaskId, priorityOf, type Task, type TaskNote, type TaskStatus } from './format/format.js';
 export { isReady, openBlockers, type TaskLookup } from './graph/graph.js';
+export { explainRank, readyOrder, type ReadyRank } from './graph/ready-order.js';
 export {
   PLAIN_STYLE,
   countTasks,
@@ -23,11 +24,13 @@ export {
   renderProblem,
   renderSummary,
   renderTaskLine,
+  searchTasks,
   toTaskView,
   type BoardCounts,
   type BoardView,
   type ListFilter,
   type RenderStyle,
+  type SearchHit,
   type TaskView,
 } from './views/render.js';
 export type { BoardSnapshot, TaskProblem } from './store.js';

@@ -264,6 +264,11 @@ export class TaskStore implements TxHost {
     return mutations.propagateCompletion(this, id, options);
   }
 
+  /** Appends a note `{at, owner: actor, text}` to a task (any status), through one transaction. */
+  addNote(id: number, text: string, options: ActorOptions & { at?: Date } = {}): Promise<MutationResult> {
+    return mutations.addNote(this, id, text, options);
+  }
+
   /** Tombstones a task: its file stays, it never blocks anyone again. */
   deleteTask(id: number, options: ActorOptions = {}): Promise<MutationResult> {
     return mutations.deleteTask(this, id, options);
@@ -286,7 +291,7 @@ export class TaskStore implements TxHost {
     return claims.claimTask(this, id, options);
   }
 
-  /** Claims the lowest-id ready task; on losing a race, tries the next one. */
+  /** Claims the first ready task by priority, then the work it unblocks, then id; on losing a race, tries the next one. */
   claimNext(options: ClaimOptions): Promise<ClaimResult> {
     return claims.claimNext(this, options);
   }
@@ -296,10 +301,10 @@ export class TaskStore implements TxHost {
     return claims.startTask(this, id, options);
   }
 
-  /** Puts a claimed task back to pending with no owner; someone else's needs `force`. */
+  /** Puts a claimed task back to pending with no owner; someone else's needs `force`; `note` is appended to its notes in the same step. */
   releaseTask(
     id: number,
-    options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string } = {},
+    options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string; note?: string } = {},
   ): Promise<MutationResult> {
     return claims.releaseTask(this, id, options);
   }

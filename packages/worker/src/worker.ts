@@ -110,6 +110,16 @@ export interface LastError {
 }
 
 const TAIL_CHARS = 4000;
+// A note keeps less of the output than lastError: one is added per failure, and they stay in the file.
+const NOTE_TAIL_LINES = 15;
+const NOTE_TAIL_CHARS = 1200;
+
+/** `worker: the command failed (exit 3)` and the last lines of its output: the note a failure leaves on the task. */
+export function failureNote(error: LastError): string {
+  const how = error.signal ? `killed by ${error.signal}` : `exit ${error.exitCode}`;
+  const tail = error.tail.split('\n').slice(-NOTE_TAIL_LINES).join('\n').slice(-NOTE_TAIL_CHARS);
+  return `worker: the command failed (${how})${tail.trim() ? `; its output ended:\n${tail}` : ', with no output'}`;
+}
 
 type EventBody = WorkerEvent extends infer E ? (E extends WorkerEvent ? Omit<E, 'at' | 'owner'> : never) : never;
 
@@ -286,7 +296,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     }
     const lastError: LastError = { exitCode: exit.code, signal: exit.signal, at: new Date().toISOString(), owner, tail: run.tail() };
     try {
-      await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'failed', metadata: { lastError, ...scope?.metadata } });
+      // Also a note, in the same write: notes travel through git and show in diffs and in `tasks show`, where the next one looks.
+      await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'failed', metadata: { lastError, ...scope?.metadata }, note: failureNote(lastError) });
     } catch (error) {
       lose(id, error);
       return;

@@ -96,6 +96,10 @@ describe('the worker loop (in-process, real commands)', () => {
     expect(lastError).toMatchObject({ exitCode: 3, signal: null, owner: 'w1' });
     expect(lastError.tail).toContain('working on 1');
     expect(lastError.tail).toContain('boom');
+    // Each failure also left a note, in the task file, with the exit code and the output's end.
+    expect(task.notes).toHaveLength(2);
+    expect(task.notes![1]).toMatchObject({ owner: 'w1' });
+    expect(task.notes![1].text).toMatch(/^worker: the command failed \(exit 3\); its output ended:\n[\s\S]*working on 1[\s\S]*boom/);
     expect(store.readEvents().filter((e) => e.type === 'released')).toHaveLength(2);
 
     // Another worker still takes it: giving up is this worker's, not the board's.

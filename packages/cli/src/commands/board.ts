@@ -13,7 +13,7 @@ export async function board(options: BoardOptions): Promise<CommandOutput> {
   const store = openStore(options);
   void store.config; // a broken config.json stops every command, this one too, before the screen is taken
   const owner = actingOwner(options);
-  // The keys write through the same commands as `tasks start|done|release ID --owner OWNER`.
+  // The keys write through the same commands as `tasks start|done|release|note ID --owner OWNER`.
   const as = { ...options, owner };
   const text = (out: CommandOutput) => out.text ?? '';
   const { runBoard } = await import('@dotasks/board');
@@ -25,6 +25,7 @@ export async function board(options: BoardOptions): Promise<CommandOutput> {
       start: async (id) => text(await (await import('./start.js')).start({ ...as, id: String(id) })),
       done: async (id) => text(await (await import('./done.js')).done({ ...as, id: String(id) })),
       release: async (id) => text(await (await import('./release.js')).release({ ...as, id: String(id) })),
+      note: async (id, note) => text(await (await import('./note.js')).note({ ...as, id: String(id), text: [note] })),
     },
   });
   return signal ? { exitCode: signal === 'SIGTERM' ? 143 : 129 } : {};

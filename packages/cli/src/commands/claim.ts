@@ -12,7 +12,7 @@ const LOST = new Set(['already_claimed', 'nothing_ready']);
 
 /**
  * Claims a task (compare-and-swap, docs/protocol.md, "Claims"); `--next`
- * takes the lowest-id ready task, trying the next one on a lost race;
+ * takes the first ready task by priority, the work it unblocks and id (as `tasks ready` lists them), trying the next one on a lost race;
  * `--worktree` also creates the task's git worktree. A refused claim exits 3
  * (lost) or 1, with its reason on stderr (`tasks: already_claimed: …`) and,
  * with `--json`, `{claimed: false, reason, message, task, owner?, heldTask?, blockedBy?}`.

@@ -1,5 +1,5 @@
 import { TasksError, type TaskStatus } from '@dotasks/core';
-import { readDescription, actingOwner, label, openStore, parseIdList, parseMeta, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import { readDescription, actingOwner, label, openStore, parseIdList, parseMeta, parsePriorities, splitList, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 
 /** What `tasks create` takes, as declared in the command table. */
@@ -21,6 +21,8 @@ export async function create(options: CreateOptions): Promise<CommandOutput> {
       blocks: parseIdList(options.blocks),
       ...(options.path?.length ? { paths: options.path } : {}),
       metadata: parseMeta(options.meta),
+      priority: parsePriorities(options.priority)[0],
+      labels: splitList(options.label),
     },
     { actor: actingOwner(options) },
   );

@@ -1,45 +1,71 @@
 // The read path only (@dotasks/core/read), not the whole core: see read.ts there.
 import {
+  explainRank,
   filterTasks,
   findBoard,
   loadBoardSnapshot,
   readConfig,
+  readyOrder,
   renderBoard,
   toTaskView,
   countTasks,
   TASK_STATUSES,
   TasksError,
+  type BoardSnapshot,
   type TaskStatus,
 } from '@dotasks/core/read';
 import type { CommandOutput, GlobalOptions } from '../context.js';
 import { reportProblems } from '../problems.js';
 import { styleFor } from '../style.js';
 import type { CommandArgs } from '../command-table.js';
+import { parsePriorities, splitList } from '../list-values.js';
 import { printable, printableTask } from '../printable.js';
 
 /** What `tasks list` takes, as declared in the command table. */
 export interface ListOptions extends CommandArgs<'list'>, GlobalOptions {
-  /** Only ready tasks (tasks ready). */
+  /** Only ready tasks, in the order they are handed out (tasks ready). */
   ready?: boolean;
+  /** With ready: say why each task stands where it does. */
+  explain?: boolean;
 }
 
 /** The board, one task a line (docs/protocol.md, "Output"); bad files are listed, and make the exit status 1. */
 export async function list(options: ListOptions): Promise<CommandOutput> {
-  const statuses = (options.status ?? []).flatMap((s) => s.split(',')).filter(Boolean);
+  const statuses = splitList(options.status);
   for (const s of statuses)
     if (!(TASK_STATUSES as readonly string[]).includes(s))
       throw new TasksError('E_USAGE', `unknown status '${s}'; use one of ${TASK_STATUSES.join(', ')}`);
+  const priorities = parsePriorities(options.priority);
   const dir = findBoard({ dir: options.dir, cwd: options.cwd });
   readConfig(dir); // a broken config.json stops every command, this one too
-  const snapshot = loadBoardSnapshot(dir);
+  let snapshot: BoardSnapshot = loadBoardSnapshot(dir);
+  const lookup = (id: number) => snapshot.byId.get(id);
+  // tasks ready: the ready tasks first, in the order claim --next takes them (docs/protocol.md, "Ready").
+  const ranks = options.ready ? readyOrder(snapshot.tasks, lookup) : [];
+  if (options.ready) {
+    const at = new Map(ranks.map((r, i) => [r.id, i]));
+    snapshot = { ...snapshot, tasks: [...snapshot.tasks].sort((a, b) => (at.get(a.id) ?? Infinity) - (at.get(b.id) ?? Infinity) || a.id - b.id) };
+  }
   // A read acts as nobody: its --owner names whose tasks to show, as --filter-owner does (docs/decisions.md, "One declaration per command").
   const owner = options.filterOwner ?? options.owner;
-  const filter = { all: options.all, status: statuses as TaskStatus[], owner, ready: options.ready };
-  const lookup = (id: number) => snapshot.byId.get(id);
+  const filter = {
+    all: options.all,
+    status: statuses as TaskStatus[],
+    owner,
+    ready: options.ready,
+    labels: splitList(options.label),
+    priorities,
+    grep: options.grep,
+  };
+  const why = new Map(ranks.map((r) => [r.id, r]));
   if (options.json) {
     return {
       json: {
-        tasks: filterTasks(snapshot, filter).map((t) => toTaskView(t, lookup)),
+        tasks: filterTasks(snapshot, filter).map((t) => {
+          const view = toTaskView(t, lookup);
+          const rank = why.get(t.id);
+          return options.explain && rank ? { ...view, rank: { priority: rank.priority, unblocks: rank.unblocks, chain: rank.chain, why: explainRank(rank) } } : view;
+        }),
         problems: snapshot.problems,
         counts: countTasks(snapshot),
       },
@@ -48,6 +74,18 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
   }
   const style = styleFor(false);
   const shown = { ...snapshot, tasks: snapshot.tasks.map(printableTask), problems: [] };
-  const text = renderBoard(shown, { ...filter, owner: owner === undefined ? undefined : printable(owner) }, { style });
+  const printableFilter = { ...filter, owner: owner === undefined ? undefined : printable(owner) };
+  let text = renderBoard(shown, printableFilter, { style });
+  if (options.explain && ranks.length) {
+    // One line under each ready task: its priority, the chain it unblocks, its id (the keys of the order, in order).
+    const lines = text.split('\n');
+    const matched = filterTasks(shown, printableFilter);
+    text = lines
+      .flatMap((line, i) => {
+        const rank = i < matched.length ? why.get(matched[i].id) : undefined;
+        return rank ? [line, style.muted(`    ${i + 1}. ${explainRank(rank)}`)] : [line];
+      })
+      .join('\n');
+  }
   return { text, ...reportProblems(snapshot, style) };
 }

@@ -1,5 +1,5 @@
 import { parseTaskId, type TaskStatus, type UpdateTaskInput } from '@dotasks/core';
-import { readDescription, actingOwner, describeUnblocked, label, openStore, parseIdList, parseMeta, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import { readDescription, actingOwner, describeUnblocked, label, openStore, parseIdList, parseMeta, parsePriorities, splitList, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 
 /** What `tasks update` takes, as declared in the command table. */
@@ -19,6 +19,9 @@ export async function update(options: UpdateOptions): Promise<CommandOutput> {
     removeBlockedBy: parseIdList(options.removeBlockedBy),
     addBlocks: parseIdList(options.addBlocks),
     removeBlocks: parseIdList(options.removeBlocks),
+    priority: parsePriorities(options.priority)[0],
+    addLabels: splitList(options.label),
+    removeLabels: splitList(options.removeLabel),
     addPaths: options.path,
     removePaths: options.removePath,
   };

@@ -192,6 +192,62 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     await screenWhere('b2', (s) => expect(s).toContain('board exited'));
   });
 
+  it('p cycles a priority filter; n adds a note to the selected task through the store', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const store = new TaskStore(t.board);
+    await store.createTask({ subject: 'Urgent fix', priority: 0, labels: ['bug'] });
+    await store.createTask({ subject: 'Normal work' });
+    await store.createTask({ subject: 'Someday', priority: 4 });
+    startBoard('b3', t.board, 'ann');
+    let cols = columnsOf(await screenWhere('b3', (s) => expect(s).toContain('Ready (3)')));
+    expect(cols.Ready).toContain('#1 Urgent fix P0 #bug');
+    expect(cols.Ready).toContain('#3 Someday P4');
+
+    // p: all → P0 → P1 → P2 (absent counts as 2) … → P4 → all.
+    tmux('send-keys', '-t', 'b3', 'p');
+    cols = columnsOf(await screenWhere('b3', (s) => expect(s).toContain('Ready (1)')));
+    expect(cols.Ready).toContain('#1 Urgent fix');
+    expect(screen('b3')).toContain('P0 only');
+    tmux('send-keys', '-t', 'b3', 'p');
+    await screenWhere('b3', (s) => expect(s).toContain('Ready (0)'));
+    tmux('send-keys', '-t', 'b3', 'p');
+    cols = columnsOf(await screenWhere('b3', (s) => expect(s).toContain('Ready (1)')));
+    expect(cols.Ready).toContain('#2 Normal work');
+    for (let i = 0; i < 3; i++) tmux('send-keys', '-t', 'b3', 'p');
+    await screenWhere('b3', (s) => {
+      expect(s).toContain('Ready (3)');
+      expect(s).toContain('showing every priority');
+    });
+
+    // n: a one-line input for the selected task (#1); Enter saves it into the file, as the acting owner.
+    tmux('send-keys', '-t', 'b3', 'n');
+    await screenWhere('b3', (s) => expect(s).toContain('note #1: '));
+    tmux('send-keys', '-t', 'b3', '-l', 'seen on CI, q and p are just text here');
+    await screenWhere('b3', (s) => expect(s).toContain('note #1: seen on CI, q and p are just text here'));
+    tmux('send-keys', '-t', 'b3', 'Enter');
+    await vi.waitFor(() => expect(readTaskFile(t.board, 1).notes).toMatchObject([{ owner: 'ann', text: 'seen on CI, q and p are just text here' }]), {
+      timeout: 10_000,
+      interval: 20,
+    });
+    await screenWhere('b3', (s) => expect(s).toContain('noted on #1: Urgent fix'));
+    // Esc drops a note without writing.
+    tmux('send-keys', '-t', 'b3', 'n');
+    await screenWhere('b3', (s) => expect(s).toContain('note #1: '));
+    tmux('send-keys', '-t', 'b3', '-l', 'never mind');
+    tmux('send-keys', '-t', 'b3', 'Escape');
+    await screenWhere('b3', (s) => expect(s).toContain('note dropped'));
+    expect(readTaskFile(t.board, 1).notes).toHaveLength(1);
+    // The detail view lists the note.
+    tmux('send-keys', '-t', 'b3', 'Enter');
+    await screenWhere('b3', (s) => {
+      expect(s).toContain('notes (1):');
+      expect(s).toMatch(/- \d{4}-\d\d-\d\dT\S+ ann: seen on CI/);
+    });
+    tmux('send-keys', '-t', 'b3', 'q');
+    await screenWhere('b3', (s) => expect(s).toContain('board exited 0'));
+  });
+
   it('prints what tasks list prints when stdout is not a terminal, and no other command loads Ink or React', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;

@@ -323,7 +323,8 @@ describe('files stay readable by the Python TaskManager of the one-file-per-task
   it('round-trips through python3', () => {
     const t = board();
     ok(t.root, ['create', 'Parse AST', '-d', 'naïve ünïcode']);
-    ok(t.root, ['create', 'Transform', '--blocked-by', '1', '--meta', 'k=v']);
+    ok(t.root, ['create', 'Transform', '--blocked-by', '1', '--meta', 'k=v', '--priority', '1', '--label', 'ast,core']);
+    ok(t.root, ['note', '2', 'mind the CRLF'], { TASKS_OWNER: 'ann' });
     const python = `
 import json, sys
 from pathlib import Path
@@ -365,15 +366,22 @@ class TaskManager:
                 self._save(task)
 tm = TaskManager(Path(sys.argv[1]))
 print(tm._load(2)["metadata"]["k"], tm._load(1)["description"])
+t2 = tm._load(2)
+print(t2["priority"], ",".join(t2["labels"]), t2["notes"][0]["owner"], t2["notes"][0]["text"])
 tm.create("Emit output")
 tm.update(3, add_blocks=[2])
 tm.update(1, status="completed")
 `;
     const out = execFileSync('python3', ['-c', python, t.board], { encoding: 'utf8' });
-    expect(out).toBe('v naïve ünïcode\n');
+    expect(out).toBe('v naïve ünïcode\n1 ast,core ann mind the CRLF\n');
     const list = ok(t.root, ['list']);
     expect(list.stdout).toContain('[x] #1: Parse AST');
-    expect(list.stdout).toContain('[ ] #2: Transform (blocked by: #3)');
+    // Python rewrote #2 (a new blocker): its planning fields came through.
+    expect(list.stdout).toContain('[ ] #2: Transform P1 #ast #core (blocked by: #3)');
+    expect(ok(t.root, ['show', '2']).stdout).toMatch(/ann: mind the CRLF/);
+    ok(t.root, ['note', '2', 'second'], { TASKS_OWNER: 'bob' });
+    expect((readTaskFile(t.board, 2).notes as unknown[]).length).toBe(2);
+    expect(execFileSync('python3', ['-c', 'import json,sys; t=json.load(open(sys.argv[1])); print(t["priority"], len(t["notes"]))', join(t.board, 'task_2.json')], { encoding: 'utf8' })).toBe('1 2\n');
     expect(list.stdout).toContain('[ ] #3: Emit output');
     // Our next write of a Python-written file is canonical again.
     ok(t.root, ['done', '3']);

@@ -72,6 +72,13 @@ describe('tasks mcp', () => {
     expect(cycle.content[0].text).toContain(`would close a cycle ${spelled}`);
     expect(readTaskFile(t.board, 2).blockedBy).toEqual([]);
 
+    // The planning fields and notes go through MCP like every other field, into the file.
+    const planned = await call(c, { action: 'update', task_id: 3, priority: 0, add_labels: ['codegen'] });
+    expect(planned.content[0].text).toContain('#3: Emit code P0 #codegen');
+    const noted = await call(c, { action: 'note', task_id: 3, text: 'watch the source maps' });
+    expect(noted.isError).toBe(false);
+    expect(readTaskFile(t.board, 3)).toMatchObject({ priority: 0, labels: ['codegen'], notes: [{ owner: 'agent-1', text: 'watch the source maps' }] });
+
     const unknown = (await c.callTool({ name: 'nope', arguments: {} })) as ToolResult;
     expect(unknown.isError).toBe(true);
   });

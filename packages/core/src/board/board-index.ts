@@ -478,6 +478,7 @@ function taskFromRaw(raw: Task): Task {
   for (const key of Object.keys(raw.extra)) setOwn(extra, key, raw.extra[key]);
   raw.extra = extra;
   if (raw.metadata !== undefined) raw.metadata = cloneJson(raw.metadata) as Record<string, unknown>;
+  if (raw.notes !== undefined) raw.notes = cloneJson(raw.notes) as Task['notes'];
   return raw;
 }
 

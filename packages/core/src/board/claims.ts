@@ -5,11 +5,12 @@ import { existsSync } from 'node:fs';
 import { ClaimError, CorruptTaskError, TasksError } from '../errors.js';
 import { isClosed, type Task } from '../format/format.js';
 import { isReady, openBlockers } from '../graph/graph.js';
+import { rankTasks } from '../graph/ready-order.js';
 import { createLease, leaseExpiry, listLeases, readLease, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { openClaimView } from './board-index.js';
 import { assertOwnerFree } from './mutations.js';
-import { applyMetadata, assertHeldBy, checkTransition } from './rules.js';
+import { applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
 import type { TxOptions } from './transaction.js';
 
@@ -120,7 +121,8 @@ async function overlapsInProgress(store: TaskStore, task: Task, busy: Task[]): P
 }
 
 /**
- * Claims the lowest-id ready task; on losing a race, tries the next one.
+ * Claims the first ready task in the order of readyOrder (priority, the work
+ * it unblocks, id); on losing a race, tries the next one.
  * A ready task whose lock is held right now is being claimed (or changed)
  * by someone else: it is passed over at first and tried again, waiting for
  * its lock, only if no later task could be claimed, so that contending
@@ -163,11 +165,17 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
     }
   };
   for (;;) {
-    // Files are read lazily in id order and the scan stops at the first win.
+    // The open tasks come from the index's open part (a stat each, a read only for a changed file); they are
+    // ranked by priority, then the chain of open work behind them, then id (graph/ready-order.ts).
+    const ready: Task[] = [];
     for (const id of view.candidates) {
       if (exclude.has(id)) continue;
       const task = lookup(id);
-      if (!task || !isReady(task, lookup, options.owner) || (await scopeBusy(task))) continue;
+      if (task && isReady(task, lookup, options.owner)) ready.push(task);
+    }
+    for (const { id } of rankTasks(ready, lookup)) {
+      const task = lookup(id)!;
+      if (await scopeBusy(task)) continue;
       const won = await attempt(task, true);
       if (won) return won;
     }
@@ -202,8 +210,9 @@ export async function startTask(store: TaskStore, id: number, options: ActorOpti
 export async function releaseTask(
   store: TaskStore,
   id: number,
-  options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string } = {},
+  options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string; note?: string } = {},
 ): Promise<MutationResult> {
+  const note = options.note === undefined ? undefined : checkNoteText(options.note);
   const result = await store.transact({ tasks: [id] }, (tx) => {
     const task = tx.edit(id);
     if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
@@ -217,6 +226,7 @@ export async function releaseTask(
     task.status = 'pending';
     task.owner = '';
     if (options.metadata) applyMetadata(task, options.metadata);
+    if (note !== undefined) task.notes = [...(task.notes ?? []), { at: new Date().toISOString(), owner: options.actor ?? previousOwner, text: note }];
     tx.put(task);
     if (tx.readLease(id)) tx.dropLease(id);
     tx.event({

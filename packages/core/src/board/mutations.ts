@@ -7,7 +7,7 @@ import { createRecord, isClosed, normalizeIds, type Task } from '../format/forma
 import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
 import { createLease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
-import { applyMetadata, applyPaths, assertHeldBy, checkPaths, checkStatus, checkSubject, checkTransition, removeId } from './rules.js';
+import { applyLabels, applyMetadata, applyPaths, assertHeldBy, checkLabels, checkNoteText, checkPaths, checkPriority, checkStatus, checkSubject, checkTransition, removeId } from './rules.js';
 import type { ActorOptions, BatchItem, CreateTaskInput, MutationResult, UpdateOptions, UpdateTaskInput } from './store-types.js';
 import { HIGHWATERMARK_FILE, type Transaction, type TxScope } from './transaction.js';
 /** Under the owner's lock: refuses a second task in progress for `owner`. */
@@ -56,6 +56,8 @@ function allocateId(store: TaskStore, tx: Transaction): number {
 export async function createTask(store: TaskStore, input: CreateTaskInput, options: ActorOptions = {}): Promise<MutationResult> {
   const status = input.status === undefined ? 'pending' : checkStatus(input.status);
   checkSubject(input.subject);
+  checkPriority(input.priority);
+  checkLabels(input.labels ?? []);
   if (input.paths !== undefined) checkPaths(input.paths);
   const owners = status === 'in_progress' ? [input.owner || options.actor || ''] : [];
   const result = await store.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? [])] }, (tx) =>
@@ -102,6 +104,10 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
     extra: createRecord(),
   };
   if (input.activeForm !== undefined) task.activeForm = input.activeForm;
+  const priority = checkPriority(input.priority);
+  if (priority !== undefined) task.priority = priority;
+  const labels = checkLabels(input.labels ?? []);
+  if (labels.length) task.labels = labels;
   if (input.paths !== undefined) applyPaths(task, { paths: input.paths });
   if (input.metadata !== undefined) applyMetadata(task, input.metadata);
   tx.put(task);
@@ -130,6 +136,8 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
  */
 export async function updateTask(store: TaskStore, id: number, patch: UpdateTaskInput, options: UpdateOptions = {}): Promise<MutationResult> {
   if (patch.subject !== undefined) checkSubject(patch.subject);
+  checkPriority(patch.priority);
+  checkLabels([...(patch.addLabels ?? []), ...(patch.removeLabels ?? [])]);
   // Bad globs are refused before any lock is taken.
   for (const list of [patch.paths, patch.addPaths, patch.removePaths]) if (list) checkPaths(list);
   const toStatus = patch.status === undefined ? undefined : checkStatus(patch.status);
@@ -186,6 +194,12 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
   if (patch.activeForm === null) delete task.activeForm;
   else if (patch.activeForm !== undefined) task.activeForm = patch.activeForm;
   if (patch.owner !== undefined) task.owner = patch.owner;
+  if (patch.priority !== undefined) {
+    const priority = checkPriority(patch.priority);
+    if (priority === undefined) delete task.priority;
+    else task.priority = priority;
+  }
+  if (patch.addLabels?.length || patch.removeLabels?.length) applyLabels(task, checkLabels(patch.addLabels ?? []), checkLabels(patch.removeLabels ?? []));
   applyPaths(task, patch);
   if (patch.metadata !== undefined) applyMetadata(task, patch.metadata);
   tx.put(task);
@@ -231,7 +245,10 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
     // Kept in progress but without a record (set by hand): record it, so single-in-progress sees it.
     tx.putLease(createLease(id, nextOwner, null, store.config.leaseSeconds));
   }
-  const changed = Object.keys(patch).filter((k) => k !== 'status' && (patch as Record<string, unknown>)[k] !== undefined);
+  const changed = Object.keys(patch).filter((k) => {
+    const value = (patch as Record<string, unknown>)[k];
+    return k !== 'status' && value !== undefined && !(Array.isArray(value) && value.length === 0 && /Labels$/.test(k));
+  });
   if (changed.length) tx.event({ type: 'updated', task: id, owner: options.actor, fields: changed });
   return unblocked;
 }
@@ -435,6 +452,8 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
               status: wanted === 'completed' ? 'pending' : wanted,
               blockedBy: item.blockedBy,
               metadata: item.metadata,
+              priority: item.priority,
+              labels: item.labels,
             },
             options,
           );
@@ -452,7 +471,13 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
             owner: item.owner,
             status: item.status,
             metadata: item.metadata,
+            priority: item.priority,
           };
+          if (item.labels !== undefined) {
+            const want = checkLabels(item.labels);
+            patch.addLabels = want;
+            patch.removeLabels = (current.labels ?? []).filter((l) => !want.includes(l));
+          }
           if (item.blockedBy !== undefined) {
             const want = normalizeIds(item.blockedBy);
             patch.addBlockedBy = want.filter((b) => !current.blockedBy.includes(b));
@@ -472,4 +497,20 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
     return { tasks, unblocked: normalizeIds(unblocked) };
   });
   return result.value;
+}
+
+/**
+ * Appends `{at, owner, text}` to a task's notes, in one transaction under the
+ * task's lock (docs/protocol.md, "One task, one file"). Any status takes a
+ * note: what was learned about a finished task is worth keeping too.
+ */
+export async function addNote(store: TaskStore, id: number, text: string, options: ActorOptions & { at?: Date } = {}): Promise<MutationResult> {
+  const body = checkNoteText(text);
+  const result = await store.transact({ tasks: [id] }, (tx) => {
+    const task = tx.edit(id);
+    task.notes = [...(task.notes ?? []), { at: (options.at ?? new Date()).toISOString(), owner: options.actor ?? '', text: body }];
+    tx.put(task);
+    tx.event({ type: 'updated', task: id, owner: options.actor, fields: ['notes'] });
+  });
+  return { task: result.written.find((t) => t.id === id) ?? store.getTask(id), written: result.written, unblocked: [], events: result.events };
 }

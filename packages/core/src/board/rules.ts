@@ -1,5 +1,5 @@
 import { TasksError } from '../errors.js';
-import { TASK_STATUSES, cloneJson, createRecord, setOwn, type Task, type TaskStatus } from '../format/format.js';
+import { DEFAULT_PRIORITY, MAX_PRIORITY, TASK_STATUSES, cloneJson, createRecord, normalizeLabels, setOwn, type Task, type TaskStatus } from '../format/format.js';
 
 /**
  * The rules of a task's life (docs/protocol.md, "Status, edges and
@@ -108,4 +108,45 @@ export function removeId(list: number[], id: number): boolean {
   if (i < 0) return false;
   list.splice(i, 1);
   return true;
+}
+
+/** A priority: an integer from 0 (highest) to MAX_PRIORITY; null (the default) stands for none. */
+export function checkPriority(priority: unknown): number | undefined {
+  if (priority === null || priority === undefined) return undefined;
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > MAX_PRIORITY)
+    throw new TasksError('E_INVALID', `a priority is an integer from 0 (highest) to ${MAX_PRIORITY} (default ${DEFAULT_PRIORITY}), got ${JSON.stringify(priority)}`, {
+      priority,
+    });
+  return priority === DEFAULT_PRIORITY ? undefined : priority;
+}
+
+/** Labels as given by people and agents: trimmed, non-empty, one line each; sorted unique. */
+export function checkLabels(labels: readonly unknown[]): string[] {
+  const out: string[] = [];
+  for (const label of labels) {
+    const text = typeof label === 'string' ? label.trim() : '';
+    if (text === '' || /[\r\n]/.test(text) || text.length > MAX_LABEL_CHARS)
+      throw new TasksError('E_INVALID', `a label is a non-empty word or short phrase on one line (at most ${MAX_LABEL_CHARS} characters), got ${JSON.stringify(label)}`, {
+        label,
+      });
+    out.push(text);
+  }
+  return normalizeLabels(out);
+}
+
+/** The longest label accepted, in characters. */
+export const MAX_LABEL_CHARS = 100;
+
+/** A note's text: not empty after trimming (the file's size limit bounds the rest). */
+export function checkNoteText(text: unknown): string {
+  if (typeof text !== 'string' || text.trim() === '') throw new TasksError('E_INVALID', 'a note needs text');
+  return text.trim();
+}
+
+/** Applies a label change in place: adds, then removes; an empty list leaves the field out. */
+export function applyLabels(task: Task, add: readonly string[], remove: readonly string[]): void {
+  const drop = new Set(remove);
+  const labels = normalizeLabels([...(task.labels ?? []), ...add]).filter((l) => !drop.has(l));
+  if (labels.length) task.labels = labels;
+  else delete task.labels;
 }

@@ -45,6 +45,9 @@ export interface CreateTaskInput {
   metadata?: Record<string, unknown>;
   blockedBy?: number[];
   blocks?: number[];
+  /** 0 (highest) to 4; absent or null: the default, 2. */
+  priority?: number | null;
+  labels?: string[];
   /** The task's file scope: globs relative to the top of the repository. */
   paths?: string[];
 }
@@ -61,6 +64,10 @@ export interface UpdateTaskInput {
   removeBlockedBy?: number[];
   addBlocks?: number[];
   removeBlocks?: number[];
+  /** 0 (highest) to 4; null (or 2) sets the default, which the file then leaves out. */
+  priority?: number | null;
+  addLabels?: string[];
+  removeLabels?: string[];
   /** Replaces the file scope; null (or an empty list) removes it. Applied before addPaths and removePaths. */
   paths?: string[] | null;
   addPaths?: string[];
@@ -82,6 +89,10 @@ export interface BatchItem {
   owner?: string;
   blockedBy?: number[];
   metadata?: Record<string, unknown>;
+  /** 0 (highest) to 4; null sets the default. */
+  priority?: number | null;
+  /** Replaces the task's labels. */
+  labels?: string[];
 }
 
 /** What a mutation did. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptTaskError, TasksError } from '../errors.js';
-import { parseTask, parseTaskId, serializeTask, validateTask, MAX_TASK_FILE_BYTES } from './format.js';
+import { DEFAULT_PRIORITY, copyTask, parseTask, parseTaskId, priorityOf, serializeTask, validateTask, MAX_TASK_FILE_BYTES } from './format.js';
 
 const file = '/b/.tasks/task_3.json';
 
@@ -154,5 +154,71 @@ describe('parseTaskId', () => {
 
   it('says when a subject was given where an id belongs', () => {
     expect(() => parseTaskId('Parse the AST')).toThrow(/looks like a subject/);
+  });
+});
+
+describe('planning fields: priority, labels, notes (docs/protocol.md, "One task, one file")', () => {
+  const base = { id: 3, subject: 'S', description: '', status: 'pending', owner: '', blockedBy: [], blocks: [] };
+
+  it('a file without them is rewritten byte for byte, and they stay absent', () => {
+    const text = serializeTask(parseTask(JSON.stringify({ ...base, metadata: { k: 1 }, zeta: true }), file));
+    const again = serializeTask(parseTask(text, file));
+    expect(again).toBe(text);
+    expect(again).not.toMatch(/priority|labels|notes/);
+  });
+
+  it('are written after blocks and before metadata, labels sorted and unique, notes by time', () => {
+    const raw = {
+      metadata: { m: 1 },
+      notes: [
+        { text: 'second', owner: 'b', at: '2024-05-02T00:00:00.000Z' },
+        { at: '2024-05-01T00:00:00.000Z', owner: 'a', text: 'first', extra: 1 },
+        { at: '2024-05-02T00:00:00.000Z', owner: 'b', text: 'second' },
+      ],
+      labels: ['ui', 'api', 'ui'],
+      priority: 0,
+      ...base,
+    };
+    const task = parseTask(JSON.stringify(raw), file);
+    expect(priorityOf(task)).toBe(0);
+    const text = serializeTask(task);
+    expect(Object.keys(JSON.parse(text))).toEqual(['id', 'subject', 'description', 'status', 'owner', 'blockedBy', 'blocks', 'priority', 'labels', 'notes', 'metadata']);
+    expect(JSON.parse(text).labels).toEqual(['api', 'ui']);
+    expect(JSON.parse(text).notes).toEqual([
+      { at: '2024-05-01T00:00:00.000Z', owner: 'a', text: 'first', extra: 1 },
+      { at: '2024-05-02T00:00:00.000Z', owner: 'b', text: 'second' },
+    ]);
+    expect(serializeTask(parseTask(text, file))).toBe(text);
+  });
+
+  it('the default priority and empty lists are written as nothing', () => {
+    const task = parseTask(JSON.stringify({ ...base, priority: 2, labels: [], notes: [] }), file);
+    expect(priorityOf(task)).toBe(2);
+    expect(serializeTask(task)).toBe(serializeTask(parseTask(JSON.stringify(base), file)));
+    expect(priorityOf(parseTask(JSON.stringify(base), file))).toBe(DEFAULT_PRIORITY);
+  });
+
+  it.each([
+    [{ priority: 5 }, 'priority', /integer from 0 \(highest\) to 4, got 5/],
+    [{ priority: 1.5 }, 'priority', /got 1.5/],
+    [{ priority: '1' }, 'priority', /got "1"/],
+    [{ labels: 'ui' }, 'labels', /array of strings/],
+    [{ labels: ['ui', ' '] }, 'labels', /non-empty strings, got " "/],
+    [{ notes: [{ at: 1, owner: 'a', text: 't' }] }, 'notes', /objects \{at, owner, text\}/],
+    [{ notes: {} }, 'notes', /must be an array/],
+  ])('refuses %j, pointing at the key', (fields, key, message) => {
+    const text = JSON.stringify({ ...base, ...fields }, null, 2);
+    const error = corrupt(text);
+    expect(error.message).toMatch(message);
+    expect(error.line).toBe(text.split('\n').findIndex((l) => l.includes(`"${key}"`)) + 1);
+  });
+
+  it('copyTask does not share labels or notes with the original', () => {
+    const task = parseTask(JSON.stringify({ ...base, labels: ['a'], notes: [{ at: 'x', owner: 'o', text: 't' }] }), file);
+    const copy = copyTask(task);
+    copy.labels!.push('b');
+    copy.notes![0].text = 'changed';
+    expect(task.labels).toEqual(['a']);
+    expect(task.notes![0].text).toBe('t');
   });
 });

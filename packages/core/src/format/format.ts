@@ -14,27 +14,56 @@ export interface Task {
   activeForm?: string;
   blockedBy: number[];
   blocks: number[];
+  /** 0 (highest) to 4; absent means DEFAULT_PRIORITY and stays absent on rewrite. */
+  priority?: number;
+  /** Sorted, unique, non-empty strings; absent when there are none. */
+  labels?: string[];
   /** Globs of the files the task expects to change, relative to the top of the repository (docs/protocol.md, "File scopes"). */
   paths?: string[];
+  /** What people and agents noted on the task, oldest first; absent when there are none. */
+  notes?: TaskNote[];
   metadata?: Record<string, unknown>;
   /** Keys the format does not know, in their original order; preserved on every rewrite. */
   extra: Record<string, unknown>;
 }
 
-/** Known keys in canonical order. */
-export const TASK_KEYS = [
-  'id',
-  'subject',
-  'description',
-  'status',
-  'owner',
-  'activeForm',
-  'blockedBy',
-  'blocks',
-  // priority and labels go here, before paths; notes after it.
-  'paths',
-  'metadata',
-] as const;
+/** One entry of a task's `notes`: when (ISO 8601), who, and what. */
+export interface TaskNote {
+  at: string;
+  owner: string;
+  text: string;
+}
+
+/** Known keys in canonical order (the planning fields and the file scope after `blocks`). */
+export const TASK_KEYS = ['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'priority', 'labels', 'paths', 'notes', 'metadata'] as const;
+
+/** The priority of a task without one: the middle of 0 (highest) … 4. */
+export const DEFAULT_PRIORITY = 2;
+/** The lowest priority (the highest number). */
+export const MAX_PRIORITY = 4;
+
+/** A task's priority, the default when it has none. */
+export function priorityOf(task: Pick<Task, 'priority'>): number {
+  return task.priority ?? DEFAULT_PRIORITY;
+}
+
+/** Sorted, without duplicates (labels, in code-point order so every platform writes the same bytes). */
+export function normalizeLabels(labels: Iterable<string>): string[] {
+  return [...new Set(labels)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** Notes as written: sorted by `at` (stable, so notes of one moment keep their order), without exact repeats of at+owner+text. */
+export function normalizeNotes(notes: Iterable<TaskNote>): TaskNote[] {
+  const seen = new Set<string>();
+  const out: TaskNote[] = [];
+  for (const note of notes) {
+    const key = JSON.stringify([note.at, note.owner, note.text]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(note);
+  }
+  return out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+}
 const KNOWN = new Set<string>(TASK_KEYS);
 
 /** A task file larger than this is refused: task files are small by nature. */
@@ -181,11 +210,32 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   const blockedBy = edges('blockedBy');
   const blocks = edges('blocks');
 
+  const priority = obj.priority;
+  if (priority !== undefined && (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > MAX_PRIORITY))
+    at('priority', `"priority" must be an integer from 0 (highest) to ${MAX_PRIORITY}, got ${show(priority)}`);
+
+  const labels = obj.labels;
+  if (labels !== undefined) {
+    if (!Array.isArray(labels)) at('labels', `"labels" must be an array of strings, got ${show(labels)}`);
+    for (const label of labels as unknown[])
+      if (typeof label !== 'string' || label.trim() === '') at('labels', `"labels" must hold non-empty strings, got ${show(label)}`);
+  }
+
   const paths = obj.paths;
   if (paths !== undefined) {
     if (!Array.isArray(paths)) at('paths', `"paths" must be an array of globs, got ${show(paths)}`);
     for (const item of paths as unknown[])
       if (typeof item !== 'string' || item.trim() === '') at('paths', `"paths" must hold non-empty glob strings, got ${show(item)}`);
+  }
+
+  const notes = obj.notes;
+  if (notes !== undefined) {
+    if (!Array.isArray(notes)) at('notes', `"notes" must be an array of {at, owner, text}, got ${show(notes)}`);
+    for (const note of notes as unknown[]) {
+      const n = note as Record<string, unknown>;
+      if (n === null || typeof n !== 'object' || Array.isArray(n) || typeof n.at !== 'string' || typeof n.owner !== 'string' || typeof n.text !== 'string')
+        at('notes', `"notes" must hold objects {at, owner, text} of strings, got ${show(note)}`);
+    }
   }
 
   const metadata = obj.metadata;
@@ -206,7 +256,10 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
     extra,
   };
   if (activeForm !== undefined) task.activeForm = activeForm as string;
+  if (priority !== undefined) task.priority = priority as number;
+  if (labels !== undefined) task.labels = [...(labels as string[])];
   if (paths !== undefined) task.paths = [...(paths as string[])];
+  if (notes !== undefined) task.notes = (notes as Record<string, unknown>[]).map(noteFrom);
   if (metadata !== undefined) task.metadata = cloneJson(metadata) as Record<string, unknown>;
   return task;
 }
@@ -226,7 +279,11 @@ export function serializeTask(task: Task): string {
   if (task.activeForm !== undefined) setOwn(out, 'activeForm', task.activeForm);
   setOwn(out, 'blockedBy', normalizeIds(task.blockedBy));
   setOwn(out, 'blocks', normalizeIds(task.blocks));
+  // The default priority and empty lists are written as nothing: one logical task, one byte form.
+  if (task.priority !== undefined && task.priority !== DEFAULT_PRIORITY) setOwn(out, 'priority', task.priority);
+  if (task.labels?.length) setOwn(out, 'labels', normalizeLabels(task.labels));
   if (task.paths !== undefined) setOwn(out, 'paths', task.paths);
+  if (task.notes?.length) setOwn(out, 'notes', normalizeNotes(task.notes).map(noteOut));
   if (task.metadata !== undefined) setOwn(out, 'metadata', task.metadata);
   for (const key of Object.keys(task.extra)) if (!KNOWN.has(key)) setOwn(out, key, task.extra[key]);
   return JSON.stringify(out, null, 2) + '\n';
@@ -241,8 +298,25 @@ export function copyTask(task: Task): Task {
     ...(task.paths !== undefined ? { paths: [...task.paths] } : {}),
     extra: cloneJson(task.extra) as Record<string, unknown>,
   };
+  if (task.labels !== undefined) copy.labels = [...task.labels];
+  if (task.notes !== undefined) copy.notes = task.notes.map((n) => cloneJson(n) as TaskNote);
   if (task.metadata !== undefined) copy.metadata = cloneJson(task.metadata) as Record<string, unknown>;
   return copy;
+}
+
+/** A note as read: at, owner, text, then any other keys it has, kept as data. */
+function noteFrom(raw: Record<string, unknown>): TaskNote {
+  return cloneJson(raw) as TaskNote;
+}
+
+/** A note in canonical key order: at, owner, text, then the others as they came. */
+function noteOut(note: TaskNote): Record<string, unknown> {
+  const out = createRecord();
+  setOwn(out, 'at', note.at);
+  setOwn(out, 'owner', note.owner);
+  setOwn(out, 'text', note.text);
+  for (const key of Object.keys(note)) if (key !== 'at' && key !== 'owner' && key !== 'text') setOwn(out, key, (note as unknown as Record<string, unknown>)[key]);
+  return out;
 }
 
 function show(value: unknown): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergeHighWaterMark, mergeTaskText } from './merge.js';
+import { mergeHighWaterMark, mergeTaskText, mergeTaskTextResolved } from './merge.js';
 
 const task = (fields: Record<string, unknown>) =>
   JSON.stringify({ id: 3, subject: 'Emit output', description: '', status: 'pending', owner: '', blockedBy: [1], blocks: [4], ...fields }, null, 2) + '\n';
@@ -64,5 +64,44 @@ describe('mergeTaskText', () => {
   it('merges .highwatermark to the maximum', () => {
     expect(mergeHighWaterMark('3\n', '5\n', '4\n')).toBe('5\n');
     expect(mergeHighWaterMark('', '2', '<<<<<<< x\n9\n')).toBe('9\n');
+  });
+});
+
+describe('planning fields merge', () => {
+  const note = (at: string, owner: string, text: string) => ({ at, owner, text });
+  const a = note('2024-01-01T00:00:00.000Z', 'ann', 'base note');
+  const b = note('2024-01-03T00:00:00.000Z', 'bob', 'ours');
+  const c = note('2024-01-02T00:00:00.000Z', 'cy', 'theirs');
+
+  it('notes as a union sorted by time, labels as a set, priority as a value', () => {
+    const base = task({ labels: ['api', 'ui'], notes: [a] });
+    const ours = task({ labels: ['api', 'bug', 'ui'], notes: [a, b], priority: 0 });
+    const theirs = task({ labels: ['api'], notes: [a, c, b] });
+    const r = mergeTaskText(base, ours, theirs);
+    expect(r.conflicts).toEqual([]);
+    const merged = JSON.parse(r.text);
+    expect(merged.notes).toEqual([a, c, b]);
+    expect(merged.labels).toEqual(['api', 'bug']);
+    expect(merged.priority).toBe(0);
+    expect(Object.keys(merged).slice(-3)).toEqual(['priority', 'labels', 'notes']);
+  });
+
+  it('two branches that both added notes to a task without any keep them all', () => {
+    const r = mergeTaskText(task({}), task({ notes: [b] }), task({ notes: [c] }));
+    expect(r.conflicts).toEqual([]);
+    expect(JSON.parse(r.text).notes).toEqual([c, b]);
+  });
+
+  it('a priority changed differently on both sides is a conflict', () => {
+    const r = mergeTaskText(task({}), task({ priority: 0 }), task({ priority: 4 }));
+    expect(r.conflicts).toEqual([{ field: 'priority', base: undefined, ours: 0, theirs: 4 }]);
+  });
+
+  it('tasks sync (mergeTaskTextResolved) unions notes the same way', () => {
+    const r = mergeTaskTextResolved(task({ notes: [a] }), task({ notes: [a, b], priority: 1 }), task({ notes: [a, c], priority: 3 }), 'theirs');
+    expect(r.conflicts.map((x) => x.field)).toEqual(['priority']);
+    const merged = JSON.parse(r.text);
+    expect(merged.notes).toEqual([a, c, b]);
+    expect(merged.priority).toBe(3);
   });
 });

@@ -9,8 +9,10 @@ import { TASK_KEYS, normalizeIds, serializeTask, validateTask } from '../format/
  * a three-way merge field by field, so two branches that change different
  * fields of one task merge cleanly.
  *
- * - `blockedBy` and `blocks` merge as sets: an id added on either side is
- *   kept, an id removed on either side is removed.
+ * - `blockedBy`, `blocks` and `labels` merge as sets: an item added on
+ *   either side is kept, an item removed on either side is removed.
+ * - `notes` merge as a union: every note of either side, once (the same
+ *   at, owner and text), sorted by `at`; notes are only ever appended.
  * - Objects (`metadata`, unknown object fields) merge key by key, recursively.
  * - Any other field changed on one side takes that side; changed the same
  *   way on both, that value; changed differently on both, it is a conflict.
@@ -46,6 +48,28 @@ type Json = unknown;
 const ABSENT = undefined;
 const EDGE_KEYS = new Set(['blockedBy', 'blocks']);
 const KNOWN = new Set<string>(TASK_KEYS);
+
+/** How a top-level field merges when both sides changed it: as a set, as a union of notes, or as a value. */
+type MergeKind = 'set' | 'union' | undefined;
+function kindOf(key: string): MergeKind {
+  return EDGE_KEYS.has(key) || key === 'labels' ? 'set' : key === 'notes' ? 'union' : undefined;
+}
+
+/** Every note of both sides once (by at, owner and text), sorted by `at`, stable. */
+function unionNotes(ours: Json, theirs: Json): Json[] {
+  const list = (v: Json): Json[] => (Array.isArray(v) ? v : []);
+  const key = (n: Json) => (isObject(n) ? JSON.stringify([n.at, n.owner, n.text]) : JSON.stringify(n));
+  const at = (n: Json) => (isObject(n) && typeof n.at === 'string' ? n.at : '');
+  const seen = new Set<string>();
+  const out: Json[] = [];
+  for (const note of [...list(ours), ...list(theirs)]) {
+    const k = key(note);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(note);
+  }
+  return out.sort((a, b) => (at(a) < at(b) ? -1 : at(a) > at(b) ? 1 : 0));
+}
 
 function isObject(value: Json): value is Record<string, Json> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -96,15 +120,16 @@ interface FieldMerge {
 }
 
 /** Merges one value three ways; `path` names it in conflicts. */
-function mergeValue(path: string, base: Json, ours: Json, theirs: Json, isEdge: boolean): FieldMerge {
+function mergeValue(path: string, base: Json, ours: Json, theirs: Json, kind: MergeKind): FieldMerge {
   if (equal(ours, theirs)) return { value: ours };
   if (equal(ours, base)) return { value: theirs };
   if (equal(theirs, base)) return { value: ours };
   const setLike = (v: Json) => v === ABSENT || Array.isArray(v);
-  if (isEdge && setLike(base) && setLike(ours) && setLike(theirs)) return { value: mergeSet(base, ours, theirs) };
+  if (kind === 'set' && setLike(base) && setLike(ours) && setLike(theirs)) return { value: mergeSet(base, ours, theirs) };
+  if (kind === 'union' && setLike(ours) && setLike(theirs)) return { value: unionNotes(ours, theirs) };
   const objLike = (v: Json) => v === ABSENT || isObject(v);
   if (isObject(ours) && isObject(theirs) && objLike(base)) {
-    const merged = mergeObject(path, (base ?? {}) as Record<string, Json>, ours, theirs, () => false);
+    const merged = mergeObject(path, (base ?? {}) as Record<string, Json>, ours, theirs, () => undefined);
     return merged.conflicts.length
       ? { value: merged.ours, conflict: { ours: merged.ours, theirs: merged.theirs, details: merged.conflicts } }
       : { value: merged.ours };
@@ -121,7 +146,7 @@ function mergeObject(
   base: Record<string, Json>,
   ours: Record<string, Json>,
   theirs: Record<string, Json>,
-  isEdge: (key: string) => boolean,
+  kindOfKey: (key: string) => MergeKind,
 ): { ours: Record<string, Json>; theirs: Record<string, Json>; conflicts: MergeConflict[]; conflictKeys: Set<string> } {
   const keys = [...new Set([...Object.keys(ours), ...Object.keys(theirs)])];
   const outOurs: Record<string, Json> = Object.create(null);
@@ -133,7 +158,7 @@ function mergeObject(
   };
   for (const key of keys) {
     const own = (o: Record<string, Json>) => (Object.prototype.hasOwnProperty.call(o, key) ? o[key] : ABSENT);
-    const m = mergeValue(prefix ? `${prefix}.${key}` : key, own(base), own(ours), own(theirs), isEdge(key));
+    const m = mergeValue(prefix ? `${prefix}.${key}` : key, own(base), own(ours), own(theirs), kindOfKey(key));
     if (m.conflict) {
       conflictKeys.add(key);
       conflicts.push(...m.conflict.details);
@@ -181,7 +206,7 @@ export function mergeTaskText(base: string, ours: string, theirs: string, name =
     const lines = mergeLines(base, ours, theirs);
     return { text: lines.text, conflicts: lines.conflicts ? [{ field: '(text)', base: undefined, ours: undefined, theirs: undefined }] : [], fallback, notes: [] };
   }
-  const merged = mergeObject('', b, o, t, (k) => EDGE_KEYS.has(k));
+  const merged = mergeObject('', b, o, t, kindOf);
   const notes: string[] = [];
   if (base.trim() === '' && merged.conflicts.length)
     notes.push(
@@ -214,7 +239,7 @@ export function mergeTaskTextResolved(base: string, ours: string, theirs: string
   const t = parseObject(theirs);
   const b = base.trim() === '' ? {} : parseObject(base);
   if (!o || !t || !b) throw new Error(`${name}: ${!o ? 'ours' : !t ? 'theirs' : 'the common ancestor'} is not a JSON object`);
-  const merged = mergeObject('', b, o, t, (k) => EDGE_KEYS.has(k));
+  const merged = mergeObject('', b, o, t, kindOf);
   return { text: canonicalText(prefer === 'ours' ? merged.ours : merged.theirs, name), conflicts: merged.conflicts, notes: [] };
 }
 

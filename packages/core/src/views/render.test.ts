@@ -53,6 +53,9 @@ describe('renderBoard', () => {
       metadata: {},
       ready: false,
       openBlockers: [2, 3],
+      priority: 2,
+      labels: [],
+      notes: [],
     });
   });
 });

@@ -1,4 +1,4 @@
-import { isClosed, type Task, type TaskStatus } from '../format/format.js';
+import { DEFAULT_PRIORITY, isClosed, priorityOf, type Task, type TaskNote, type TaskStatus } from '../format/format.js';
 import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
 
@@ -47,6 +47,11 @@ export interface TaskView {
   ready: boolean;
   /** Ids in blockedBy that are not completed or deleted (missing ones included). */
   openBlockers: number[];
+  /** 0 (highest) to 4; 2 when the file has none. */
+  priority: number;
+  labels: string[];
+  /** Oldest first. */
+  notes: TaskNote[];
 }
 
 /** The documented JSON shape of a board listing. */
@@ -81,6 +86,9 @@ export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
     metadata: { ...(task.metadata ?? {}) },
     ready: isReady(task, lookup),
     openBlockers: isClosed(task.status) ? [] : openBlockers(task, lookup),
+    priority: priorityOf(task),
+    labels: [...(task.labels ?? [])],
+    notes: (task.notes ?? []).map((n) => ({ ...n })),
   };
 }
 
@@ -91,6 +99,12 @@ export interface ListFilter {
   status?: TaskStatus[];
   owner?: string;
   ready?: boolean;
+  /** Only tasks with one of these labels. */
+  labels?: string[];
+  /** Only tasks of one of these priorities. */
+  priorities?: number[];
+  /** Only tasks whose subject, description, labels or notes contain this, ignoring case (see searchTasks). */
+  grep?: string;
 }
 
 /** Applies a listing filter to a snapshot's tasks. */
@@ -102,8 +116,47 @@ export function filterTasks(snapshot: BoardSnapshot, filter: ListFilter = {}): T
     } else if (!filter.all && t.status === 'deleted') return false;
     if (filter.owner !== undefined && t.owner !== filter.owner) return false;
     if (filter.ready && !isReady(t, lookup)) return false;
+    if (filter.labels?.length && !t.labels?.some((l) => filter.labels!.includes(l))) return false;
+    if (filter.priorities?.length && !filter.priorities.includes(priorityOf(t))) return false;
+    if (filter.grep !== undefined && matchField(t, filter.grep.toLowerCase()) === undefined) return false;
     return true;
   });
+}
+
+/** Where a search matched, best first: the order searchTasks ranks by. */
+export const SEARCH_FIELDS = ['subject', 'labels', 'description', 'notes'] as const;
+export type SearchField = (typeof SEARCH_FIELDS)[number];
+
+/** The best field of `task` that contains `needle` (already lower case), or undefined. */
+function matchField(task: Task, needle: string): SearchField | undefined {
+  if (task.subject.toLowerCase().includes(needle)) return 'subject';
+  if (task.labels?.some((l) => l.toLowerCase().includes(needle))) return 'labels';
+  if (task.description.toLowerCase().includes(needle)) return 'description';
+  if (task.notes?.some((n) => n.text.toLowerCase().includes(needle))) return 'notes';
+  return undefined;
+}
+
+/** A task a search found, and the best field it was found in. */
+export interface SearchHit {
+  task: Task;
+  field: SearchField;
+}
+
+/**
+ * The tasks whose subject, labels, description or notes contain `text`,
+ * ignoring case, ranked by the best field that matched (subject, labels,
+ * description, notes), then by id. Deleted tasks only with `all`.
+ */
+export function searchTasks(snapshot: BoardSnapshot, text: string, options: { all?: boolean } = {}): SearchHit[] {
+  const needle = text.trim().toLowerCase();
+  if (needle === '') return [];
+  const hits: SearchHit[] = [];
+  for (const task of snapshot.tasks) {
+    if (!options.all && task.status === 'deleted') continue;
+    const field = matchField(task, needle);
+    if (field) hits.push({ task, field });
+  }
+  return hits.sort((a, b) => SEARCH_FIELDS.indexOf(a.field) - SEARCH_FIELDS.indexOf(b.field) || a.task.id - b.task.id);
 }
 
 /** Counts of a board, for summaries. */
@@ -162,7 +215,14 @@ function taskLine(task: Task, open: readonly number[], style: RenderStyle): stri
     paint = open.length || task.owner ? style.blocked : style.ready;
   } else if (task.status === 'deleted') notes = 'deleted';
   else paint = style.completed;
-  return paint(`${MARKS[task.status]} #${task.id}: ${task.subject}${notes ? ` (${notes})` : ''}`);
+  return paint(`${MARKS[task.status]} #${task.id}: ${task.subject}${planningTags(task)}${notes ? ` (${notes})` : ''}`);
+}
+
+/** ` P0 #ui #parser`: a priority other than the default, and the labels; '' for a task with neither. */
+export function planningTags(task: Task): string {
+  let tags = task.priority !== undefined && task.priority !== DEFAULT_PRIORITY ? ` P${task.priority}` : '';
+  for (const label of task.labels ?? []) tags += ` #${label}`;
+  return tags;
 }
 
 /** One line per problem file: `! path:line:col: message`. */
@@ -221,12 +281,21 @@ export function renderTaskDetail(task: Task, lookup: TaskLookup): string {
   if (task.activeForm) lines.push(`  activeForm:  ${task.activeForm}`);
   lines.push(`  blockedBy:   ${task.blockedBy.length ? task.blockedBy.map((id) => `#${id}`).join(', ') : '(none)'}`);
   lines.push(`  blocks:      ${task.blocks.length ? task.blocks.map((id) => `#${id}`).join(', ') : '(none)'}`);
+  lines.push(`  priority:    P${priorityOf(task)}${task.priority === undefined || task.priority === DEFAULT_PRIORITY ? ' (default)' : ''}`);
+  if (task.labels?.length) lines.push(`  labels:      ${task.labels.join(', ')}`);
   if (task.paths?.length) lines.push(`  paths:       ${task.paths.join(', ')}`);
   if (task.metadata && Object.keys(task.metadata).length) {
     for (const key of Object.keys(task.metadata)) lines.push(`  meta.${key}: ${JSON.stringify(task.metadata[key])}`);
   }
   if (task.description) {
     lines.push('', ...task.description.split('\n').map((l) => `  ${l}`));
+  }
+  if (task.notes?.length) {
+    lines.push('', `  notes (${task.notes.length}):`);
+    for (const note of task.notes) {
+      const [first, ...rest] = note.text.split('\n');
+      lines.push(`  - ${note.at} ${note.owner || '(nobody)'}: ${first}`, ...rest.map((l) => `      ${l}`));
+    }
   }
   return lines.join('\n');
 }

@@ -1,0 +1,160 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readTaskFile, tasks, tempBoard } from '../helpers.js';
+
+// Planning through the CLI: --priority, --label, list filters, ready's order
+// and --explain, claim --next, notes and search (docs/protocol.md, "Ready").
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups) c();
+  cleanups = [];
+});
+function board() {
+  const t = tempBoard();
+  cleanups.push(t.cleanup);
+  return t;
+}
+function ok(cwd: string, args: string[], env: Record<string, string> = {}, input?: string) {
+  const r = tasks(cwd, args, env, input);
+  expect(r.code, `tasks ${args.join(' ')}: ${r.stderr}`).toBe(0);
+  return r;
+}
+
+describe('priority and labels', () => {
+  it('create and update take them, list shows and filters them, show prints them', () => {
+    const t = board();
+    ok(t.root, ['create', 'Parse', '--priority', '0', '--label', 'parser,core']);
+    ok(t.root, ['create', 'Docs', '--priority', '3', '--label', 'docs', '--label', 'docs']);
+    ok(t.root, ['create', 'Plain']);
+    expect(readTaskFile(t.board, 1)).toMatchObject({ priority: 0, labels: ['core', 'parser'] });
+    expect(Object.keys(readTaskFile(t.board, 3))).not.toContain('priority');
+    expect(ok(t.root, ['list']).stdout).toMatchInlineSnapshot(`
+      "[ ] #1: Parse P0 #core #parser
+      [ ] #2: Docs P3 #docs
+      [ ] #3: Plain
+      0/3 done · ready: #1, #2, #3
+      "
+    `);
+    expect(ok(t.root, ['list', '--label', 'docs,core']).stdout).toMatch(/^\[ \] #1: .*\n\[ \] #2: /);
+    expect(ok(t.root, ['list', '--priority', '2']).stdout.split('\n')[0]).toBe('[ ] #3: Plain');
+    ok(t.root, ['update', '1', '--priority', '2', '--remove-label', 'core', '--label', 'urgent']);
+    expect(readTaskFile(t.board, 1)).toMatchObject({ labels: ['parser', 'urgent'] });
+    expect(Object.keys(readTaskFile(t.board, 1))).not.toContain('priority');
+    expect(ok(t.root, ['show', '2']).stdout).toContain('  priority:    P3\n  labels:      docs\n');
+    expect(JSON.parse(ok(t.root, ['show', '3', '--json']).stdout)).toMatchObject({ priority: 2, labels: [], notes: [] });
+    const bad = tasks(t.root, ['create', 'x', '--priority', '7']);
+    expect(bad.code).toBe(2);
+    expect(tasks(t.root, ['list', '--priority', 'high']).code).toBe(2);
+  });
+
+  it('a file without the planning fields keeps its bytes through every rewrite', () => {
+    const t = board();
+    ok(t.root, ['create', 'A', '--meta', 'k=1']);
+    ok(t.root, ['create', 'B', '--blocked-by', '1']);
+    const before = readFileSync(join(t.board, 'task_2.json'), 'utf8');
+    ok(t.root, ['update', '2', '--priority', '1']);
+    ok(t.root, ['update', '2', '--priority', '2']);
+    ok(t.root, ['update', '2', '--label', 'x']);
+    ok(t.root, ['update', '2', '--remove-label', 'x']);
+    expect(readFileSync(join(t.board, 'task_2.json'), 'utf8')).toBe(before);
+  });
+});
+
+describe('ready and claim --next order', () => {
+  // #1 → #3 → #4 (a chain of two behind #1), #2 alone, #5 P1 alone, #6 P4 → #7.
+  function dag() {
+    const t = board();
+    ok(t.root, ['create', 'head of chain']);
+    ok(t.root, ['create', 'alone']);
+    ok(t.root, ['create', 'middle', '--blocked-by', '1']);
+    ok(t.root, ['create', 'end', '--blocked-by', '3']);
+    ok(t.root, ['create', 'urgent', '--priority', '1']);
+    ok(t.root, ['create', 'someday', '--priority', '4']);
+    ok(t.root, ['create', 'after someday', '--blocked-by', '6']);
+    return t;
+  }
+
+  it('ready lists priority first, then the work each unblocks, then id; --explain says why', () => {
+    const t = dag();
+    expect(ok(t.root, ['ready', '--explain']).stdout).toMatchInlineSnapshot(`
+      "[ ] #5: urgent P1
+          1. P1 · unblocks nothing · id 5
+      [ ] #1: head of chain
+          2. P2 · unblocks 2 (#1 → #3 → #4) · id 1
+      [ ] #2: alone
+          3. P2 · unblocks nothing · id 2
+      [ ] #6: someday P4
+          4. P4 · unblocks 1 (#6 → #7) · id 6
+      0/7 done · ready: #5, #1, #2, #6 · 3 blocked
+      "
+    `);
+    const json = JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout);
+    expect(json.tasks.map((x: { id: number; rank: { unblocks: number } }) => [x.id, x.rank.unblocks])).toEqual([
+      [5, 0],
+      [1, 2],
+      [2, 0],
+      [6, 1],
+    ]);
+  });
+
+  it('claim --next takes them in that order', () => {
+    const t = dag();
+    const order = [];
+    for (let i = 0; i < 4; i++) order.push(JSON.parse(ok(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: `agent-${i}` }).stdout).task.id);
+    expect(order).toEqual([5, 1, 2, 6]);
+  });
+});
+
+describe('notes', () => {
+  it('tasks note appends {at, owner, text} to the file; show prints them; stdin with --stdin', () => {
+    const t = board();
+    ok(t.root, ['create', 'Parse']);
+    expect(ok(t.root, ['note', '1', 'CRLF', 'breaks', 'the', 'lexer'], { TASKS_OWNER: 'ann' }).stdout).toBe('noted on #1: Parse\n');
+    ok(t.root, ['note', '1', '--stdin'], { TASKS_OWNER: 'bob' }, 'line one\nline two\n');
+    const notes = readTaskFile(t.board, 1).notes as { at: string; owner: string; text: string }[];
+    expect(notes.map((n) => [n.owner, n.text])).toEqual([
+      ['ann', 'CRLF breaks the lexer'],
+      ['bob', 'line one\nline two'],
+    ]);
+    expect(Date.parse(notes[0].at)).toBeGreaterThan(Date.now() - 60_000);
+    const shown = ok(t.root, ['show', '1']).stdout;
+    expect(shown).toContain(`  notes (2):\n  - ${notes[0].at} ann: CRLF breaks the lexer\n  - ${notes[1].at} bob: line one\n      line two\n`);
+    expect(tasks(t.root, ['note', '1']).code).not.toBe(0);
+    expect(tasks(t.root, ['note', '9', 'x']).code).toBe(1);
+  });
+});
+
+describe('search', () => {
+  it('finds text in subject, labels, description and notes, ranked by field; list --grep filters', () => {
+    const t = board();
+    ok(t.root, ['create', 'Notes only']);
+    ok(t.root, ['note', '1', 'the Lexer fails here']);
+    ok(t.root, ['create', 'Description', '-d', 'rewrite the lexer']);
+    ok(t.root, ['create', 'Labelled', '--label', 'lexer']);
+    ok(t.root, ['create', 'Lexer in the subject']);
+    ok(t.root, ['create', 'Other']);
+    expect(ok(t.root, ['search', 'LEXER']).stdout).toMatchInlineSnapshot(`
+      "[ ] #4: Lexer in the subject
+      [ ] #3: Labelled #lexer [labels]
+      [ ] #2: Description [description]
+      [ ] #1: Notes only [notes]
+      4 matches
+      "
+    `);
+    const json = JSON.parse(ok(t.root, ['search', 'lexer', '--json']).stdout);
+    expect(json.tasks.map((x: { id: number; match: string }) => [x.id, x.match])).toEqual([
+      [4, 'subject'],
+      [3, 'labels'],
+      [2, 'description'],
+      [1, 'notes'],
+    ]);
+    expect(ok(t.root, ['search', 'nothing like it']).stdout).toBe('no task matches\n');
+    expect(ok(t.root, ['list', '--grep', 'lexer']).stdout.split('\n').slice(0, 4)).toEqual([
+      '[ ] #1: Notes only',
+      '[ ] #2: Description',
+      '[ ] #3: Labelled #lexer',
+      '[ ] #4: Lexer in the subject',
+    ]);
+  });
+});
