@@ -193,20 +193,21 @@ describe('tasks import and export', () => {
       owner: 'ann',
       blockedBy: [],
       blocks: [4, 5],
+      priority: 1,
+      labels: ['backend', 'db'],
       metadata: {
         importedFrom: { tool: 'backlog', id: 'task-1' },
-        priority: 1,
-        labels: ['backend', 'db'],
         backlog: { created_date: '2025-06-02 09:15', updated_date: '2025-06-03 17:40' },
       },
     });
-    expect(readTaskFile(t.board, 6)).toMatchObject({ owner: 'carol', blockedBy: [4, 5], metadata: { priority: 3 } });
+    expect(readTaskFile(t.board, 6)).toMatchObject({ owner: 'carol', blockedBy: [4, 5], priority: 3 });
     expect(readTaskFile(t.board, 7)).toMatchObject({ metadata: { links: [{ type: 'parent', id: 'task-4', task: 6 }] } });
     // bob's work in progress counts as his claim, as any imported in-progress task does.
     expect(JSON.parse(readFileSync(join(t.board, '.runtime', 'leases', 'task_4.json'), 'utf8'))).toMatchObject({ task: 4, owner: 'bob', expiresAt: null });
     expect(tasks(t.root, ['doctor']).code).toBe(0);
     expect(run(t.root, ['list'])).toContain(
-      '[x] #3: Set up the database schema\n[>] #4: Write the REST API (bob)\n[ ] #5: Build the web client\n[ ] #6: End-to-end tests (blocked by: #4, #5; owner: carol)\n',
+      // Priority and labels came over as the task's own planning fields.
+      '[x] #3: Set up the database schema P1 #backend #db\n[>] #4: Write the REST API #backend (bob)\n[ ] #5: Build the web client #frontend\n[ ] #6: End-to-end tests P3 (blocked by: #4, #5; owner: carol)\n',
     );
   });
 
@@ -228,9 +229,9 @@ describe('tasks import and export', () => {
       owner: '',
       blockedBy: [5],
       blocks: [],
+      priority: 0,
       metadata: {
         importedFrom: { tool: 'beads', id: 'bd-c41e' },
-        priority: 0,
         beads: { issue_type: 'feature', created_at: '2025-11-02T09:00:00.000000-08:00', updated_at: '2025-11-02T09:00:00.000000-08:00' },
         links: [
           { type: 'related', id: 'bd-9d02', task: 6 },
@@ -255,6 +256,9 @@ describe('tasks import and export', () => {
     run(t.root, ['delete', '4']);
     run(t.root, ['done', '1']);
     run(t.root, ['start', '2', '--owner', 'agent-1', '--active-form', 'wiring it up']);
+    // The planning fields and the file scope travel too.
+    run(t.root, ['update', '3', '--priority', '0', '--label', 'release,ops', '--path', 'docs/**']);
+    run(t.root, ['note', '2', 'halfway there', '--owner', 'agent-1']);
     const first = run(t.root, ['export']);
     writeFileSync(join(t.root, 'board.json'), first);
 
@@ -284,6 +288,8 @@ describe('tasks import and export', () => {
     }));
     const withoutOrigin = after.map(({ metadata: { importedFrom: _origin, ...metadata }, ...v }) => ({ ...v, metadata }));
     expect(withoutOrigin).toEqual(renumbered);
+    expect(after[1]).toMatchObject({ notes: [{ owner: 'agent-1', text: 'halfway there' }] });
+    expect(after[2]).toMatchObject({ priority: 0, labels: ['ops', 'release'], paths: ['docs/**'] });
     expect(tasks(other.root, ['doctor']).code).toBe(0);
   });
 });

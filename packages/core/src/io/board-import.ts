@@ -152,17 +152,12 @@ export interface PlanningFields {
   metadata: Record<string, unknown>;
 }
 
-/**
- * Maps an imported priority (0 highest … 4 lowest) and labels onto the task.
- * The format has no `priority` or `labels` fields yet, so they go into
- * `metadata.priority` and `metadata.labels`; once format.ts has them, return
- * `{ fields: planning, metadata: {} }` instead and every import fills them.
- */
+/** Maps an imported priority (0 highest … 4 lowest) and labels onto the task's planning fields. */
 export function planningFields(priority: number | undefined, labels: readonly string[]): PlanningFields {
   const planning = createRecord();
   if (priority !== undefined) planning.priority = priority;
   if (labels.length) planning.labels = [...labels];
-  return { fields: {}, metadata: planning };
+  return { fields: planning, metadata: {} };
 }
 
 /** A source id in any usual spelling ("3", "task_3", "#3") → its canonical key. */

@@ -19,8 +19,8 @@ describe('imports from other tools (core)', () => {
   });
   const temp = () => (dir = mkdtempSync(join(tmpdir(), 'dotasks-import-tools-')));
 
-  it('planningFields puts priority and labels into metadata until the format has them', () => {
-    expect(planningFields(1, ['backend'])).toEqual({ fields: {}, metadata: { priority: 1, labels: ['backend'] } });
+  it('planningFields puts priority and labels on the task itself', () => {
+    expect(planningFields(1, ['backend'])).toEqual({ fields: { priority: 1, labels: ['backend'] }, metadata: {} });
     expect(planningFields(undefined, [])).toEqual({ fields: {}, metadata: {} });
   });
 
@@ -45,24 +45,26 @@ describe('imports from other tools (core)', () => {
         owner: 'ann',
         blockedBy: [],
         blocks: [11, 12],
+        priority: 1,
+        labels: ['backend', 'db'],
         metadata: {
           importedFrom: { tool: 'backlog', id: 'task-1' },
-          priority: 1,
-          labels: ['backend', 'db'],
           backlog: { created_date: '2025-06-02 09:15', updated_date: '2025-06-03 17:40' },
         },
       });
-      expect(api).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [13], metadata: { priority: 2 } });
+      expect(api).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [13], priority: 2 });
       expect(api.description).toBe('CRUD endpoints for orders.\n\n## Implementation Plan\n\n1. Routes\n2. Validation');
-      expect(client.metadata).toMatchObject({ priority: 2, labels: ['frontend'], backlog: { milestone: 'v1' } });
+      expect(client).toMatchObject({ priority: 2, labels: ['frontend'], metadata: { backlog: { milestone: 'v1' } } });
       // `TASK-3` is task-3 (ids match without case); the archived task-9 is not imported, so that edge goes.
-      expect(e2e).toMatchObject({ owner: 'carol', blockedBy: [11, 12], metadata: { priority: 3, backlog: { ordinal: 4000, assignee: ['carol', 'dan'] } } });
+      expect(e2e).toMatchObject({ owner: 'carol', blockedBy: [11, 12], priority: 3, metadata: { backlog: { ordinal: 4000, assignee: ['carol', 'dan'] } } });
       expect(triage).toMatchObject({
         status: 'pending',
         description: 'Note which tests fail without a change, and why.',
-        metadata: { labels: ['ci'], links: [{ type: 'parent', id: 'task-4', task: 13 }] },
+        labels: ['ci'],
+        metadata: { links: [{ type: 'parent', id: 'task-4', task: 13 }] },
       });
-      expect(triage.metadata).not.toHaveProperty('priority');
+      expect(triage).not.toHaveProperty('priority');
+      expect(triage.metadata).not.toHaveProperty('labels');
       expect(plan.warnings).toEqual([
         'task-4: 2 assignees; the first, carol, is the owner, all are kept in metadata.backlog.assignee',
         'task-4.01: status "Blocked" is not To Do, In Progress or Done; imported as pending',
@@ -113,7 +115,7 @@ describe('imports from other tools (core)', () => {
         ['bd-c41e', 5],
       ]);
       const [epic, client, webhook, docs, refund] = plan.tasks;
-      expect(epic).toMatchObject({ subject: 'Payments', status: 'pending', blocks: [], metadata: { priority: 1, labels: ['payments'], beads: { issue_type: 'epic' } } });
+      expect(epic).toMatchObject({ subject: 'Payments', status: 'pending', blocks: [], priority: 1, labels: ['payments'], metadata: { beads: { issue_type: 'epic' } } });
       expect(client).toMatchObject({
         status: 'completed',
         owner: 'ann',
@@ -127,12 +129,12 @@ describe('imports from other tools (core)', () => {
       // A closed blocker keeps the edge on its side only (docs/protocol.md, "Edges").
       expect(webhook).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [5] });
       expect(webhook.description).toBe('Handle payment_intent events.\n\n## Design\n\nVerify the signature first; store the raw event.');
-      expect(docs).toMatchObject({ description: '## Notes\n\nKeys live in the vault.', metadata: { priority: 3, labels: ['docs'] } });
+      expect(docs).toMatchObject({ description: '## Notes\n\nKeys live in the vault.', priority: 3, labels: ['docs'] });
       expect(refund).toMatchObject({
         status: 'pending',
         blockedBy: [3],
+        priority: 0,
         metadata: {
-          priority: 0,
           links: [
             { type: 'related', id: 'bd-9d02', task: 4 },
             { type: 'discovered-from', id: 'bd-7f3a.2', task: 3 },

@@ -330,7 +330,28 @@ export function readBeadsIssues(path: string): ForeignList {
 // ------------------------------------------------------------------- dotasks
 
 /** What `tasks export --format json` writes per task; `ready` and `openBlockers` are computed on read and dropped. */
-const VIEW_KEYS = new Set(['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata', 'ready', 'openBlockers', 'priority', 'labels']);
+const VIEW_KEYS = new Set(['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata', 'ready', 'openBlockers', 'priority', 'labels', 'paths', 'notes']);
+
+/** `notes` and `paths` of a view, as fields when they have the format's shape; otherwise kept in metadata, with a warning (nothing is dropped). */
+function carryListFields(view: Record<string, unknown>, task: ForeignTask, where: string, warnings: string[]): void {
+  const isNote = (n: unknown) => isObject(n) && typeof n.at === 'string' && typeof n.owner === 'string' && typeof n.text === 'string';
+  const checks: [string, (v: unknown) => boolean][] = [
+    ['notes', (v) => Array.isArray(v) && v.every(isNote)],
+    ['paths', (v) => Array.isArray(v) && v.every((p) => typeof p === 'string' && p.trim() !== '')],
+  ];
+  for (const [key, ok] of checks) {
+    const value = view[key];
+    if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+    if (ok(value)) {
+      task.fields = { ...task.fields, [key]: cloneJson(value) };
+      continue;
+    }
+    warnings.push(`${where}: "${key}" is not in the format's shape; kept as metadata.${key}`);
+    const metadata = task.metadata ?? createRecord();
+    setOwn(metadata, key, cloneJson(value));
+    task.metadata = metadata;
+  }
+}
 
 /** The task views in an export: `{"tasks": [...]}` (json), an array, or one view a line (jsonl). */
 function exportedViews(file: string, source: string): unknown[] {
@@ -379,6 +400,7 @@ export function readDotasksExport(file: string): ForeignList {
     // An export made once the format has priority and labels carries them as fields.
     if (view.priority !== undefined || view.labels !== undefined)
       withPlanning(task, Number.isInteger(view.priority) ? (view.priority as number) : undefined, idList(view.labels).filter(Boolean));
+    carryListFields(view, task, where, warnings);
     return task;
   });
   if (tasks.length === 0) throw new TasksError('E_NOT_FOUND', `${file} holds no tasks; nothing to import`, { file });
