@@ -9,7 +9,9 @@ import { join } from 'node:path';
 const dir = fileURLToPath(new URL('./bench/', import.meta.url));
 const only = process.argv.slice(2);
 let failed = 0;
-for (const name of readdirSync(dir).filter((n) => n.endsWith('.mjs')).sort()) {
+for (const name of readdirSync(dir)
+  .filter((n) => n.endsWith('.mjs'))
+  .sort()) {
   if (only.length && !only.some((o) => name.includes(o))) continue;
   console.log(`\n=== ${name} ===`);
   const r = spawnSync(process.execPath, ['--expose-gc', join(dir, name)], { stdio: 'inherit' });

@@ -24,7 +24,13 @@ const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1).padStart(4)}s`;
 const say = (line) => process.stdout.write(`${elapsed()}  ${line}\n`);
 
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'demo', GIT_AUTHOR_EMAIL: 'demo@dotasks.invalid', GIT_COMMITTER_NAME: 'demo', GIT_COMMITTER_EMAIL: 'demo@dotasks.invalid' };
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'demo',
+  GIT_AUTHOR_EMAIL: 'demo@dotasks.invalid',
+  GIT_COMMITTER_NAME: 'demo',
+  GIT_COMMITTER_EMAIL: 'demo@dotasks.invalid',
+};
 const git = (cwd, args) => execFileSync('git', args, { cwd, env: gitEnv, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
 const cleanEnv = (extra = {}) => {
   const env = { ...process.env, NO_COLOR: '1' };
@@ -96,8 +102,7 @@ console.log('');
 console.log(renderBoard(initial));
 console.log('');
 say(`three workers (${WORKERS.join(', ')}), each in its own linked worktree; each task takes 250-500 ms, #${FAIL_ONCE} fails once`);
-for (const t of personal)
-  say(`#${t.id} is in progress by the person ${t.owner}; the demo completes it as ${t.owner} once only it holds the rest up`);
+for (const t of personal) say(`#${t.id} is in progress by the person ${t.owner}; the demo completes it as ${t.owner} once only it holds the rest up`);
 
 // ---- three workers in three worktrees ------------------------------------
 const workers = WORKERS.map((name) => {
@@ -149,7 +154,10 @@ while (running > 0 && Date.now() < deadline) {
 const giveUp = new AbortController();
 const codes = await Promise.race([
   Promise.all(workers.map((w) => w.exit)),
-  sleep(Math.max(0, deadline - Date.now()), undefined, { signal: giveUp.signal }).then(() => undefined, () => undefined),
+  sleep(Math.max(0, deadline - Date.now()), undefined, { signal: giveUp.signal }).then(
+    () => undefined,
+    () => undefined,
+  ),
 ]);
 giveUp.abort();
 if (!codes) for (const w of workers) w.child.kill('SIGTERM');

@@ -26,7 +26,10 @@ for (const file of walk(join(root, 'packages'))) {
   const rel = relative(root, file);
   const text = readFileSync(file, 'utf8');
   const isTest = /\.test\.ts$|\/test\//.test(rel);
-  const base = rel.split('/').pop().replace(/\.(test\.)?(ts|mts|mjs)$/, '');
+  const base = rel
+    .split('/')
+    .pop()
+    .replace(/\.(test\.)?(ts|mts|mjs)$/, '');
   if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(base)) problems.push(`${rel}: file names are kebab-case`);
   if (rel.startsWith('packages/core/src/') && /from ['"](@dotasks\/(cli|watch|agent)|dotasks|chokidar|@modelcontextprotocol\/sdk|yargs)/.test(text))
     problems.push(`${rel}: the core must not import CLI, watcher, agent or MCP code`);

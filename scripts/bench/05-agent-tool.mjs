@@ -27,17 +27,17 @@ function board() {
 async function timeCalls(call) {
   const times = [];
   for (let i = 1; i <= ROUNDS; i++) {
-    for (const input of [
-      { action: 'create', subject: `Step ${i}` },
-      ...(i > 1 ? [{ action: 'update', task_id: i, add_blocked_by: [i - 1] }] : []),
-    ]) {
+    for (const input of [{ action: 'create', subject: `Step ${i}` }, ...(i > 1 ? [{ action: 'update', task_id: i, add_blocked_by: [i - 1] }] : [])]) {
       const t0 = performance.now();
       await call(input);
       times.push(performance.now() - t0);
     }
   }
   for (let i = 1; i <= ROUNDS; i++) {
-    for (const input of [{ action: 'update', task_id: i, status: 'in_progress' }, { action: 'update', task_id: i, status: 'completed' }]) {
+    for (const input of [
+      { action: 'update', task_id: i, status: 'in_progress' },
+      { action: 'update', task_id: i, status: 'completed' },
+    ]) {
       const t0 = performance.now();
       const r = await call(input);
       if (r && r.ok === false) throw new Error(JSON.stringify(r.error));
@@ -96,6 +96,10 @@ const mLib = row('todo tool, in-process', lib, 25);
 const mMcp = row('todo tool over MCP stdio', mcp, 50);
 const mCli = row('tasks CLI, one process/call', cli);
 console.log(`MCP server start (connect)   ${mcpStart.toFixed(0)} ms`);
-console.log(`ratio CLI/in-process ${(mCli / mLib).toFixed(1)}x · MCP/in-process ${(mMcp / mLib).toFixed(1)}x · CLI/MCP ${(mCli / mMcp).toFixed(1)}x (target >= 5x: ${mCli / mMcp >= 5 ? 'PASS' : 'MISS'})`);
+console.log(
+  `ratio CLI/in-process ${(mCli / mLib).toFixed(1)}x · MCP/in-process ${(mMcp / mLib).toFixed(1)}x · CLI/MCP ${(mCli / mMcp).toFixed(1)}x (target >= 5x: ${mCli / mMcp >= 5 ? 'PASS' : 'MISS'})`,
+);
 const mList = median(listTimes);
-console.log(`tasks list start-up median ${mList.toFixed(0)} ms vs tasks mcp connect ${mcpStart.toFixed(0)} ms: list ${mList < mcpStart ? 'does not pay for the SDK · PASS' : 'is as slow as mcp · MISS'}`);
+console.log(
+  `tasks list start-up median ${mList.toFixed(0)} ms vs tasks mcp connect ${mcpStart.toFixed(0)} ms: list ${mList < mcpStart ? 'does not pay for the SDK · PASS' : 'is as slow as mcp · MISS'}`,
+);

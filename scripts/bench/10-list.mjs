@@ -29,7 +29,11 @@ const env = { ...process.env, NO_COLOR: '1', TASKS_OWNER: 'bench' };
 /** One `tasks claim --next`, timed; the task is released again afterwards (not timed). */
 function timeClaim() {
   const start = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [TASKS_BIN, 'claim', '--next', '--json', '--dir', history.dir], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync(process.execPath, [TASKS_BIN, 'claim', '--next', '--json', '--dir', history.dir], {
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (r.status !== 0) throw new Error(`claim --next exited ${r.status}: ${r.stderr}`);
   return { ms, id: JSON.parse(r.stdout).task.id };
@@ -83,13 +87,17 @@ const line = (label, values, against, againstLabel, target) => {
     `${label.padEnd(34)} median ${m.toFixed(1).padStart(6)} ms (${spread}) = ${ratio.toFixed(2)}x ${againstLabel}${target ? ` (target <= ${target}x: ${verdict(ok)})` : ''}`,
   );
 };
-console.log(`node -e 0: median ${base.toFixed(1)} ms over ${RUNS} runs (load average ${loadBefore.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end)`);
+console.log(
+  `node -e 0: median ${base.toFixed(1)} ms over ${RUNS} runs (load average ${loadBefore.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end)`,
+);
 line('tasks list, 100 tasks', rows[100], base, 'node -e 0');
 line('tasks list, 1,000 tasks', rows[1000], base, 'node -e 0', 1.5);
 line('tasks list, 10,000 tasks', rows[10000], base, 'node -e 0', 3);
 line('tasks ready, 10,000 tasks', rows.ready, base, 'node -e 0');
 line('claim --next, 10,000 (9,990 done)', rows.claim, list100, 'list@100', 1.5);
 console.log(`  (= ${(median(rows.claim) / base).toFixed(2)}x node -e 0)`);
-console.log(`for information: the exact pass on that board (in process) median ${median(exact).toFixed(1)} ms; claim --next with no index ${median(cold).toFixed(1)} ms`);
+console.log(
+  `for information: the exact pass on that board (in process) median ${median(exact).toFixed(1)} ms; claim --next with no index ${median(cold).toFixed(1)} ms`,
+);
 for (const b of [...boards, history]) rmSync(b.root, { recursive: true, force: true });
 process.exitCode = failed ? 1 : 0;

@@ -30,7 +30,9 @@ for (let i = 0; i < RUNS; i++) for (const [k, args] of Object.entries(commands))
 const base = median(rows.base);
 const list = median(rows.list);
 let failed = false;
-console.log(`node -e 0: median ${base.toFixed(1)} ms over ${RUNS} runs (load average ${loadAtStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end)`);
+console.log(
+  `node -e 0: median ${base.toFixed(1)} ms over ${RUNS} runs (load average ${loadAtStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end)`,
+);
 for (const [k, values] of Object.entries(rows)) {
   if (k === 'base') continue;
   const m = median(values);

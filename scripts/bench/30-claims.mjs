@@ -84,7 +84,8 @@ async function childPlain(file, k, go, durable) {
         entry.owner = owner;
         entry.status = 'in_progress';
         id = entry.id;
-        if (durable === '1') core.atomicWriteFile(file, JSON.stringify(board, null, 2) + '\n'); // temp, fsync, rename, fsync the folder
+        if (durable === '1')
+          core.atomicWriteFile(file, JSON.stringify(board, null, 2) + '\n'); // temp, fsync, rename, fsync the folder
         else writeFileSync(file, JSON.stringify(board, null, 2) + '\n');
       }
     } finally {
@@ -190,7 +191,9 @@ async function main() {
         oursDoubles === 0 && claimEvents.length === TASKS && notCompleted === 0 && plainDoubles === 0,
       ],
     ];
-    console.log(`(for information: ${(ours.rate / plainF.rate).toFixed(2)}× the plain loop without fsync; durability costs dotasks ${(100 * (1 - ours.rate / oursNoSync.rate)).toFixed(0)}% of its claims/s, the plain loop ${(100 * (1 - plainD.rate / plainF.rate)).toFixed(0)}%)`);
+    console.log(
+      `(for information: ${(ours.rate / plainF.rate).toFixed(2)}× the plain loop without fsync; durability costs dotasks ${(100 * (1 - ours.rate / oursNoSync.rate)).toFixed(0)}% of its claims/s, the plain loop ${(100 * (1 - plainD.rate / plainF.rate)).toFixed(0)}%)`,
+    );
     for (const [what, target, ok] of checks) console.log(`${ok ? 'PASS' : 'MISS'}  ${what}  (${target})`);
     if (checks.some(([, , ok]) => !ok)) process.exitCode = 1;
   } finally {

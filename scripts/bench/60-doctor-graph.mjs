@@ -17,7 +17,7 @@ mkdirSync(board);
 
 // A seeded pseudo-random DAG: each task waits for up to 3 earlier ones.
 let seed = 42;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const tasks = Array.from({ length: N }, (_, i) => ({ id: i + 1, blockedBy: [], blocks: [], status: i < N / 3 ? 'completed' : 'pending' }));
 for (const t of tasks) {
   if (t.id === 1) continue;
@@ -31,7 +31,15 @@ for (const t of tasks) {
   }
 }
 for (const t of tasks) {
-  const file = { id: t.id, subject: `Task ${t.id}`, description: 'some words about the task', status: t.status, owner: '', blockedBy: t.blockedBy.sort((a, b) => a - b), blocks: t.blocks.sort((a, b) => a - b) };
+  const file = {
+    id: t.id,
+    subject: `Task ${t.id}`,
+    description: 'some words about the task',
+    status: t.status,
+    owner: '',
+    blockedBy: t.blockedBy.sort((a, b) => a - b),
+    blocks: t.blocks.sort((a, b) => a - b),
+  };
   writeFileSync(join(board, `task_${t.id}.json`), JSON.stringify(file, null, 2) + '\n');
 }
 writeFileSync(join(board, '.highwatermark'), `${N}\n`);
@@ -56,7 +64,9 @@ try {
   const row = (name, ms) => {
     const ok = ms < 1500 && ms / list <= 4;
     pass &&= ok;
-    console.log(`${name.padEnd(22)} ${ms.toFixed(0).padStart(6)} ms  ${(ms / list).toFixed(2)}x list  ${ok ? 'PASS' : 'MISS'} (target < 1500 ms and <= 4x list)`);
+    console.log(
+      `${name.padEnd(22)} ${ms.toFixed(0).padStart(6)} ms  ${(ms / list).toFixed(2)}x list  ${ok ? 'PASS' : 'MISS'} (target < 1500 ms and <= 4x list)`,
+    );
   };
   console.log(`board: ${N} tasks, ${tasks.reduce((n, t) => n + t.blocks.length, 0)} edges`);
   console.log(`${'tasks list'.padEnd(22)} ${list.toFixed(0).padStart(6)} ms  (reference)`);

@@ -103,7 +103,9 @@ for (let i = 0; i < 10; i++) {
   oneOut.push(performance.now() - t0);
 }
 rmSync(root, { recursive: true, force: true });
-console.log(`sync latency, 200-task board, remote on this machine: nothing to do median ${median(idle).toFixed(0)} ms; one change out median ${median(oneOut).toFixed(0)} ms`);
+console.log(
+  `sync latency, 200-task board, remote on this machine: nothing to do median ${median(idle).toFixed(0)} ms; one change out median ${median(oneOut).toFixed(0)} ms`,
+);
 
 const best = rows.at(-1);
 const pushMs = median(oneOut);
@@ -111,7 +113,7 @@ console.log(
   [
     'at 50 machines on a hosted remote (a push about 1 s):',
     `  every claim, completion and release is a push to one ref (refs/heads/tasks), and the remote accepts one at a time;`,
-    `  here a push round trip is ~${pushMs.toFixed(0)} ms and ${best.k} clones reach ${best.perSecond.toFixed(1)} claims/s, i.e. ~${((1000 / pushMs) / 3).toFixed(1)} claims/s per push-second of capacity (3 pushes a task);`,
+    `  here a push round trip is ~${pushMs.toFixed(0)} ms and ${best.k} clones reach ${best.perSecond.toFixed(1)} claims/s, i.e. ~${(1000 / pushMs / 3).toFixed(1)} claims/s per push-second of capacity (3 pushes a task);`,
     '  at ~1 s a push that is ~0.3 tasks/s for the whole fleet whatever the number of machines, and each refused push costs its machine a fetch and a merge, so 50 machines mostly retry;',
     '  past that: batch (a worker claims several tasks in one push, and completions ride on the next claim), or shard the contended ref (one ref per task claim, refs/tasks/claims/N, created by a push that fails if it exists, so claims of different tasks never contend).',
   ].join('\n'),

@@ -35,7 +35,16 @@ export function makeBoard(count, { edges = true, hubs = [], planning = false } =
   writeFileSync(join(dir, '.gitignore'), BOARD_GITIGNORE);
   const tasks = [];
   for (let id = 1; id <= count; id++) {
-    tasks.push({ id, subject: `Task number ${id} of the benchmark board`, description: 'A description of moderate length, as people write them.', status: id % 7 === 0 ? 'completed' : id % 11 === 0 ? 'in_progress' : 'pending', owner: id % 11 === 0 ? `agent-${id % 4}` : '', blockedBy: [], blocks: [], extra: {} });
+    tasks.push({
+      id,
+      subject: `Task number ${id} of the benchmark board`,
+      description: 'A description of moderate length, as people write them.',
+      status: id % 7 === 0 ? 'completed' : id % 11 === 0 ? 'in_progress' : 'pending',
+      owner: id % 11 === 0 ? `agent-${id % 4}` : '',
+      blockedBy: [],
+      blocks: [],
+      extra: {},
+    });
   }
   if (planning) {
     // The planning fields on a share of the tasks, as a planned board has them: a priority on every
@@ -45,7 +54,13 @@ export function makeBoard(count, { edges = true, hubs = [], planning = false } =
       if (t.id % 4 === 0) t.priority = t.id % 5;
       if (t.id % 3 === 0) t.labels = [LABELS[t.id % LABELS.length], LABELS[(t.id >> 2) % LABELS.length]];
       if (t.id % 10 === 0)
-        t.notes = [{ at: new Date(Date.UTC(2026, 0, 1, 0, 0, t.id)).toISOString(), owner: `agent-${t.id % 4}`, text: `worker: the command failed (exit 1); its output ended:\nFAIL test ${t.id}\nExpected 3, received 4` }];
+        t.notes = [
+          {
+            at: new Date(Date.UTC(2026, 0, 1, 0, 0, t.id)).toISOString(),
+            owner: `agent-${t.id % 4}`,
+            text: `worker: the command failed (exit 1); its output ended:\nFAIL test ${t.id}\nExpected 3, received 4`,
+          },
+        ];
     }
   }
   if (edges) {
@@ -83,7 +98,16 @@ export function makeHistoryBoard(count, open) {
   const tasks = [];
   for (let id = 1; id <= count; id++) {
     const done = id <= count - open;
-    tasks.push({ id, subject: `Task number ${id} of the benchmark board`, description: 'A description of moderate length, as people write them.', status: done ? 'completed' : 'pending', owner: done ? `agent-${id % 4}` : '', blockedBy: [], blocks: [], extra: {} });
+    tasks.push({
+      id,
+      subject: `Task number ${id} of the benchmark board`,
+      description: 'A description of moderate length, as people write them.',
+      status: done ? 'completed' : 'pending',
+      owner: done ? `agent-${id % 4}` : '',
+      blockedBy: [],
+      blocks: [],
+      extra: {},
+    });
   }
   for (const t of tasks) {
     if (t.id > 10 && t.id % 3 === 0) link(tasks[t.id - 1 - 5], t);

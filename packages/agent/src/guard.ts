@@ -57,7 +57,12 @@ export interface StopHookDecision {
  * (the agent is already continuing because of a stop hook), so it can never
  * trap an agent in a loop.
  */
-export async function decideStopHook(store: TaskStore, owner: string, payload: StopHookPayload, how: NudgeCommand = { owner }): Promise<StopHookDecision | undefined> {
+export async function decideStopHook(
+  store: TaskStore,
+  owner: string,
+  payload: StopHookPayload,
+  how: NudgeCommand = { owner },
+): Promise<StopHookDecision | undefined> {
   if (payload.stop_hook_active === true) return undefined;
   const session = typeof payload.session_id === 'string' && payload.session_id !== '' ? payload.session_id : 'no-session';
   for (const task of tasksInProgress(store, owner)) {

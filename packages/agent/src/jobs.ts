@@ -1,17 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import {
-  FINAL_JOB_STATUSES,
-  TasksError,
-  createJob,
-  getJob,
-  listJobs,
-  readJobLogTail,
-  updateJob,
-  type JobRecord,
-  type TaskStore,
-} from '@dotasks/core/internal';
+import { FINAL_JOB_STATUSES, TasksError, createJob, getJob, listJobs, readJobLogTail, updateJob, type JobRecord, type TaskStore } from '@dotasks/core/internal';
 import { groupMembers, isRunning, killGroup } from '@dotasks/core/internal';
 
 /**
@@ -142,10 +132,16 @@ export async function killJob(store: TaskStore, id: string, options: { graceMs?:
       await store.releaseTask(after.task, { actor: after.owner, metadata: { lastRun } });
     }
     const job = await updateJob(store, id, (r) =>
-      isFinished(r) ? undefined : { status: 'killed', exitCode: null, signal: null, finishedAt: at, unblocked: [], error: 'the supervisor was gone; settled by tasks kill' },
+      isFinished(r)
+        ? undefined
+        : { status: 'killed', exitCode: null, signal: null, finishedAt: at, unblocked: [], error: 'the supervisor was gone; settled by tasks kill' },
     );
     await store.recordEvent({ type: 'job.finished', task: after.task, owner: after.owner, job: id, status: job.status, exitCode: null, unblocked: [] });
     return { job, killed: true };
   }
-  throw new TasksError('E_TIMEOUT', `job ${id} did not stop within ${Math.round((graceMs + timeoutMs) / 1000)} s; its supervisor is pid ${marked.supervisorPid}`, { job: id });
+  throw new TasksError(
+    'E_TIMEOUT',
+    `job ${id} did not stop within ${Math.round((graceMs + timeoutMs) / 1000)} s; its supervisor is pid ${marked.supervisorPid}`,
+    { job: id },
+  );
 }

@@ -82,7 +82,8 @@ export const todoInputSchema: JsonSchema = {
     remove_blocked_by: idList('ids this task no longer waits for (update)'),
     paths: {
       type: 'array',
-      description: 'globs of the files the task will change, from the top of the repository, e.g. ["src/parser/**"] (create, update: replaces the list); claims keep tasks on the same files apart',
+      description:
+        'globs of the files the task will change, from the top of the repository, e.g. ["src/parser/**"] (create, update: replaces the list); claims keep tasks on the same files apart',
       items: { type: 'string', minLength: 1 },
     },
     priority,

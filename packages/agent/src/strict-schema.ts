@@ -11,7 +11,19 @@ import type { JsonSchema } from './schema.js';
  */
 
 /** The keywords a strict schema keeps; everything else is dropped. */
-export const STRICT_SCHEMA_KEYWORDS: readonly string[] = ['type', 'description', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'anyOf', 'const', '$defs', '$ref'];
+export const STRICT_SCHEMA_KEYWORDS: readonly string[] = [
+  'type',
+  'description',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'anyOf',
+  'const',
+  '$defs',
+  '$ref',
+];
 
 const isSchema = (value: unknown): value is JsonSchema => value !== null && typeof value === 'object' && !Array.isArray(value);
 

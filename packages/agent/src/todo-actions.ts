@@ -1,6 +1,18 @@
 import { TasksError, filterTasks, openBlockers, toTaskView, type BoardSnapshot, type Task, type TaskStore, type UpdateTaskInput } from '@dotasks/core';
 import type { TodoAction } from './schema.js';
-import { InputError, batchItemsFrom, idFrom, idsFrom, labelsFrom, pathsFrom, present, priorityFrom, statusFrom, stringFrom, type TodoInput } from './todo-input.js';
+import {
+  InputError,
+  batchItemsFrom,
+  idFrom,
+  idsFrom,
+  labelsFrom,
+  pathsFrom,
+  present,
+  priorityFrom,
+  statusFrom,
+  stringFrom,
+  type TodoInput,
+} from './todo-input.js';
 import { idList, lookupIn, renderResultBoard, summarize, type TodoResult } from './todo-result.js';
 
 /** What an action's handler works with. */

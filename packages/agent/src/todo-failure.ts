@@ -59,7 +59,11 @@ export function failureResult(action: string | undefined, error: unknown, owner:
     result = {
       ok: false,
       action,
-      error: { code: 'E_INTERNAL', message: `unexpected error: ${message}`, hint: 'This is a bug in the tool; report it. The board was not changed by this call unless it says so.' },
+      error: {
+        code: 'E_INTERNAL',
+        message: `unexpected error: ${message}`,
+        hint: 'This is a bug in the tool; report it. The board was not changed by this call unless it says so.',
+      },
     };
   }
   if (action === undefined || MUTATING.has(action as TodoAction) || action === 'get') {

@@ -18,7 +18,20 @@ export type TodoInput = Record<string, unknown>;
 /** Fields each action reads; anything else given is a mistake worth reporting. */
 const FIELDS: Record<TodoAction, string[]> = {
   create: ['subject', 'description', 'active_form', 'owner', 'add_blocked_by', 'priority', 'add_labels', 'paths'],
-  update: ['task_id', 'subject', 'status', 'description', 'active_form', 'owner', 'add_blocked_by', 'remove_blocked_by', 'priority', 'add_labels', 'remove_labels', 'paths'],
+  update: [
+    'task_id',
+    'subject',
+    'status',
+    'description',
+    'active_form',
+    'owner',
+    'add_blocked_by',
+    'remove_blocked_by',
+    'priority',
+    'add_labels',
+    'remove_labels',
+    'paths',
+  ],
   list: ['include_deleted'],
   get: ['task_id'],
   clear: [],
@@ -166,6 +179,9 @@ function batchItemFrom(raw: unknown, at: string): BatchItem {
   if (activeForm !== undefined) item.activeForm = activeForm === '' ? null : activeForm;
   if (present(entry.task_id)) item.id = idFrom(entry.task_id, `${at}.task_id`);
   else if (!item.subject?.trim())
-    throw new InputError(`${at} needs a subject (to create) or a task_id (to change a task)`, 'give "subject" for a new task or "task_id" for an existing one.');
+    throw new InputError(
+      `${at} needs a subject (to create) or a task_id (to change a task)`,
+      'give "subject" for a new task or "task_id" for an existing one.',
+    );
   return item;
 }

@@ -1,4 +1,13 @@
-import { isReady, openBlockers, renderAgentBoard, type BoardSnapshot, type Task, type TaskLookup, type TaskStatus, type TaskView } from '@dotasks/core/internal';
+import {
+  isReady,
+  openBlockers,
+  renderAgentBoard,
+  type BoardSnapshot,
+  type Task,
+  type TaskLookup,
+  type TaskStatus,
+  type TaskView,
+} from '@dotasks/core/internal';
 import type { TodoAction } from './schema.js';
 
 /** A task in a mutating result or in `list`: no description. */

@@ -55,7 +55,8 @@ export function strictViolations(root: Schema): string[] {
       for (const v of schema.enum) {
         if (typeof v === 'string') textLength += v.length;
         const t = v === null ? 'null' : Number.isInteger(v) ? 'integer' : typeof v;
-        if (types.length && !types.includes(t) && !(t === 'integer' && types.includes('number'))) problems.push(`${path}: enum value ${JSON.stringify(v)} is not of its type`);
+        if (types.length && !types.includes(t) && !(t === 'integer' && types.includes('number')))
+          problems.push(`${path}: enum value ${JSON.stringify(v)} is not of its type`);
       }
       if (types.includes('null') && !schema.enum.includes(null)) problems.push(`${path}: a nullable enum must list null`);
     }

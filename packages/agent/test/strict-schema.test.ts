@@ -9,7 +9,7 @@ import { strictViolations } from './openai-strict-rules.js';
 
 const strict = strictSchema(todoInputSchema);
 const rootFields = Object.keys(strict.properties as object);
-const itemFields = Object.keys(((strict.properties as Record<string, { items: { properties: object } }>).todos.items.properties));
+const itemFields = Object.keys((strict.properties as Record<string, { items: { properties: object } }>).todos.items.properties);
 
 /** A call as a strict-mode model sends it: every field present, the unused ones null. */
 const full = (fields: Record<string, unknown>): Record<string, unknown> => ({ ...Object.fromEntries(rootFields.map((f) => [f, null])), ...fields });
@@ -37,7 +37,10 @@ describe('the strict-mode schema (OpenAI Structured Outputs)', () => {
 
   it('renders for Chat Completions (openai-strict) and the Responses API (openai-responses)', () => {
     const parts = { name: 'todo', description: 'd', inputSchema: todoInputSchema };
-    expect(toolDefinition(parts, 'openai-strict')).toEqual({ type: 'function', function: { name: 'todo', description: 'd', parameters: strict, strict: true } });
+    expect(toolDefinition(parts, 'openai-strict')).toEqual({
+      type: 'function',
+      function: { name: 'todo', description: 'd', parameters: strict, strict: true },
+    });
     const responses = toolDefinition(parts, 'openai-responses');
     expect(responses).toEqual({ type: 'function', name: 'todo', description: 'd', parameters: strict, strict: true });
     expect(responses).not.toHaveProperty('function');

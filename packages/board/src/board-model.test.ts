@@ -1,7 +1,18 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BoardSnapshot, Lease, Task } from '@dotasks/core/internal';
-import { buildColumns, cardDetails, cardTitle, describeEvent, leaseLeft, moveSelection, nextPriorityFilter, notesOf, scrollStart, settleSelection } from './board-model.js';
+import {
+  buildColumns,
+  cardDetails,
+  cardTitle,
+  describeEvent,
+  leaseLeft,
+  moveSelection,
+  nextPriorityFilter,
+  notesOf,
+  scrollStart,
+  settleSelection,
+} from './board-model.js';
 import { isWatchedPath } from './board-source.js';
 
 function task(id: number, fields: Partial<Task> = {}): Task {

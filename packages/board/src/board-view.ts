@@ -232,7 +232,14 @@ export function BoardApp(props: BoardAppProps): ReactNode {
   const header = h(
     Box,
     { height: 1 },
-    h(Text, { bold: color, wrap: 'truncate-end' }, fit(`tasks board · ${props.boardDir} · acting as ${props.owner}${search ? ` · search: ${search}` : ''}${priority !== undefined ? ` · P${priority} only` : ''}`, width)),
+    h(
+      Text,
+      { bold: color, wrap: 'truncate-end' },
+      fit(
+        `tasks board · ${props.boardDir} · acting as ${props.owner}${search ? ` · search: ${search}` : ''}${priority !== undefined ? ` · P${priority} only` : ''}`,
+        width,
+      ),
+    ),
   );
 
   const body =
@@ -249,13 +256,7 @@ export function BoardApp(props: BoardAppProps): ReactNode {
     `${counts.blocked} blocked`,
     ...(state.snapshot.problems.length ? [`${state.snapshot.problems.length} bad file${state.snapshot.problems.length > 1 ? 's' : ''}`] : []),
   ].join(' · ');
-  const eventsLine = state.events.length
-    ? state.events
-        .slice(-4)
-        .reverse()
-        .map(describeEvent)
-        .join(' · ')
-    : '(no events yet)';
+  const eventsLine = state.events.length ? state.events.slice(-4).reverse().map(describeEvent).join(' · ') : '(no events yet)';
   const footerText =
     mode === 'search'
       ? `search: ${search}▏ (Enter keeps the filter, Esc clears it)`
@@ -297,7 +298,9 @@ function renderColumns(columns: Columns, selected: Selection, options: LayoutOpt
       const lines = cards.map((card) => [cardTitle(card.task), ...cardDetails(card, key, options.now)]);
       const heights = lines.map((l) => l.length);
       const selectedIndex = isSelectedColumn ? selected.index : 0;
-      const start = isSelectedColumn ? scrollStart(heights, selectedIndex, room, options.scroll[key]) : Math.min(options.scroll[key], Math.max(0, cards.length - 1));
+      const start = isSelectedColumn
+        ? scrollStart(heights, selectedIndex, room, options.scroll[key])
+        : Math.min(options.scroll[key], Math.max(0, cards.length - 1));
       options.scroll[key] = start;
       const children: ReactNode[] = [];
       let used = 0;
@@ -345,7 +348,11 @@ function renderColumns(columns: Columns, selected: Selection, options: LayoutOpt
           borderColor: options.color ? COLUMN_COLORS[key] : undefined,
           overflow: 'hidden',
         },
-        h(Text, { bold: options.color, color: options.color ? COLUMN_COLORS[key] : undefined, wrap: 'truncate-end' }, fit(`${COLUMN_TITLES[key]} (${cards.length})`, inner)),
+        h(
+          Text,
+          { bold: options.color, color: options.color ? COLUMN_COLORS[key] : undefined, wrap: 'truncate-end' },
+          fit(`${COLUMN_TITLES[key]} (${cards.length})`, inner),
+        ),
         ...children,
       );
     }),
@@ -367,7 +374,9 @@ function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { 
   const worktree = worktreeOf(card);
   if (worktree) lines.push(`worktree: ${worktree}`);
   const open = task.status === 'pending' ? openBlockers(task, lookup) : [];
-  lines.push(`blocked by: ${task.blockedBy.length ? task.blockedBy.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}${open.length ? ` · waiting for ${open.map((id) => `#${id}`).join(', ')}` : ''}`);
+  lines.push(
+    `blocked by: ${task.blockedBy.length ? task.blockedBy.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}${open.length ? ` · waiting for ${open.map((id) => `#${id}`).join(', ')}` : ''}`,
+  );
   lines.push(`blocks: ${task.blocks.length ? task.blocks.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}`);
   for (const [key, value] of Object.entries(task.metadata ?? {})) lines.push(`meta.${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
   lines.push('', ...(task.description ? task.description.split('\n') : ['(no description)']));

@@ -49,10 +49,12 @@ export async function runBoard(options: RunBoardOptions): Promise<NodeJS.Signals
   const source = createBoardSource(options.store);
   stdout.write(ENTER_ALT_SCREEN);
   try {
-    const app = render(
-      createElement(BoardApp, { source, actions: options.actions, owner: options.owner, boardDir: options.store.dir, color: options.color }),
-      { stdout, stdin, exitOnCtrlC: true, patchConsole: true },
-    );
+    const app = render(createElement(BoardApp, { source, actions: options.actions, owner: options.owner, boardDir: options.store.dir, color: options.color }), {
+      stdout,
+      stdin,
+      exitOnCtrlC: true,
+      patchConsole: true,
+    });
     // A signal unmounts like `q` does, so the terminal leaves the alternate screen and raw mode either way.
     let signal: NodeJS.Signals | undefined;
     const onSignal = (name: NodeJS.Signals) => {

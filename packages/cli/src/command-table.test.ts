@@ -81,7 +81,11 @@ function acceptedCases(spec: CommandSpec): { label: string; argv: string[]; args
     cases.push({ label: `--${name}=${value}`, argv: at([`--${name}=${value}`]), args: { ...base.args, [key]: typed(o, [value]) } });
     if (o.type === 'string' && !o.choices) cases.push({ label: `--${name} ''`, argv: at([`--${name}`, '']), args: { ...base.args, [key]: typed(o, ['']) } });
     const first = o.choices?.[0] ?? (o.type === 'number' ? '1' : 'w');
-    cases.push({ label: `--${name} twice`, argv: at([`--${name}`, first, `--${name}`, value]), args: { ...base.args, [key]: typed(o, o.array ? [first, value] : [value]) } });
+    cases.push({
+      label: `--${name} twice`,
+      argv: at([`--${name}`, first, `--${name}`, value]),
+      args: { ...base.args, [key]: typed(o, o.array ? [first, value] : [value]) },
+    });
     all.push(`--${name}`, value);
     allArgs[key] = typed(o, [value]);
   }

@@ -139,10 +139,16 @@ export const COMMANDS = {
     // The order (priority, the work each unblocks, id) is in --explain's help; this line is what completion shows.
     describe: 'list the tasks that can be started now',
     fast: true,
-    options: { ...listOptions, explain: { type: 'boolean', describe: 'say why each task stands where it does: listed as claim --next takes them, by priority, then the work each unblocks, then id' } },
+    options: {
+      ...listOptions,
+      explain: {
+        type: 'boolean',
+        describe: 'say why each task stands where it does: listed as claim --next takes them, by priority, then the work each unblocks, then id',
+      },
+    },
     examples: [
       ['$0 ready --json', 'ready tasks as JSON'],
-      ['$0 ready --explain', 'the order, with each task\'s priority and the chain of work it unblocks'],
+      ['$0 ready --explain', "the order, with each task's priority and the chain of work it unblocks"],
     ],
   },
   show: {
@@ -166,7 +172,10 @@ export const COMMANDS = {
   note: {
     name: 'note',
     describe: 'add a note to a task (kept in its file, with the time and the acting owner)',
-    positionals: [{ name: 'id', completes: 'ids' }, { name: 'text', variadic: true, describe: 'the note (several words are joined)' }],
+    positionals: [
+      { name: 'id', completes: 'ids' },
+      { name: 'text', variadic: true, describe: 'the note (several words are joined)' },
+    ],
     options: { stdin: { type: 'boolean', describe: 'read the note from stdin instead' } },
     examples: [
       ['$0 note 3 "the parser chokes on CRLF input"', 'a finding, for whoever picks #3 up'],
@@ -386,7 +395,11 @@ export const COMMANDS = {
       'import tasks onto the next free ids: a Claude Code task list (claude DIR), a single-file tasks.json store (store FILE), Backlog.md (backlog DIR), beads (beads FILE) or a tasks export (dotasks FILE)',
     positionals: [
       { name: 'kind', choices: ['claude', 'store', 'backlog', 'beads', 'dotasks'] },
-      { name: 'source', describe: 'the folder (claude; backlog: the project, backlog/ or backlog/tasks/) or file (store; beads: issues.jsonl; dotasks: the output of tasks export)' },
+      {
+        name: 'source',
+        describe:
+          'the folder (claude; backlog: the project, backlog/ or backlog/tasks/) or file (store; beads: issues.jsonl; dotasks: the output of tasks export)',
+      },
     ],
     options: { 'dry-run': { type: 'boolean', describe: 'show the id mapping, write nothing' } },
     examples: [
@@ -447,7 +460,12 @@ export const COMMANDS = {
       'reconcile-interval': { type: 'number', range: 'positive', unit: 'seconds', describe: 'seconds between full reconciles (default 120)' },
       'reap-interval': { type: 'number', range: 'positive', unit: 'seconds', describe: 'seconds between lease reaps (default 15)' },
       sync: { type: 'boolean', describe: 'also keep the board synced with the git remote (tasks sync): on every local change and every --sync-interval' },
-      'sync-interval': { type: 'number', range: 'positive', unit: 'seconds', describe: 'with --sync: seconds between syncs when nothing changed here (default 10)' },
+      'sync-interval': {
+        type: 'number',
+        range: 'positive',
+        unit: 'seconds',
+        describe: 'with --sync: seconds between syncs when nothing changed here (default 10)',
+      },
     },
     examples: [
       ['$0 watch', 'propagate hand edits and git checkouts, one line per thing done'],
@@ -627,10 +645,7 @@ export function checkArgs(spec: CommandSpec, args: Record<string, unknown>): str
     const value = args[camel(name)];
     if (option.type !== 'number' || value === undefined) continue;
     for (const n of Array.isArray(value) ? value : [value]) {
-      const ok =
-        typeof n === 'number' &&
-        Number.isFinite(n) &&
-        (option.range === 'positive' ? n > 0 : option.range === 'non-negative' ? n >= 0 : true);
+      const ok = typeof n === 'number' && Number.isFinite(n) && (option.range === 'positive' ? n > 0 : option.range === 'non-negative' ? n >= 0 : true);
       if (!ok) {
         const what = option.range === 'positive' ? 'a positive number' : option.range === 'non-negative' ? 'a number (0 or more)' : 'a number';
         const got = typeof n === 'number' && Number.isFinite(n) ? `, got ${n}` : '';

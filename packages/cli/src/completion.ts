@@ -87,7 +87,12 @@ export function complete(words: string[]): Candidate[] {
   const starting = (c: Candidate) => c.value.startsWith(current);
   const help: Candidate = { value: '--help', description: 'show help' };
   if (before.length === 0) {
-    if (current.startsWith('-')) return [...Object.entries(optionsOf({ name: '', describe: '', examples: [] })).map(([n, o]) => ({ value: `--${n}`, description: o.describe })), help, { value: '--version', description: 'show the version' }].filter(starting);
+    if (current.startsWith('-'))
+      return [
+        ...Object.entries(optionsOf({ name: '', describe: '', examples: [] })).map(([n, o]) => ({ value: `--${n}`, description: o.describe })),
+        help,
+        { value: '--version', description: 'show the version' },
+      ].filter(starting);
     return COMMAND_LIST.flatMap((c) => [c.name, ...(c.aliases ?? [])].map((value) => ({ value, description: c.describe }))).filter(starting);
   }
   const spec = findCommand(before[0]);

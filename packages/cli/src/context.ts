@@ -102,5 +102,4 @@ export function describeUnblocked(store: TaskStore, ids: number[]): string[] {
   });
 }
 
-
 export { parsePriorities, splitList } from './list-values.js';

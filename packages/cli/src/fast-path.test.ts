@@ -5,7 +5,10 @@ import { parseFast } from './fast-path.js';
 describe('the fast path', () => {
   it.each([
     [['list'], {}],
-    [['ls', '-a', '--json', '--status', 'pending', '--status=in_progress', '--dir', '/b'], { all: true, json: true, status: ['pending', 'in_progress'], dir: '/b' }],
+    [
+      ['ls', '-a', '--json', '--status', 'pending', '--status=in_progress', '--dir', '/b'],
+      { all: true, json: true, status: ['pending', 'in_progress'], dir: '/b' },
+    ],
     [['show', '#3', '--owner=ann'], { id: '#3', owner: 'ann' }],
     [['done', '3', '--force'], { id: '3', force: true }],
     [['start', '2', '--active-form', 'parsing'], { id: '2', activeForm: 'parsing' }],

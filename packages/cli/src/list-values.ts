@@ -5,7 +5,10 @@ import { TasksError } from '@dotasks/core/read';
 export function splitList(values: unknown): string[] {
   if (values === undefined) return [];
   const list = Array.isArray(values) ? values : [values];
-  return list.flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter(Boolean);
+  return list
+    .flatMap((v) => String(v).split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** `--priority` values as numbers: `0`…`4`, also written `P0`…`P4`; anything else is a usage error. */

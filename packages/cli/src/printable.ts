@@ -33,7 +33,8 @@ export function printableValue<T>(value: T): T {
   if (Array.isArray(value)) return value.map(printableValue) as T;
   if (value && typeof value === 'object') {
     const out = Object.create(null) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, printable(k), { value: printableValue(v), enumerable: true, writable: true, configurable: true });
+    for (const [k, v] of Object.entries(value))
+      Object.defineProperty(out, printable(k), { value: printableValue(v), enumerable: true, writable: true, configurable: true });
     return out as T;
   }
   return value;

@@ -65,7 +65,6 @@ export async function run(argv: Args, load: () => Promise<CommandOutput>): Promi
   }
 }
 
-
 /**
  * Runs a command of the table with the arguments either path parsed: checks
  * them (checkArgs), loads the handler, prints, sets the exit status.

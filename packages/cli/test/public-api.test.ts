@@ -46,6 +46,10 @@ describe('the public API of each package', () => {
   it('dotasks re-exports the very objects of the packages it is made of', async () => {
     const dotasks = (await import('dotasks')) as Record<string, unknown>;
     const parts = await Promise.all(['@dotasks/core', '@dotasks/agent', '@dotasks/watch', '@dotasks/worker'].map((p) => import(p)));
-    for (const name of Object.keys(dotasks)) expect(parts.some((p: Record<string, unknown>) => p[name] === dotasks[name]), name).toBe(true);
+    for (const name of Object.keys(dotasks))
+      expect(
+        parts.some((p: Record<string, unknown>) => p[name] === dotasks[name]),
+        name,
+      ).toBe(true);
   });
 });

@@ -102,6 +102,9 @@ export function formatCycle(cycle: number[]): string {
 
 /** True for a Node.js system error with the given code (ENOENT, EEXIST …). */
 export function isErrnoException(error: unknown, code?: string): error is NodeJS.ErrnoException {
-  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' &&
-    (code === undefined || (error as NodeJS.ErrnoException).code === code);
+  return (
+    error instanceof Error &&
+    typeof (error as NodeJS.ErrnoException).code === 'string' &&
+    (code === undefined || (error as NodeJS.ErrnoException).code === code)
+  );
 }

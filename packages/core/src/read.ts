@@ -13,7 +13,17 @@ export { findBoard, resolveBoardDir, resolveOwner, type FindBoardOptions } from 
 export { loadBoardSnapshot, BOARD_INDEX_FILE } from './board/board-index.js';
 export { readConfig, type BoardConfig } from './board/config.js';
 export { ClaimError, TasksError, CorruptTaskError, isErrnoException, type ErrorCode } from './errors.js';
-export { DEFAULT_PRIORITY, MAX_PRIORITY, TASK_STATUSES, isClosed, parseTaskId, priorityOf, type Task, type TaskNote, type TaskStatus } from './format/format.js';
+export {
+  DEFAULT_PRIORITY,
+  MAX_PRIORITY,
+  TASK_STATUSES,
+  isClosed,
+  parseTaskId,
+  priorityOf,
+  type Task,
+  type TaskNote,
+  type TaskStatus,
+} from './format/format.js';
 export { isReady, openBlockers, type TaskLookup } from './graph/graph.js';
 export { explainRank, readyOrder, type ReadyRank } from './graph/ready-order.js';
 export {

@@ -20,7 +20,16 @@ import {
   type UpdateOptions,
   type UpdateTaskInput,
 } from './board/store-types.js';
-import { HIGHWATERMARK_FILE, ownerLockName, parseHighWaterMark, runTransaction, type Transaction, type TxHost, type TxOptions, type TxScope } from './board/transaction.js';
+import {
+  HIGHWATERMARK_FILE,
+  ownerLockName,
+  parseHighWaterMark,
+  runTransaction,
+  type Transaction,
+  type TxHost,
+  type TxOptions,
+  type TxScope,
+} from './board/transaction.js';
 import { CorruptTaskError, TasksError, isErrnoException } from './errors.js';
 import { EVENTS_FILE, appendEvents, parseEvents, type NewEvent, type TaskEvent } from './events/events.js';
 import { idFromFileName, parseTask, taskFileName, type Task } from './format/format.js';

@@ -42,9 +42,7 @@ function readAll(dir: string): Task[] {
 describe('concurrency with real processes (library)', () => {
   it('8 processes creating 50 tasks each get 400 distinct ids 1..400 and 400 valid files', async () => {
     const dir = newBoard();
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, p) => runNode([join(fixtures, 'create-many.mjs'), dir, '50', `p${p}`])),
-    );
+    const results = await Promise.all(Array.from({ length: 8 }, (_, p) => runNode([join(fixtures, 'create-many.mjs'), dir, '50', `p${p}`])));
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     const ids = results.flatMap((r) => JSON.parse(r.stdout) as number[]);
     expect(new Set(ids).size).toBe(400);

@@ -19,11 +19,23 @@ export async function applyFindings(session: WatchSession, findings: BoardFindin
       if (error instanceof CorruptTaskError) {
         const id = idFromFileName(basename(error.file));
         await problems.reportNew(
-          [{ kind: 'invalid', file: basename(error.file), ...(id ? { task: id } : {}), line: error.line, column: error.column, problem: String(error.details.problem) }],
+          [
+            {
+              kind: 'invalid',
+              file: basename(error.file),
+              ...(id ? { task: id } : {}),
+              line: error.line,
+              column: error.column,
+              problem: String(error.details.problem),
+            },
+          ],
           [],
         );
       } else if (error instanceof TasksError && error.code === 'E_CYCLE') {
-        await problems.reportNew([{ kind: 'invalid', file: taskFileName(finding.task), task: finding.task, problem: `${error.message}; nothing was written` }], []);
+        await problems.reportNew(
+          [{ kind: 'invalid', file: taskFileName(finding.task), task: finding.task, problem: `${error.message}; nothing was written` }],
+          [],
+        );
       } else {
         // A lock timeout or a compromised lock fails this one fix; the next change or reconcile retries it.
         await events.reportFailure(finding.kind, error, finding.task);

@@ -53,7 +53,10 @@ export async function checkChangedFile(session: WatchSession, id: number, final:
   const invalid = findings.filter((f): f is InvalidFinding => f.kind === 'invalid');
   await session.problems.reportNew(invalid, [file]);
   // Logged before the propagation it causes, so the log reads in causal order.
-  await recordHandCompletions(session, newlyCompleted(() => before, current, [id]));
+  await recordHandCompletions(
+    session,
+    newlyCompleted(() => before, current, [id]),
+  );
   await applyFindings(session, findings);
   const task = store.peekTask(id);
   if (task) noticeAdopted(session, await store.adoptUntrackedClaims({ tasks: [task], byId: new Map([[id, task]]), problems: [] }));

@@ -44,7 +44,11 @@ export async function reconcileBoard(session: WatchSession): Promise<void> {
   const invalid = check.findings.filter((f): f is InvalidFinding => f.kind === 'invalid');
   await session.problems.reportWholeBoard(invalid);
   // Only with an earlier graph: at start nobody knows what a completed task was before.
-  if (previous) await recordHandCompletions(session, newlyCompleted((id) => previous.get(id)?.status, check.graph, check.graph.ids()));
+  if (previous)
+    await recordHandCompletions(
+      session,
+      newlyCompleted((id) => previous.get(id)?.status, check.graph, check.graph.ids()),
+    );
   await applyFindings(session, check.findings);
   if (session.adoptAll) {
     session.adoptAll = false;

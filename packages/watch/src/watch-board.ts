@@ -93,7 +93,8 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     onEntry: (name) => {
       if (session.closed) return;
       const entry = classifyBoardEntry(name);
-      if (entry.kind === 'unknown') changes.startBurst(); // the platform did not say which file: look at all of them once quiet
+      if (entry.kind === 'unknown')
+        changes.startBurst(); // the platform did not say which file: look at all of them once quiet
       else if (entry.kind === 'task') changes.fileChanged(entry.id);
       else if (entry.kind === 'misnamed') reconcile(); // the full check reports it
     },

@@ -56,14 +56,18 @@ describe('tasks watch', () => {
     // Nothing more to wait for: what is under test is that nothing comes. The watcher looks at
     // each changed file once more 300 ms after its last event; give both files that look.
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(logEvents(board).filter((e) => e.type === 'completed').map((e) => [e.task, e.by ?? 'store'])).toEqual([
+    expect(
+      logEvents(board)
+        .filter((e) => e.type === 'completed')
+        .map((e) => [e.task, e.by ?? 'store']),
+    ).toEqual([
       [1, 'store'],
       [3, 'hand'],
     ]);
     expect(w.events.filter((e) => e.type === 'completed' && e.task === 1)).toEqual([]);
   });
 
-  it('restores its repair when an editor saves an old copy over it, instead of removing the person\'s edge', async () => {
+  it("restores its repair when an editor saves an old copy over it, instead of removing the person's edge", async () => {
     const { board, w } = await boardWithWatcher();
     // #3 is open in an editor: its buffer holds the bytes as they are now.
     const staleBuffer = readFileSync(join(board, 'task_3.json'), 'utf8');
@@ -73,7 +77,13 @@ describe('tasks watch', () => {
     await vi.waitFor(() => expect(w.events).toContainEqual(expect.objectContaining({ type: 'repaired', task: 3, added: 1 })), WAIT);
     // The editor saves #3 from its old buffer.
     writeFileSync(join(board, 'task_3.json'), staleBuffer);
-    await vi.waitFor(() => expect(w.stderr(), JSON.stringify(w.events) + readFileSync(join(board, 'task_3.json'), 'utf8')).toContain('saved from an old copy that undid a repair; repaired it again'), { ...WAIT, timeout: 8000 });
+    await vi.waitFor(
+      () =>
+        expect(w.stderr(), JSON.stringify(w.events) + readFileSync(join(board, 'task_3.json'), 'utf8')).toContain(
+          'saved from an old copy that undid a repair; repaired it again',
+        ),
+      { ...WAIT, timeout: 8000 },
+    );
     await vi.waitFor(() => expect(readTaskFile(board, 3).blockedBy, w.stderr() + JSON.stringify(w.events)).toEqual([1]), { ...WAIT, timeout: 8000 });
     // Both halves of what the person wrote are still there.
     expect(readTaskFile(board, 1).blocks).toEqual([2, 3]);
@@ -86,8 +96,7 @@ describe('tasks watch', () => {
   it('propagates a completion that arrives with git checkout', async () => {
     const t = tempBoard({ init: false });
     cleanups.push(t.cleanup);
-    const git = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: t.root, encoding: 'utf8' });
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: t.root, encoding: 'utf8' });
     git('init', '-q', '-b', 'main');
     expect(tasks(t.root, ['init']).code).toBe(0);
     expect(tasks(t.root, ['create', 'Parse AST']).code).toBe(0);
@@ -111,13 +120,20 @@ describe('tasks watch', () => {
   it('handles a git checkout that changes hundreds of files at once', async () => {
     const t = tempBoard({ init: false });
     cleanups.push(t.cleanup);
-    const git = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: t.root, encoding: 'utf8' });
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: t.root, encoding: 'utf8' });
     git('init', '-q', '-b', 'main');
     expect(tasks(t.root, ['init']).code).toBe(0);
     // #1..#300 each block #301..#600, written as files the way git would bring them.
     const write = (id: number, status: string) => {
-      const task = { id, subject: `Task ${id}`, description: '', status, owner: '', blockedBy: id > 300 ? [id - 300] : [], blocks: id <= 300 ? [id + 300] : [] };
+      const task = {
+        id,
+        subject: `Task ${id}`,
+        description: '',
+        status,
+        owner: '',
+        blockedBy: id > 300 ? [id - 300] : [],
+        blocks: id <= 300 ? [id + 300] : [],
+      };
       writeFileSync(join(t.board, `task_${id}.json`), JSON.stringify(task, null, 2) + '\n');
     };
     for (let id = 1; id <= 600; id++) write(id, 'pending');
@@ -171,7 +187,10 @@ describe('tasks watch', () => {
     const text1 = editTask(board, 1, (t) => (t.blockedBy = [2]));
     const text2 = readFileSync(join(board, 'task_2.json'), 'utf8');
     await vi.waitFor(
-      () => expect(w.events).toContainEqual(expect.objectContaining({ type: 'invalid', file: 'task_1.json', task: 1, problem: expect.stringContaining('cycle #1 -> #2 -> #1') })),
+      () =>
+        expect(w.events).toContainEqual(
+          expect.objectContaining({ type: 'invalid', file: 'task_1.json', task: 1, problem: expect.stringContaining('cycle #1 -> #2 -> #1') }),
+        ),
       WAIT,
     );
     // Let two full reconciles pass: they must not write either file, nor report the cycle again.
@@ -188,7 +207,10 @@ describe('tasks watch', () => {
     const broken = '{\n  "id": 1,\n  "subject": "Parse AST",\n  "status": "completed"\n';
     writeFileSync(join(board, 'task_1.json'), broken);
     await vi.waitFor(
-      () => expect(w.events).toContainEqual(expect.objectContaining({ type: 'invalid', file: 'task_1.json', line: expect.any(Number), column: expect.any(Number) })),
+      () =>
+        expect(w.events).toContainEqual(
+          expect.objectContaining({ type: 'invalid', file: 'task_1.json', line: expect.any(Number), column: expect.any(Number) }),
+        ),
       WAIT,
     );
     expect(readFileSync(join(board, 'task_1.json'), 'utf8')).toBe(broken);

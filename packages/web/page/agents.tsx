@@ -44,7 +44,10 @@ export function Agents({ state, events, offset, open }: AgentsProps) {
       {agents.map((a) => (
         <section class="agent" data-agent={a.name}>
           <h2>
-            {a.name} <span class="muted">{a.holds.length ? `holds ${a.holds.length}` : 'holds nothing'} · {a.done} done</span>
+            {a.name}{' '}
+            <span class="muted">
+              {a.holds.length ? `holds ${a.holds.length}` : 'holds nothing'} · {a.done} done
+            </span>
           </h2>
           {a.holds.map((t) => (
             <div class="held">
@@ -54,7 +57,12 @@ export function Agents({ state, events, offset, open }: AgentsProps) {
               {t.activeForm && <span class="active"> — {t.activeForm}</span>}
               <div class="meta">
                 {t.lease ? <LeaseLeft expiresAt={t.lease.expiresAt} offset={offset} /> : <span class="lease never">no claim record</span>}
-                {t.lease?.pid !== undefined && <span class="muted"> · pid {t.lease.pid}@{t.lease.host}</span>}
+                {t.lease?.pid !== undefined && (
+                  <span class="muted">
+                    {' '}
+                    · pid {t.lease.pid}@{t.lease.host}
+                  </span>
+                )}
               </div>
               {(t.branch || t.worktree) && (
                 <div class="meta where">

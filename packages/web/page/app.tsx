@@ -134,7 +134,9 @@ export function App() {
         </main>
         <EventsPanel events={events} query={query} found={found} open={setSelected} />
       </div>
-      {selectedTask && <TaskPanel key={selectedTask.id} task={selectedTask} byId={byId} offset={offset} act={act} close={() => setSelected(undefined)} open={setSelected} />}
+      {selectedTask && (
+        <TaskPanel key={selectedTask.id} task={selectedTask} byId={byId} offset={offset} act={act} close={() => setSelected(undefined)} open={setSelected} />
+      )}
       {selected !== undefined && !selectedTask && state && (
         <div class="panel" role="dialog" aria-label={`task #${selected}`}>
           <button class="close" onClick={() => setSelected(undefined)} aria-label="close">

@@ -37,15 +37,21 @@ export function CreateForm({ act, close }: CreateFormProps) {
           <textarea name="description" rows={4} value={description} onInput={value(setDescription)} />
         </label>
         <label>
-          <span>Waits for <span class="muted">(ids: 2, 3)</span></span>
+          <span>
+            Waits for <span class="muted">(ids: 2, 3)</span>
+          </span>
           <input name="blockedBy" value={blockedBy} onInput={value(setBlockedBy)} />
         </label>
         <label>
-          <span>Blocks <span class="muted">(ids)</span></span>
+          <span>
+            Blocks <span class="muted">(ids)</span>
+          </span>
           <input name="blocks" value={blocks} onInput={value(setBlocks)} />
         </label>
         <label>
-          <span>Assign to <span class="muted">(optional)</span></span>
+          <span>
+            Assign to <span class="muted">(optional)</span>
+          </span>
           <input name="owner" value={owner} onInput={value(setOwner)} />
         </label>
         <p class="muted">Notes and priority are not fields of a task yet (docs/format.md); put them in the description.</p>

@@ -11,7 +11,14 @@ interface EventsPanelProps {
 
 /** The event log as it grows (the server follows `.runtime/events.jsonl`), newest first, filtered by the search box. */
 export function EventsPanel({ events, query, found, open }: EventsPanelProps) {
-  const shown = useMemo(() => events.filter((e) => eventMatches(e, query, found)).slice(-200).reverse(), [events, query, found]);
+  const shown = useMemo(
+    () =>
+      events
+        .filter((e) => eventMatches(e, query, found))
+        .slice(-200)
+        .reverse(),
+    [events, query, found],
+  );
   return (
     <aside class="events" aria-label="events">
       <h2>

@@ -98,14 +98,19 @@ export function GraphView({ state, found, open }: GraphViewProps) {
     <div class="graph">
       <div class="graph-bar">
         <span class="legend">
-          <i class="sw ready" /> ready ({ready}) <i class="sw active" /> in progress <i class="sw blocked" /> blocked <i class="sw waiting" /> assigned <i class="sw done" /> done{' '}
-          <i class="sw crit" /> critical path ({state.criticalPath.length ? state.criticalPath.map((id) => `#${id}`).join(' → ') : 'none'})
+          <i class="sw ready" /> ready ({ready}) <i class="sw active" /> in progress <i class="sw blocked" /> blocked <i class="sw waiting" /> assigned{' '}
+          <i class="sw done" /> done <i class="sw crit" /> critical path (
+          {state.criticalPath.length ? state.criticalPath.map((id) => `#${id}`).join(' → ') : 'none'})
         </span>
         <label>
           <input type="checkbox" checked={hideDone} onChange={(e) => setHideDone((e.target as HTMLInputElement).checked)} /> hide done
         </label>
         <button onClick={() => layout && ((moved.current = false), fit(layout))}>fit</button>
-        {layout && <span class="muted">{layout.nodes.length} tasks laid out in {layout.ms} ms</span>}
+        {layout && (
+          <span class="muted">
+            {layout.nodes.length} tasks laid out in {layout.ms} ms
+          </span>
+        )}
       </div>
       <div
         class="graph-box"

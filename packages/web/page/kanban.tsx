@@ -15,7 +15,12 @@ export function LeaseLeft({ expiresAt, offset }: { expiresAt: string | null; off
     const timer = window.setInterval(() => setNow(Date.now() + offset), 1000);
     return () => window.clearInterval(timer);
   }, [expiresAt, offset]);
-  if (expiresAt === null) return <span class="lease never" data-lease="never">no expiry</span>;
+  if (expiresAt === null)
+    return (
+      <span class="lease never" data-lease="never">
+        no expiry
+      </span>
+    );
   const left = Date.parse(expiresAt) - now;
   return (
     <span class={left <= 0 ? 'lease expired' : left < 60_000 ? 'lease soon' : 'lease'} data-lease={String(left)}>
@@ -70,8 +75,16 @@ const Card = memo(function Card({ task, offset, open, drag }: CardProps) {
         </div>
       )}
       {task.column === 'done' && task.owner !== '' && <div class="meta">by {task.owner}</div>}
-      {task.lastError && task.column !== 'done' && <div class="meta error" title={task.lastError}>last run failed</div>}
-      {task.critical && <span class="badge crit" title="on the critical path (the longest chain of open tasks)">critical</span>}
+      {task.lastError && task.column !== 'done' && (
+        <div class="meta error" title={task.lastError}>
+          last run failed
+        </div>
+      )}
+      {task.critical && (
+        <span class="badge crit" title="on the critical path (the longest chain of open tasks)">
+          critical
+        </span>
+      )}
     </article>
   );
 });

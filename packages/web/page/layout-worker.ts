@@ -29,7 +29,14 @@ const SIMPLEX_LIMIT = 300;
 export function layoutGraph(request: LayoutRequest): LayoutResult {
   const started = performance.now();
   const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: 'LR', nodesep: 14, ranksep: 56, marginx: 16, marginy: 16, ranker: request.nodes.length > SIMPLEX_LIMIT ? 'longest-path' : 'network-simplex' });
+  g.setGraph({
+    rankdir: 'LR',
+    nodesep: 14,
+    ranksep: 56,
+    marginx: 16,
+    marginy: 16,
+    ranker: request.nodes.length > SIMPLEX_LIMIT ? 'longest-path' : 'network-simplex',
+  });
   g.setDefaultEdgeLabel(() => ({}));
   for (const n of request.nodes) g.setNode(String(n.id), { width: n.width, height: n.height });
   for (const e of request.edges) g.setEdge(String(e.from), String(e.to));
@@ -41,7 +48,11 @@ export function layoutGraph(request: LayoutRequest): LayoutResult {
       const at = g.node(String(n.id));
       return { id: n.id, x: at.x, y: at.y };
     }),
-    edges: request.edges.map((e) => ({ from: e.from, to: e.to, points: (g.edge(String(e.from), String(e.to))?.points ?? []).map((p: { x: number; y: number }) => ({ x: p.x, y: p.y })) })),
+    edges: request.edges.map((e) => ({
+      from: e.from,
+      to: e.to,
+      points: (g.edge(String(e.from), String(e.to))?.points ?? []).map((p: { x: number; y: number }) => ({ x: p.x, y: p.y })),
+    })),
     width: graph.width ?? 0,
     height: graph.height ?? 0,
     ms: Math.round(performance.now() - started),

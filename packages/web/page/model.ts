@@ -8,10 +8,7 @@ export const COLUMNS: { id: Column; title: string }[] = [
 ];
 
 /** What dropping a card on a column does: one command of the board, or a refusal in words. */
-export type Move =
-  | { kind: 'call'; verb: 'start' | 'done' | 'release'; path: string }
-  | { kind: 'refuse'; message: string }
-  | { kind: 'none' };
+export type Move = { kind: 'call'; verb: 'start' | 'done' | 'release'; path: string } | { kind: 'refuse'; message: string } | { kind: 'none' };
 
 const list = (ids: number[]) => ids.map((id) => `#${id}`).join(', ');
 

@@ -114,11 +114,15 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
           <textarea name="description" rows={5} value={fields.description} onInput={edit('description')} disabled={closed} />
         </label>
         <label>
-          <span>Doing now <span class="muted">(activeForm)</span></span>
+          <span>
+            Doing now <span class="muted">(activeForm)</span>
+          </span>
           <input name="activeForm" value={fields.activeForm} onInput={edit('activeForm')} disabled={closed} />
         </label>
         <label>
-          <span>Owner <span class="muted">("" unassigns)</span></span>
+          <span>
+            Owner <span class="muted">("" unassigns)</span>
+          </span>
           <input name="owner" value={fields.owner} onInput={edit('owner')} disabled={closed} />
         </label>
         {!closed && (
@@ -128,12 +132,19 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
         )}
       </form>
       <div class="actions">
-        {(task.column === 'ready' || task.column === 'blocked') && <button onClick={() => act('POST', `/tasks/${task.id}/start`, {}, `started #${task.id}`)}>Start</button>}
+        {(task.column === 'ready' || task.column === 'blocked') && (
+          <button onClick={() => act('POST', `/tasks/${task.id}/start`, {}, `started #${task.id}`)}>Start</button>
+        )}
         {!closed && <button onClick={() => act('POST', `/tasks/${task.id}/done`, { force: force || undefined }, `completed #${task.id}`)}>Done</button>}
-        {task.status === 'in_progress' && <button onClick={() => act('POST', `/tasks/${task.id}/release`, { force: force || undefined }, `released #${task.id}`)}>Release</button>}
+        {task.status === 'in_progress' && (
+          <button onClick={() => act('POST', `/tasks/${task.id}/release`, { force: force || undefined }, `released #${task.id}`)}>Release</button>
+        )}
         <button
           class="danger"
-          onClick={() => confirm(`Delete #${task.id}? Its file stays as a tombstone; it blocks nobody any more.`) && act('POST', `/tasks/${task.id}/delete`, {}, `deleted #${task.id}`).then((r) => r && close())}
+          onClick={() =>
+            confirm(`Delete #${task.id}? Its file stays as a tombstone; it blocks nobody any more.`) &&
+            act('POST', `/tasks/${task.id}/delete`, {}, `deleted #${task.id}`).then((r) => r && close())
+          }
         >
           Delete
         </button>
@@ -151,7 +162,11 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
               {name(id)}
             </button>{' '}
             <span class="muted">{byId.get(id)?.status.replace('_', ' ') ?? 'not on the board'}</span>{' '}
-            <button class="x" title={`#${task.id} no longer waits for #${id}`} onClick={() => act('DELETE', `/tasks/${task.id}/blockers/${id}`, undefined, `#${task.id} no longer waits for #${id}`)}>
+            <button
+              class="x"
+              title={`#${task.id} no longer waits for #${id}`}
+              onClick={() => act('DELETE', `/tasks/${task.id}/blockers/${id}`, undefined, `#${task.id} no longer waits for #${id}`)}
+            >
               remove
             </button>
           </li>
@@ -172,7 +187,11 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
               {name(id)}
             </button>{' '}
             {!closed && (
-              <button class="x" title={`#${id} no longer waits for #${task.id}`} onClick={() => act('DELETE', `/tasks/${id}/blockers/${task.id}`, undefined, `#${id} no longer waits for #${task.id}`)}>
+              <button
+                class="x"
+                title={`#${id} no longer waits for #${task.id}`}
+                onClick={() => act('DELETE', `/tasks/${id}/blockers/${task.id}`, undefined, `#${id} no longer waits for #${task.id}`)}
+              >
                 remove
               </button>
             )}
@@ -181,7 +200,12 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
         {task.blocks.length === 0 && <li class="muted">nothing</li>}
       </ul>
       <form onSubmit={addDependent} class="add-edge">
-        <input name="dependent" placeholder="#id that waits for this one" value={newDependent} onInput={(e) => setNewDependent((e.target as HTMLInputElement).value)} />
+        <input
+          name="dependent"
+          placeholder="#id that waits for this one"
+          value={newDependent}
+          onInput={(e) => setNewDependent((e.target as HTMLInputElement).value)}
+        />
         <button type="submit">Add</button>
       </form>
     </div>

@@ -25,7 +25,8 @@ for (const file of [...files(page), join(here, 'src', 'wire.ts'), join(here, 'pa
   hash.update(file.slice(here.length)).update('\0').update(readFileSync(file)).update('\0');
 }
 const digest = hash.digest('hex');
-if (!process.argv.includes('--force') && existsSync(join(out, 'index.html')) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === digest) process.exit(0);
+if (!process.argv.includes('--force') && existsSync(join(out, 'index.html')) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === digest)
+  process.exit(0);
 
 const started = Date.now();
 const { build } = await import('vite');

@@ -55,8 +55,7 @@ const STATUSES: readonly string[] = ['pending', 'in_progress', 'completed', 'del
 
 function optionalStatus(body: Body): TaskStatus | undefined {
   const status = optionalString(body, 'status');
-  if (status !== undefined && !STATUSES.includes(status))
-    throw new TasksError('E_USAGE', `status must be one of ${STATUSES.join(', ')}, not '${status}'`);
+  if (status !== undefined && !STATUSES.includes(status)) throw new TasksError('E_USAGE', `status must be one of ${STATUSES.join(', ')}, not '${status}'`);
   return status as TaskStatus | undefined;
 }
 
@@ -126,7 +125,6 @@ export async function runWrite(store: TaskStore, actor: string, request: WriteRe
     }
     return undefined;
   }
-  if (parts.length === 4 && parts[2] === 'blockers' && method === 'DELETE')
-    return answer(await store.removeDependency(id, parseTaskId(parts[3]), { actor }));
+  if (parts.length === 4 && parts[2] === 'blockers' && method === 'DELETE') return answer(await store.removeDependency(id, parseTaskId(parts[3]), { actor }));
   return undefined;
 }

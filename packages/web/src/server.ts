@@ -197,13 +197,15 @@ export async function startServer(options: WebServerOptions): Promise<WebServer>
     const reading = method === 'GET';
     // Reads take the token from the query too (EventSource cannot send headers); writes only from the header.
     const given = (req.headers[TOKEN_HEADER] as string | undefined) ?? (reading ? (url.searchParams.get('token') ?? undefined) : undefined);
-    if (!sameToken(given, token)) return sendError(res, 'E_FORBIDDEN', `refused: a request needs this run's token (the ${TOKEN_HEADER} header); open the URL 'tasks serve' printed`);
+    if (!sameToken(given, token))
+      return sendError(res, 'E_FORBIDDEN', `refused: a request needs this run's token (the ${TOKEN_HEADER} header); open the URL 'tasks serve' printed`);
     if (!reading) {
       const origin = req.headers.origin;
       if (origin !== undefined && origin.toLowerCase() !== `http://${hostHeader}`)
         return sendError(res, 'E_FORBIDDEN', `refused: a write from another site (Origin ${origin})`);
       const site = req.headers['sec-fetch-site'];
-      if (site !== undefined && site !== 'same-origin') return sendError(res, 'E_FORBIDDEN', `refused: a write from another site (Sec-Fetch-Site ${String(site)})`);
+      if (site !== undefined && site !== 'same-origin')
+        return sendError(res, 'E_FORBIDDEN', `refused: a write from another site (Sec-Fetch-Site ${String(site)})`);
     }
     const path = url.pathname.slice('/api'.length);
     if (reading && path === '/state') {
@@ -238,7 +240,8 @@ export async function startServer(options: WebServerOptions): Promise<WebServer>
     });
   } catch (error) {
     feed.close();
-    if (isErrnoException(error, 'EADDRINUSE')) throw new TasksError('E_IO', `port ${options.port} on ${host} is in use; pick another with --port, or 0 for any free one`, {}, { cause: error });
+    if (isErrnoException(error, 'EADDRINUSE'))
+      throw new TasksError('E_IO', `port ${options.port} on ${host} is in use; pick another with --port, or 0 for any free one`, {}, { cause: error });
     if (isErrnoException(error, 'EADDRNOTAVAIL') || isErrnoException(error, 'ENOTFOUND'))
       throw new TasksError('E_IO', `cannot listen on ${host}: no such address on this machine`, {}, { cause: error });
     throw error;

@@ -67,14 +67,23 @@ describe('a board of 1,000 tasks', () => {
 
   it('tasks list loads none of the web code', () => {
     const hook = join(board.root, 'log-loads.mjs');
-    writeFileSync(hook, `export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('loaded ' + r.url + '\\n'); return r; }\n`);
+    writeFileSync(
+      hook,
+      `export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('loaded ' + r.url + '\\n'); return r; }\n`,
+    );
     const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify('file://' + hook)})`;
     for (const args of [['list'], ['list', '--all', '--json'], ['ls', '-a']]) {
       const r = spawnSync(process.execPath, ['--import', register, TASKS_BIN, ...args], { cwd: board.root, env: cleanEnv(), encoding: 'utf8' });
       expect(r.status, r.stderr).toBe(0);
       const loaded = r.stderr.split('\n').filter((l) => l.startsWith('loaded '));
-      expect(loaded.some((l) => l.includes('/core/')), 'the hook sees the modules that load').toBe(true);
-      expect(loaded.filter((l) => /\/web\/|preact|dagre|node:http\b/.test(l)), args.join(' ')).toEqual([]);
+      expect(
+        loaded.some((l) => l.includes('/core/')),
+        'the hook sees the modules that load',
+      ).toBe(true);
+      expect(
+        loaded.filter((l) => /\/web\/|preact|dagre|node:http\b/.test(l)),
+        args.join(' '),
+      ).toEqual([]);
     }
   });
 });

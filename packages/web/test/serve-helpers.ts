@@ -21,7 +21,8 @@ export async function launchBrowser(): Promise<Browser> {
  */
 export async function buildExampleBoard(board: string): Promise<void> {
   const store = new TaskStore(board);
-  const add = (subject: string, blockedBy: number[] = [], metadata?: Record<string, unknown>) => store.createTask({ subject, blockedBy, metadata }, { actor: 'demo' });
+  const add = (subject: string, blockedBy: number[] = [], metadata?: Record<string, unknown>) =>
+    store.createTask({ subject, blockedBy, metadata }, { actor: 'demo' });
   const plan = { plan: 'refactor-auth' };
   await add('Parse AST');
   await add('Transform AST', [1]);
@@ -87,7 +88,13 @@ export function httpRequest(
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, method: options.method, path: url.pathname + url.search, headers: { 'content-type': 'application/json', ...options.headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: options.method,
+        path: url.pathname + url.search,
+        headers: { 'content-type': 'application/json', ...options.headers },
+      },
       (res) => {
         let text = '';
         res.on('data', (d) => (text += d));

@@ -231,7 +231,8 @@ describe('tasks serve in a browser', () => {
   });
 
   it('refuses writes without the token, from another Origin, or to another Host', async () => {
-    const write = (headers: Record<string, string>) => httpRequest(server.origin, { method: 'POST', path: '/api/tasks/7/done', headers, body: { force: true } });
+    const write = (headers: Record<string, string>) =>
+      httpRequest(server.origin, { method: 'POST', path: '/api/tasks/7/done', headers, body: { force: true } });
     const noToken = await write({ origin: server.origin });
     expect(noToken.status).toBe(403);
     expect(noToken.body.error?.message).toContain("needs this run's token");

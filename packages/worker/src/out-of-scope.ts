@@ -58,7 +58,5 @@ export async function filesOutOfScope(baseline: ScopeBaseline, paths: readonly s
   }
   const board = relative(baseline.top, boardDir).split('\\').join('/');
   const boardInside = board !== '' && !board.startsWith('..') && !isAbsolute(board);
-  return [...changed]
-    .filter((f) => !baseline.dirty.has(f) && !(boardInside && (f === board || f.startsWith(board + '/'))) && !inScope(f, paths))
-    .sort();
+  return [...changed].filter((f) => !baseline.dirty.has(f) && !(boardInside && (f === board || f.startsWith(board + '/'))) && !inScope(f, paths)).sort();
 }

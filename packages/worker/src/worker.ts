@@ -239,9 +239,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         // With --sync the renewed lease is published, so other machines do not reap a task still being worked.
         .then(() => (options.sync ? publish() : undefined))
         .catch((error: unknown) => {
-        // A refused renewal means the same as what the watch looks for: let it look now.
-        if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND')) watch.check();
-      });
+          // A refused renewal means the same as what the watch looks for: let it look now.
+          if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND')) watch.check();
+        });
     }, renewEvery);
     const onAbort = () => void run.kill();
     options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -302,7 +302,15 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       lose(id, error);
       return;
     }
-    emit({ type: 'task.failed', task: id, exitCode: exit.code, signal: exit.signal, durationMs, retry, ...(scope?.files.length ? { outOfScope: scope.files } : {}) });
+    emit({
+      type: 'task.failed',
+      task: id,
+      exitCode: exit.code,
+      signal: exit.signal,
+      durationMs,
+      retry,
+      ...(scope?.files.length ? { outOfScope: scope.files } : {}),
+    });
   }
 
   /**

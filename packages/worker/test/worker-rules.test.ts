@@ -47,7 +47,10 @@ describe('the worker loop (in-process, real commands)', () => {
     const summary = await done;
 
     expect(summary).toEqual({ owner: 'w1', reason: 'drained', completed: [1, 2], failed: [], gaveUp: [], lost: [] });
-    const runs = readFileSync(seen, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
+    const runs = readFileSync(seen, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, string>);
     expect(runs).toEqual([
       {
         cwd,

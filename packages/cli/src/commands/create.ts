@@ -1,5 +1,17 @@
 import { TasksError, type TaskStatus } from '@dotasks/core';
-import { readDescription, actingOwner, label, openStore, parseIdList, parseMeta, parsePriorities, splitList, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import {
+  readDescription,
+  actingOwner,
+  label,
+  openStore,
+  parseIdList,
+  parseMeta,
+  parsePriorities,
+  splitList,
+  viewTask,
+  type CommandOutput,
+  type GlobalOptions,
+} from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 
 /** What `tasks create` takes, as declared in the command table. */

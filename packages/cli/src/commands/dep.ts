@@ -11,8 +11,7 @@ export async function dep(options: DepOptions): Promise<CommandOutput> {
   const blocker = parseTaskId(options.dep);
   const store = openStore(options);
   const actor = { actor: actingOwner(options) };
-  const result =
-    options.action === 'add' ? await store.addDependency(id, blocker, actor) : await store.removeDependency(id, blocker, actor);
+  const result = options.action === 'add' ? await store.addDependency(id, blocker, actor) : await store.removeDependency(id, blocker, actor);
   const text = options.action === 'add' ? `#${id} now waits for #${blocker}` : `#${id} no longer waits for #${blocker}`;
   return { text, json: { task: viewTask(store, result.task) } };
 }

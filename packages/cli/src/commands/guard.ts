@@ -80,9 +80,7 @@ const realpathOr = (path: string): string => {
 export function tasksCommandForAgent(env: NodeJS.ProcessEnv = process.env, bin: string = process.argv[1] ?? ''): string[] {
   const self = realpathOr(bin);
   const underNpm = env.npm_command !== undefined || env.npm_execpath !== undefined || env.npm_lifecycle_event !== undefined;
-  const agentPath = (env.PATH ?? '')
-    .split(delimiter)
-    .filter((dir) => dir !== '' && !(underNpm && /node_modules[\\/]\.bin$|node-gyp-bin$/.test(dir)));
+  const agentPath = (env.PATH ?? '').split(delimiter).filter((dir) => dir !== '' && !(underNpm && /node_modules[\\/]\.bin$|node-gyp-bin$/.test(dir)));
   const onPath = (name: string) => agentPath.map((dir) => join(dir, name)).filter(isExecutable);
   if (onPath('tasks').some((found) => realpathOr(found) === self)) return ['tasks'];
   if (self.includes(`${sep}node_modules${sep}`)) return ['npx', '--no-install', 'tasks'];

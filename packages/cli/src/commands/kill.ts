@@ -13,8 +13,6 @@ export async function kill(options: KillOptions): Promise<CommandOutput> {
   const { job, killed } = await killJob(store, parseJobId(options.job));
   const task = store.peekTask(job.task);
   const where = task ? `task #${task.id} is ${task.status}${task.owner ? ` (${printable(task.owner)})` : ''}` : `task #${job.task} is gone`;
-  const text = killed
-    ? `killed ${job.id} and its processes; ${where}`
-    : `${job.id} had already finished (${job.status}); nothing to kill`;
+  const text = killed ? `killed ${job.id} and its processes; ${where}` : `${job.id} had already finished (${job.status}); nothing to kill`;
   return { text, json: { killed, job: viewJob(job) } };
 }

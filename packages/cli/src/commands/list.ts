@@ -33,8 +33,7 @@ export interface ListOptions extends CommandArgs<'list'>, GlobalOptions {
 export async function list(options: ListOptions): Promise<CommandOutput> {
   const statuses = splitList(options.status);
   for (const s of statuses)
-    if (!(TASK_STATUSES as readonly string[]).includes(s))
-      throw new TasksError('E_USAGE', `unknown status '${s}'; use one of ${TASK_STATUSES.join(', ')}`);
+    if (!(TASK_STATUSES as readonly string[]).includes(s)) throw new TasksError('E_USAGE', `unknown status '${s}'; use one of ${TASK_STATUSES.join(', ')}`);
   const priorities = parsePriorities(options.priority);
   const dir = findBoard({ dir: options.dir, cwd: options.cwd });
   readConfig(dir); // a broken config.json stops every command, this one too
@@ -64,7 +63,9 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
         tasks: filterTasks(snapshot, filter).map((t) => {
           const view = toTaskView(t, lookup);
           const rank = why.get(t.id);
-          return options.explain && rank ? { ...view, rank: { priority: rank.priority, unblocks: rank.unblocks, chain: rank.chain, why: explainRank(rank) } } : view;
+          return options.explain && rank
+            ? { ...view, rank: { priority: rank.priority, unblocks: rank.unblocks, chain: rank.chain, why: explainRank(rank) } }
+            : view;
         }),
         problems: snapshot.problems,
         counts: countTasks(snapshot),

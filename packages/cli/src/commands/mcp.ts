@@ -142,7 +142,13 @@ export async function mcp(options: GlobalOptions): Promise<CommandOutput> {
   server.setRequestHandler(types.ListResourcesRequestSchema, async () => ({
     resources: [
       { uri: BOARD_URI, name: 'board', title: 'Task board', description: 'The board, one task a line (as tasks list prints it)', mimeType: 'text/plain' },
-      { uri: BOARD_JSON_URI, name: 'board.json', title: 'Task board (JSON)', description: 'Every task in the documented JSON shape', mimeType: 'application/json' },
+      {
+        uri: BOARD_JSON_URI,
+        name: 'board.json',
+        title: 'Task board (JSON)',
+        description: 'Every task in the documented JSON shape',
+        mimeType: 'application/json',
+      },
     ],
   }));
 
@@ -159,7 +165,8 @@ export async function mcp(options: GlobalOptions): Promise<CommandOutput> {
   const subscribed = new Set<string>();
   let boardWatch: Follower | undefined;
   const knownResource = (uri: string) => {
-    if (!BOARD_URIS.includes(uri)) throw new types.McpError(types.ErrorCode.InvalidParams, `unknown resource ${uri}; this server has ${BOARD_URIS.join(' and ')}`);
+    if (!BOARD_URIS.includes(uri))
+      throw new types.McpError(types.ErrorCode.InvalidParams, `unknown resource ${uri}; this server has ${BOARD_URIS.join(' and ')}`);
   };
   server.setRequestHandler(types.SubscribeRequestSchema, async (request) => {
     const uri = request.params.uri;

@@ -33,7 +33,13 @@ export async function mergeDriver(options: MergeDriverOptions): Promise<CommandO
   }
   return {
     // Values are quoted as JSON, paths come from git: still, nothing raw reaches the terminal.
-    json: { path, kind: result.kind, clean: result.conflicts.length === 0, conflicts: result.conflicts, ...(result.fallback ? { fallback: result.fallback } : {}) },
+    json: {
+      path,
+      kind: result.kind,
+      clean: result.conflicts.length === 0,
+      conflicts: result.conflicts,
+      ...(result.fallback ? { fallback: result.fallback } : {}),
+    },
     warnings: warnings.map(printable),
     exitCode: result.conflicts.length ? 1 : 0,
   };

@@ -11,7 +11,9 @@ export async function reap(options: ReapOptions): Promise<CommandOutput> {
   const reaped = await store.reap({ actor: actingOwner(options), dryRun: options.dryRun });
   const verb = options.dryRun ? 'would release' : 'released';
   const text = reaped.length
-    ? reaped.map((r) => `${verb} #${r.task} (owner ${printable(r.owner)}: ${r.reason === 'expired' ? 'lease expired' : `process ${r.lease.pid} is gone`})`).join('\n')
+    ? reaped
+        .map((r) => `${verb} #${r.task} (owner ${printable(r.owner)}: ${r.reason === 'expired' ? 'lease expired' : `process ${r.lease.pid} is gone`})`)
+        .join('\n')
     : 'nothing to reap';
   return { text, json: { dryRun: !!options.dryRun, reaped: reaped.map(({ task, owner, reason }) => ({ task, owner, reason })) } };
 }

@@ -33,7 +33,8 @@ export async function serve(options: ServeOptions, io: StreamOutput = processOut
   const store = openStore(options);
   const actor = actingOwner(options);
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TasksError('E_USAGE', `--port takes a port number (0-65535), got '${String(options.port)}'`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new TasksError('E_USAGE', `--port takes a port number (0-65535), got '${String(options.port)}'`);
   const { startServer, isLoopback, DEFAULT_HOST } = await import('@dotasks/web');
   const host = options.host ?? DEFAULT_HOST;
   if (!isLoopback(host))

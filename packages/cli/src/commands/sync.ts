@@ -16,7 +16,8 @@ export async function sync(options: SyncCommandOptions): Promise<CommandOutput> 
   for (const r of report.renumbered) lines.push(`moved #${r.from} → #${r.to}: the remote had given #${r.from} to another task`);
   for (const w of report.withdrawn) lines.push(`withdrawn: #${w.id} of ${w.owner}, claimed on the remote by ${w.winner || 'someone else'} first`);
   for (const r of report.reaped) lines.push(`reaped #${r.id} of ${r.owner}: its lease on ${r.machine} ran out at ${r.expiredAt}`);
-  for (const c of report.conflicts) lines.push(`both changed #${c.id} ${c.field}: kept the remote's ${JSON.stringify(c.theirs)} over ${JSON.stringify(c.ours)}`);
+  for (const c of report.conflicts)
+    lines.push(`both changed #${c.id} ${c.field}: kept the remote's ${JSON.stringify(c.theirs)} over ${JSON.stringify(c.ours)}`);
   const where = `${report.remote}/${report.branch}`;
   lines.push(
     report.incoming.length + report.outgoing.length === 0

@@ -1,5 +1,18 @@
 import { parseTaskId, type TaskStatus, type UpdateTaskInput } from '@dotasks/core';
-import { readDescription, actingOwner, describeUnblocked, label, openStore, parseIdList, parseMeta, parsePriorities, splitList, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
+import {
+  readDescription,
+  actingOwner,
+  describeUnblocked,
+  label,
+  openStore,
+  parseIdList,
+  parseMeta,
+  parsePriorities,
+  splitList,
+  viewTask,
+  type CommandOutput,
+  type GlobalOptions,
+} from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 
 /** What `tasks update` takes, as declared in the command table. */

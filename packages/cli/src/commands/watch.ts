@@ -75,8 +75,23 @@ export async function watch(options: WatchOptions, io: StreamOutput = processOut
         intervalMs: (options.syncInterval ?? 10) * 1000,
         onReport: (r) => {
           if (r.incoming.length + r.outgoing.length + r.reaped.length + r.withdrawn.length === 0) return;
-          const e = { at: new Date().toISOString(), type: 'synced', remote: r.remote, branch: r.branch, incoming: r.incoming, outgoing: r.outgoing, reaped: r.reaped, withdrawn: r.withdrawn };
-          io.out(options.json ? JSON.stringify(e) : printable(`${clock(e.at)} synced with ${r.remote}/${r.branch}: ${r.incoming.length} in, ${r.outgoing.length} out${r.reaped.length ? `, reaped ${r.reaped.map((x) => `#${x.id}`).join(', ')}` : ''}`));
+          const e = {
+            at: new Date().toISOString(),
+            type: 'synced',
+            remote: r.remote,
+            branch: r.branch,
+            incoming: r.incoming,
+            outgoing: r.outgoing,
+            reaped: r.reaped,
+            withdrawn: r.withdrawn,
+          };
+          io.out(
+            options.json
+              ? JSON.stringify(e)
+              : printable(
+                  `${clock(e.at)} synced with ${r.remote}/${r.branch}: ${r.incoming.length} in, ${r.outgoing.length} out${r.reaped.length ? `, reaped ${r.reaped.map((x) => `#${x.id}`).join(', ')}` : ''}`,
+                ),
+          );
           for (const w of r.warnings) io.err(`tasks watch: ${w}`);
         },
         onError: (error) => io.err(`tasks watch: sync failed: ${error instanceof Error ? error.message : String(error)} (trying again)`),

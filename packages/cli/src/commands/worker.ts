@@ -32,7 +32,9 @@ function describeEvent(e: WorkerEvent): string {
     case 'task.interrupted':
       return `${who} interrupted: stopped the command and released #${e.task}`;
     case 'worker.stopped': {
-      const why = { drained: 'nothing left that it can do', max_tasks: 'reached --max-tasks', idle: 'idle for --idle-exit seconds', aborted: 'interrupted' }[e.reason];
+      const why = { drained: 'nothing left that it can do', max_tasks: 'reached --max-tasks', idle: 'idle for --idle-exit seconds', aborted: 'interrupted' }[
+        e.reason
+      ];
       return `${who} stopped: ${why} (${e.completed.length} completed, ${e.failed.length} failed attempts${e.gaveUp.length ? `, gave up on ${e.gaveUp.map((t) => `#${t}`).join(', ')}` : ''}${e.lost.length ? `, lost ${e.lost.map((t) => `#${t}`).join(', ')}` : ''})`;
     }
   }
@@ -52,8 +54,7 @@ function positiveInt(value: number | undefined, flag: string): number | undefine
  * 1 when it gave up on a failing task, 130/143 when interrupted.
  */
 export async function worker(options: WorkerCommandOptions): Promise<CommandOutput> {
-  if (options.command.length === 0)
-    throw new TasksError('E_USAGE', "worker needs a command after --, e.g. tasks worker -- sh -c 'echo $TASK_SUBJECT'");
+  if (options.command.length === 0) throw new TasksError('E_USAGE', "worker needs a command after --, e.g. tasks worker -- sh -c 'echo $TASK_SUBJECT'");
   if (options.lease !== undefined && !(options.lease > 0)) throw new TasksError('E_USAGE', '--lease takes a positive number of seconds');
   if (options.sync && options.worktree) throw new TasksError('E_USAGE', '--sync does not go with --worktree yet');
   const { runWorker } = await import('@dotasks/worker');

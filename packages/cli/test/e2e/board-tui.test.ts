@@ -265,10 +265,20 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     `);
 
     // A module hook names every package the command imports by bare name.
-    writeFileSync(join(t.root, 'hook.mjs'), 'export async function resolve(s, c, next) { if (!/^[.\\/]|^node:|^file:/.test(s)) process.stderr.write(`import ${s}\\n`); return next(s, c); }\n');
-    writeFileSync(join(t.root, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(t.root, 'hook.mjs')).href)});\n`);
+    writeFileSync(
+      join(t.root, 'hook.mjs'),
+      'export async function resolve(s, c, next) { if (!/^[.\\/]|^node:|^file:/.test(s)) process.stderr.write(`import ${s}\\n`); return next(s, c); }\n',
+    );
+    writeFileSync(
+      join(t.root, 'register.mjs'),
+      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(t.root, 'hook.mjs')).href)});\n`,
+    );
     const imported = (...args: string[]) => {
-      const r = spawnSync(process.execPath, ['--import', pathToFileURL(join(t.root, 'register.mjs')).href, TASKS_BIN, ...args], { cwd: t.root, env: cleanEnv(), encoding: 'utf8' });
+      const r = spawnSync(process.execPath, ['--import', pathToFileURL(join(t.root, 'register.mjs')).href, TASKS_BIN, ...args], {
+        cwd: t.root,
+        env: cleanEnv(),
+        encoding: 'utf8',
+      });
       expect(r.status).toBe(0);
       return new Set([...r.stderr.matchAll(/^import (\S+)$/gm)].map((m) => m[1]));
     };

@@ -105,8 +105,29 @@ describe('create, update, edges, done', () => {
     ok(t.root, ['create', 'A']);
     ok(t.root, ['create', 'B']);
     ok(t.root, ['create', 'C', '--meta', 'priority=1', '--meta', 'tags=["x"]']);
-    ok(t.root, ['update', '3', '--subject', 'C2', '-d', 'details', '--active-form', 'doing', '--assign', 'bob', '--meta', 'priority=', '--meta', 'note=hi', '--add-blocked-by', '1,2', '--add-blocks', '#1']
-      .filter((a) => a !== '--add-blocks' && a !== '#1'));
+    ok(
+      t.root,
+      [
+        'update',
+        '3',
+        '--subject',
+        'C2',
+        '-d',
+        'details',
+        '--active-form',
+        'doing',
+        '--assign',
+        'bob',
+        '--meta',
+        'priority=',
+        '--meta',
+        'note=hi',
+        '--add-blocked-by',
+        '1,2',
+        '--add-blocks',
+        '#1',
+      ].filter((a) => a !== '--add-blocks' && a !== '#1'),
+    );
     expect(readTaskFile(t.board, 3)).toEqual({
       id: 3,
       subject: 'C2',
@@ -280,7 +301,15 @@ describe('bad files are reported, never skipped, never overwritten', () => {
     const json = JSON.parse(tasks(t.root, ['list', '--json']).stdout);
     expect(json.problems).toHaveLength(1);
     expect(json.problems[0]).toMatchObject({ id: 2, file: join(t.board, 'task_2.json') });
-    for (const args of [['done', '2'], ['update', '2', '--subject', 'fixed?'], ['dep', 'add', '1', '2'], ['dep', 'add', '2', '1'], ['claim', '2'], ['start', '2'], ['delete', '2']]) {
+    for (const args of [
+      ['done', '2'],
+      ['update', '2', '--subject', 'fixed?'],
+      ['dep', 'add', '1', '2'],
+      ['dep', 'add', '2', '1'],
+      ['claim', '2'],
+      ['start', '2'],
+      ['delete', '2'],
+    ]) {
       const r = tasks(t.root, args);
       expect(r.code, args.join(' ')).not.toBe(0);
       expect(r.stderr, args.join(' ')).toContain('task_2.json');
@@ -381,7 +410,11 @@ tm.update(1, status="completed")
     expect(ok(t.root, ['show', '2']).stdout).toMatch(/ann: mind the CRLF/);
     ok(t.root, ['note', '2', 'second'], { TASKS_OWNER: 'bob' });
     expect((readTaskFile(t.board, 2).notes as unknown[]).length).toBe(2);
-    expect(execFileSync('python3', ['-c', 'import json,sys; t=json.load(open(sys.argv[1])); print(t["priority"], len(t["notes"]))', join(t.board, 'task_2.json')], { encoding: 'utf8' })).toBe('1 2\n');
+    expect(
+      execFileSync('python3', ['-c', 'import json,sys; t=json.load(open(sys.argv[1])); print(t["priority"], len(t["notes"]))', join(t.board, 'task_2.json')], {
+        encoding: 'utf8',
+      }),
+    ).toBe('1 2\n');
     expect(list.stdout).toContain('[ ] #3: Emit output');
     // Our next write of a Python-written file is canonical again.
     ok(t.root, ['done', '3']);

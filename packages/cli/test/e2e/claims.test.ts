@@ -81,9 +81,7 @@ describe('claims (real processes)', () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     for (let i = 1; i <= 8; i++) tasks(t.root, ['create', `Task ${i}`]);
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, k) => tasksAsync(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: `agent-${k}` })),
-    );
+    const results = await Promise.all(Array.from({ length: 8 }, (_, k) => tasksAsync(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: `agent-${k}` })));
     expect(results.map((r) => r.code)).toEqual(Array(8).fill(0));
     const ids = results.map((r) => (JSON.parse(r.stdout) as { task: { id: number } }).task.id).sort((a, b) => a - b);
     expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
@@ -100,7 +98,12 @@ describe('claims (real processes)', () => {
     tasks(t.root, ['create', 'Three', '--blocked-by', '1']);
     const ok = tasks(t.root, ['claim', '1', '--json', '--owner', 'alice']);
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ claimed: true, alreadyHeld: false, task: { id: 1, status: 'in_progress', owner: 'alice' }, lease: { owner: 'alice' } });
+    expect(JSON.parse(ok.stdout)).toMatchObject({
+      claimed: true,
+      alreadyHeld: false,
+      task: { id: 1, status: 'in_progress', owner: 'alice' },
+      lease: { owner: 'alice' },
+    });
     const again = tasks(t.root, ['claim', '1', '--json', '--owner', 'alice']);
     expect(JSON.parse(again.stdout)).toMatchObject({ claimed: true, alreadyHeld: true });
 
@@ -204,7 +207,9 @@ describe('claims (real processes)', () => {
     expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '' });
     // A person's claim has no lease that expires.
     expect(readTaskFile(t.board, 2)).toMatchObject({ status: 'in_progress', owner: 'human' });
-    expect(readEventLog(t.board).filter((e) => e.type === 'reaped')).toMatchObject([{ task: 1, owner: 'janitor', previousOwner: 'crashed', reason: 'expired' }]);
+    expect(readEventLog(t.board).filter((e) => e.type === 'reaped')).toMatchObject([
+      { task: 1, owner: 'janitor', previousOwner: 'crashed', reason: 'expired' },
+    ]);
     expect(tasks(t.root, ['reap']).stdout.trim()).toBe('nothing to reap');
   });
 
@@ -225,10 +230,16 @@ describe('claims (real processes)', () => {
     cleanup = t.cleanup;
     tasks(t.root, ['create', 'One']);
     tasks(t.root, ['create', 'Two']);
-    const all = tasks(t.root, ['events', '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number });
+    const all = tasks(t.root, ['events', '--json'])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { seq: number });
     expect(all.map((e) => e.seq)).toEqual([1, 2]);
     tasks(t.root, ['claim', '2', '--owner', 'alice']);
-    const newer = tasks(t.root, ['events', '--since', '2', '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const newer = tasks(t.root, ['events', '--since', '2', '--json'])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(newer).toMatchObject([{ seq: 3, type: 'claimed', task: 2, owner: 'alice' }]);
     expect(tasks(t.root, ['events', '--since', '3']).stdout.trim()).toBe('(no events yet)');
     expect(tasks(t.root, ['events', '--since', '2']).stdout).toMatch(/^3 \S+ claimed #2 by alice/);

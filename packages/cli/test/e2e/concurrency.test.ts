@@ -12,9 +12,7 @@ describe('concurrent CLI processes', () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     expect(tasks(t.root, ['create', 'shared']).code).toBe(0);
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => tasksAsync(t.root, ['update', '1', '--meta', `key${i}=${i}`])),
-    );
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => tasksAsync(t.root, ['update', '1', '--meta', `key${i}=${i}`])));
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     expect(readTaskFile(t.board, 1).metadata).toEqual(Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`key${i}`, i])));
   });
@@ -27,7 +25,10 @@ describe('concurrent CLI processes', () => {
     for (let round = 0; round < 20; round++) {
       const a = 2 * round + 1;
       const b = a + 1;
-      const [one, two] = await Promise.all([tasksAsync(t.root, ['dep', 'add', String(a), String(b)]), tasksAsync(t.root, ['dep', 'add', String(b), String(a)])]);
+      const [one, two] = await Promise.all([
+        tasksAsync(t.root, ['dep', 'add', String(a), String(b)]),
+        tasksAsync(t.root, ['dep', 'add', String(b), String(a)]),
+      ]);
       const codes = [one.code, two.code].sort();
       expect(codes, `${one.stderr}${two.stderr}`).toEqual([0, 1]);
       const refused = one.code === 1 ? one : two;
@@ -43,7 +44,10 @@ describe('concurrent CLI processes', () => {
     }
     expect(readdirSync(t.board).filter((n) => n.endsWith('.lock') || n.startsWith('.tmp-'))).toEqual([]);
     // every event line is whole and seq never repeats
-    const seqs = readFileSync(join(t.board, '.runtime', 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).seq as number);
+    const seqs = readFileSync(join(t.board, '.runtime', 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).seq as number);
     expect(new Set(seqs).size).toBe(seqs.length);
   });
 });

@@ -81,7 +81,8 @@ describe('tasks doctor', () => {
   });
 
   it('recognises unresolved merge conflict markers', () => {
-    const text = '{\n  "id": 1,\n  "subject": "Parse AST",\n<<<<<<< ours\n  "status": "completed",\n=======\n  "status": "pending",\n>>>>>>> theirs\n  "blockedBy": []\n}\n';
+    const text =
+      '{\n  "id": 1,\n  "subject": "Parse AST",\n<<<<<<< ours\n  "status": "completed",\n=======\n  "status": "pending",\n>>>>>>> theirs\n  "blockedBy": []\n}\n';
     setup({ 'task_1.json': text });
     const d = diagnose();
     expect(d.findings).toMatchObject([{ code: 'merge_conflict', line: 4, column: 1, fixable: false }]);
@@ -123,7 +124,8 @@ describe('tasks doctor', () => {
   });
 
   it('normalises edge ids written as strings ("2", "task_2", "#2") with their positions', () => {
-    const text = '{\n  "id": 3,\n  "subject": "Run tests",\n  "description": "",\n  "status": "pending",\n  "owner": "",\n  "blockedBy": ["1", "task_2"],\n  "blocks": ["#4"]\n}\n';
+    const text =
+      '{\n  "id": 3,\n  "subject": "Run tests",\n  "description": "",\n  "status": "pending",\n  "owner": "",\n  "blockedBy": ["1", "task_2"],\n  "blocks": ["#4"]\n}\n';
     setup({
       'task_1.json': canonical(task(1, { blocks: [3] })),
       'task_2.json': canonical(task(2, { blocks: [3] })),
@@ -137,7 +139,7 @@ describe('tasks doctor', () => {
       ['string_id', 8, 14, '"blocks" holds the id "#4" as a string'],
     ]);
     // The strict parser refuses the file, and says which command fixes it.
-    expect(tasks(root, ['show', '3']).stderr).toContain("tasks doctor --fix");
+    expect(tasks(root, ['show', '3']).stderr).toContain('tasks doctor --fix');
     const r = fix();
     expect(r.stdout).toContain('fixed .tasks/task_3.json: wrote edge ids as numbers');
     expect(r.code).toBe(0);
@@ -166,7 +168,10 @@ describe('tasks doctor', () => {
     expect(readTaskFile(board, 4).blockedBy).toEqual([3]);
     expect(diagnose().findings).toEqual([]);
     // Each repair is an event.
-    const events = readFileSync(join(board, '.runtime', 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; task: number });
+    const events = readFileSync(join(board, '.runtime', 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; task: number });
     expect(events.filter((e) => e.type === 'repaired').map((e) => e.task)).toEqual([1, 4]);
   });
 
@@ -223,7 +228,8 @@ describe('tasks doctor', () => {
 
   it('rewrites non-canonical files (a Python TaskManager file) without changing their meaning', () => {
     // json.dumps(indent=2), the Python TaskManager's key order, no trailing newline, unsorted ids.
-    const python = '{\n  "id": 4,\n  "subject": "Run tests",\n  "description": "",\n  "status": "pending",\n  "blockedBy": [3, 2],\n  "blocks": [],\n  "owner": ""\n}';
+    const python =
+      '{\n  "id": 4,\n  "subject": "Run tests",\n  "description": "",\n  "status": "pending",\n  "blockedBy": [3, 2],\n  "blocks": [],\n  "owner": ""\n}';
     setup({
       'task_2.json': canonical(task(2, { blocks: [4] })),
       'task_3.json': canonical(task(3, { blocks: [4] })),
@@ -238,7 +244,9 @@ describe('tasks doctor', () => {
 
   it('raises a .highwatermark lower than the highest id, even one a text merge garbled', () => {
     setup({ 'task_5.json': canonical(task(5)) }, 3);
-    expect(diagnose().findings).toMatchObject([{ code: 'highwatermark', message: '.highwatermark is 3, lower than the highest task #5, so ids could be handed out twice' }]);
+    expect(diagnose().findings).toMatchObject([
+      { code: 'highwatermark', message: '.highwatermark is 3, lower than the highest task #5, so ids could be handed out twice' },
+    ]);
     expect(fix().stdout).toContain('raised from 3 to 5');
     expect(file('.highwatermark')).toBe('5\n');
     writeFileSync(join(board, '.highwatermark'), '<<<<<<< ours\n7\n=======\n6\n>>>>>>> theirs\n');
@@ -289,7 +297,7 @@ describe('tasks doctor', () => {
       ['expired_lease', 1, false],
       ['expired_lease', 2, true],
     ]);
-    expect(d.findings[0].fix).toContain("tasks reap");
+    expect(d.findings[0].fix).toContain('tasks reap');
     expect(fix().code).toBe(1);
     expect(existsSync(join(leases, 'task_2.json'))).toBe(false);
     expect(readTaskFile(board, 1).owner).toBe('agent-1');

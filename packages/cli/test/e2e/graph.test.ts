@@ -246,7 +246,15 @@ describe('tasks graph', () => {
     cleanup = t.cleanup;
     const n = 10_000;
     for (let id = 1; id <= n; id++) {
-      const task = { id, subject: `Step ${id}`, description: '', status: 'pending', owner: '', blockedBy: id > 1 ? [id - 1] : [], blocks: id < n ? [id + 1] : [] };
+      const task = {
+        id,
+        subject: `Step ${id}`,
+        description: '',
+        status: 'pending',
+        owner: '',
+        blockedBy: id > 1 ? [id - 1] : [],
+        blocks: id < n ? [id + 1] : [],
+      };
       writeFileSync(join(t.board, `task_${id}.json`), JSON.stringify(task, null, 2) + '\n');
     }
     writeFileSync(join(t.board, '.highwatermark'), `${n}\n`);

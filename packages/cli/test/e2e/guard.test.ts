@@ -95,14 +95,19 @@ describe('tasks guard', () => {
     expect(garbage.stderr).toContain('not JSON');
   });
 
-  it('--hook claude: the nudge gives a command that completes the task in the agent\'s shell (its own PATH, no TASKS_OWNER)', () => {
+  it("--hook claude: the nudge gives a command that completes the task in the agent's shell (its own PATH, no TASKS_OWNER)", () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     tasks(t.root, ['create', 'Parse AST']);
     tasks(t.root, ['create', 'Transform AST']);
     tasks(t.root, ['start', '1', '--owner', 'claude']);
     const hook = (session: string, env: NodeJS.ProcessEnv, bin = TASKS_BIN) => {
-      const r = spawnSync(process.execPath, [bin, 'guard', '--hook', 'claude', '--owner', 'claude'], { cwd: t.root, env, input: payload(session), encoding: 'utf8' });
+      const r = spawnSync(process.execPath, [bin, 'guard', '--hook', 'claude', '--owner', 'claude'], {
+        cwd: t.root,
+        env,
+        input: payload(session),
+        encoding: 'utf8',
+      });
       expect(r.status).toBe(0);
       return doneCommand((JSON.parse(r.stdout) as { reason: string }).reason);
     };
@@ -145,7 +150,12 @@ describe('tasks guard', () => {
     expect(devNull.status).toBe(0);
     expect(JSON.parse(devNull.stdout).decision).toBe('block'); // no payload: no session, still one reminder
     // stdin closed altogether
-    const closed = spawnSync('sh', ['-c', `exec "$0" "$@" <&-`, process.execPath, ...args], { cwd: t.root, env: cleanEnv(), encoding: 'utf8', timeout: 20_000 });
+    const closed = spawnSync('sh', ['-c', `exec "$0" "$@" <&-`, process.execPath, ...args], {
+      cwd: t.root,
+      env: cleanEnv(),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(closed.status).toBe(0);
     expect(closed.stdout).toBe(''); // already reminded in that (missing) session
     expect(Date.now() - started).toBeLessThan(15_000);

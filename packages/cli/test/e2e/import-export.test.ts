@@ -14,7 +14,14 @@ function run(cwd: string, args: string[]): string {
 function writeClaudeList(dir: string): void {
   mkdirSync(dir, { recursive: true });
   const write = (id: number, fields: Record<string, unknown>) => writeFileSync(join(dir, `${id}.json`), JSON.stringify({ id: String(id), ...fields }, null, 2));
-  write(1, { subject: 'Set up schema', description: 'users and orders', activeForm: 'Setting up schema', status: 'completed', blocks: ['2', '3'], blockedBy: [] });
+  write(1, {
+    subject: 'Set up schema',
+    description: 'users and orders',
+    activeForm: 'Setting up schema',
+    status: 'completed',
+    blocks: ['2', '3'],
+    blockedBy: [],
+  });
   write(2, { subject: 'Write API', description: '', activeForm: 'Writing API', status: 'in_progress', owner: 'agent-1', blocks: ['4'], blockedBy: ['1'] });
   // Only one side of 3 -> 4 is written here (Claude lists sometimes do that); the import writes both.
   write(3, { subject: 'Write client', description: '', status: 'pending', blocks: [], blockedBy: ['1'], metadata: { area: 'web' } });
@@ -27,9 +34,36 @@ function writeClaudeList(dir: string): void {
 const STORE_FILE = {
   next_id: 4,
   tasks: [
-    { id: 'task_1', subject: 'Design the tables', description: 'PostgreSQL', status: 'completed', owner: 'agent', active_form: 'writing schema.sql', blocked_by: [], metadata: { priority: 'high' } },
-    { id: 'task_2', subject: 'Write the API', description: 'FastAPI', status: 'in_progress', owner: 'agent', active_form: 'implementing endpoints', blocked_by: [], metadata: {} },
-    { id: 'task_3', subject: 'Write unit tests', description: 'edge cases', status: 'pending', owner: null, active_form: null, blocked_by: ['task_2', 'task_1'], metadata: {} },
+    {
+      id: 'task_1',
+      subject: 'Design the tables',
+      description: 'PostgreSQL',
+      status: 'completed',
+      owner: 'agent',
+      active_form: 'writing schema.sql',
+      blocked_by: [],
+      metadata: { priority: 'high' },
+    },
+    {
+      id: 'task_2',
+      subject: 'Write the API',
+      description: 'FastAPI',
+      status: 'in_progress',
+      owner: 'agent',
+      active_form: 'implementing endpoints',
+      blocked_by: [],
+      metadata: {},
+    },
+    {
+      id: 'task_3',
+      subject: 'Write unit tests',
+      description: 'edge cases',
+      status: 'pending',
+      owner: null,
+      active_form: null,
+      blocked_by: ['task_2', 'task_1'],
+      metadata: {},
+    },
   ],
 };
 
@@ -125,7 +159,13 @@ describe('tasks import and export', () => {
     const file = join(t.root, 'tasks.json');
     writeFileSync(
       file,
-      JSON.stringify({ next_id: 3, tasks: [{ id: 'task_1', subject: 'A', blocked_by: ['task_2'] }, { id: 'task_2', subject: 'B', blocked_by: ['task_1'] }] }),
+      JSON.stringify({
+        next_id: 3,
+        tasks: [
+          { id: 'task_1', subject: 'A', blocked_by: ['task_2'] },
+          { id: 'task_2', subject: 'B', blocked_by: ['task_1'] },
+        ],
+      }),
     );
     const r = tasks(t.root, ['import', 'store', file]);
     expect(r.code).toBe(1);
@@ -188,7 +228,8 @@ describe('tasks import and export', () => {
     expect(readTaskFile(t.board, 3)).toEqual({
       id: 3,
       subject: 'Set up the database schema',
-      description: 'Tables for users and orders, with migrations.\n\n## Acceptance Criteria\n- [x] #1 users table with a unique email\n- [x] #2 orders reference users',
+      description:
+        'Tables for users and orders, with migrations.\n\n## Acceptance Criteria\n- [x] #1 users table with a unique email\n- [x] #2 orders reference users',
       status: 'completed',
       owner: 'ann',
       blockedBy: [],

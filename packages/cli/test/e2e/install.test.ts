@@ -71,8 +71,14 @@ console.log(parseTaskId('#' + task.id), renderBoard(store.loadBoard()).includes(
     for (const name of installed) {
       const dir = join(project, 'node_modules', name);
       const files = execFileSync('find', [dir, '-type', 'f'], { encoding: 'utf8' }).trim().split('\n');
-      expect(files.some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), `${name} ships sources`).toBe(false);
-      expect(files.some((f) => /\.test\.|tsbuildinfo|\.map$/.test(f)), `${name} ships build leftovers`).toBe(false);
+      expect(
+        files.some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')),
+        `${name} ships sources`,
+      ).toBe(false);
+      expect(
+        files.some((f) => /\.test\.|tsbuildinfo|\.map$/.test(f)),
+        `${name} ships build leftovers`,
+      ).toBe(false);
       for (const f of files) expect(readFileSync(f, 'utf8').includes(repoRoot), `${f} names our checkout`).toBe(false);
     }
     // Our dev dependencies were not installed with it.
@@ -93,7 +99,10 @@ console.log(parseTaskId('#' + task.id), renderBoard(store.loadBoard()).includes(
     expect(command).toBe(`npx --no-install tasks done ${id} --owner claude`);
     const env = cleanEnv();
     for (const key of Object.keys(env)) if (key.startsWith('npm_')) delete env[key];
-    env.PATH = (env.PATH ?? '').split(':').filter((dir) => !dir.includes('node_modules')).join(':');
+    env.PATH = (env.PATH ?? '')
+      .split(':')
+      .filter((dir) => !dir.includes('node_modules'))
+      .join(':');
     execFileSync('sh', ['-c', command], { cwd: project, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     expect(JSON.parse(readFileSync(join(project, '.tasks', `task_${id}.json`), 'utf8'))).toMatchObject({ status: 'completed', owner: 'claude' });
   });

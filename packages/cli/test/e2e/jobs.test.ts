@@ -71,7 +71,13 @@ describe('background jobs', () => {
     const types = events(t.root).map((e) => e.type);
     expect(types.indexOf('job.started')).toBeGreaterThan(-1);
     expect(types.indexOf('job.finished')).toBeGreaterThan(types.indexOf('job.started'));
-    expect(events(t.root).find((e) => e.type === 'job.finished')).toMatchObject({ task: 1, job: 'bg_000001', status: 'completed', exitCode: 0, unblocked: [2] });
+    expect(events(t.root).find((e) => e.type === 'job.finished')).toMatchObject({
+      task: 1,
+      job: 'bg_000001',
+      status: 'completed',
+      exitCode: 0,
+      unblocked: [2],
+    });
   });
 
   it('a failure releases the task with metadata.lastRun (exit code and tail)', async () => {

@@ -67,7 +67,7 @@ describe('tasks mcp', () => {
     const cycle = await call(c, { action: 'update', task_id: 2, add_blocked_by: [3] });
     expect(cycle.isError).toBe(true);
     expect(cycle.structuredContent).toMatchObject({ ok: false, error: { code: 'E_CYCLE' } });
-    const spelled = ((cycle.structuredContent?.error as { cycle: number[] }).cycle).map((n) => `#${n}`).join(' -> ');
+    const spelled = (cycle.structuredContent?.error as { cycle: number[] }).cycle.map((n) => `#${n}`).join(' -> ');
     expect(spelled).toMatch(/^#(2|3) -> #(2|3) -> #(2|3)$/);
     expect(cycle.content[0].text).toContain(`would close a cycle ${spelled}`);
     expect(readTaskFile(t.board, 2).blockedBy).toEqual([]);
@@ -115,7 +115,10 @@ describe('tasks mcp', () => {
     });
     expect(r.signal).toBeNull();
     expect(r.status).toBe(0);
-    const replies = r.stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: number; result?: Record<string, unknown> });
+    const replies = r.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; result?: Record<string, unknown> });
     expect(replies.map((m) => m.id)).toEqual([1, 2]);
     expect(replies[0].result?.serverInfo).toMatchObject({ name: 'dotasks' });
     expect(replies[1].result?.isError).toBe(false);
@@ -134,7 +137,8 @@ describe('tasks mcp', () => {
     );
     const register = join(t.root, 'register.mjs');
     writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-    const run = (args: string[]) => spawnSync(process.execPath, ['--import', pathToFileURL(register).href, TASKS_BIN, ...args], { cwd: t.root, env: cleanEnv(), encoding: 'utf8' });
+    const run = (args: string[]) =>
+      spawnSync(process.execPath, ['--import', pathToFileURL(register).href, TASKS_BIN, ...args], { cwd: t.root, env: cleanEnv(), encoding: 'utf8' });
     for (const args of [['list'], ['list', '--all', '--json'], ['create', 'x'], ['events']]) {
       writeFileSync(trace, '');
       expect(run(args).status).toBe(0);

@@ -110,7 +110,10 @@ describe('a writer frozen past the stale time at each step of a commit', () => {
         expect(readTaskFile(b.board, 1), step).toMatchObject({ status: 'in_progress', owner: winner });
         expect(lease(b.board, 1), step).toMatchObject({ owner: winner });
         const claimed = events(b.board).filter((e) => e.type === 'claimed');
-        expect(claimed.map((e) => e.owner), step).toEqual([winner]);
+        expect(
+          claimed.map((e) => e.owner),
+          step,
+        ).toEqual([winner]);
         expectSettled(b.board);
       }),
     );
@@ -134,8 +137,14 @@ describe('a writer frozen past the stale time at each step of a commit', () => {
         expect(readTaskFile(b.board, 2), step).toMatchObject({ blockedBy: [], metadata: { seen: 1 } });
         expect(readTaskFile(b.board, 3).blockedBy).toEqual([]);
         const log = events(b.board);
-        expect(log.filter((e) => e.type === 'completed').map((e) => e.task), step).toEqual([1]);
-        expect(log.filter((e) => e.type === 'unblocked').map((e) => e.task), step).toEqual([2, 3]);
+        expect(
+          log.filter((e) => e.type === 'completed').map((e) => e.task),
+          step,
+        ).toEqual([1]);
+        expect(
+          log.filter((e) => e.type === 'unblocked').map((e) => e.task),
+          step,
+        ).toEqual([2, 3]);
         expect(new Set(log.map((e) => e.seq)).size, `${step}: seq handed out once`).toBe(log.length);
         expectSettled(b.board);
       }),
@@ -214,7 +223,10 @@ describe('a completion of 5,000 dependents racing edits (locks stale after 2 s)'
       canonical({ id: 1, subject: 'hub', description: '', status: 'pending', owner: '', blockedBy: [], blocks: Array.from({ length: n }, (_, i) => i + 2) }),
     );
     for (let id = 2; id <= n + 1; id++)
-      writeFileSync(join(b.board, `task_${id}.json`), canonical({ id, subject: `dependent ${id}`, description: '', status: 'pending', owner: '', blockedBy: [1], blocks: [] }));
+      writeFileSync(
+        join(b.board, `task_${id}.json`),
+        canonical({ id, subject: `dependent ${id}`, description: '', status: 'pending', owner: '', blockedBy: [1], blocks: [] }),
+      );
     writeFileSync(join(b.board, '.highwatermark'), `${n + 1}\n`);
 
     const acknowledged: { id: number; key: string; value: number }[] = [];
@@ -288,8 +300,8 @@ describe('input the board could not read back', () => {
     writeFileSync(join(b.board, '.highwatermark'), '<<<<<<< HEAD\n7\n=======\n9\n>>>>>>> theirs\n');
     const refused = tasks(b.root, ['create', 'two']);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(".highwatermark must hold one plain integer");
-    expect(refused.stderr).toContain("tasks doctor --fix");
+    expect(refused.stderr).toContain('.highwatermark must hold one plain integer');
+    expect(refused.stderr).toContain('tasks doctor --fix');
     ok(b.root, ['doctor', '--fix']);
     expect(readFileSync(join(b.board, '.highwatermark'), 'utf8')).toBe('9\n');
     expect(ok(b.root, ['create', 'two']).stdout).toBe('created #10: two\n');
@@ -307,7 +319,8 @@ describe('rename failures injected by strace into a real process', () => {
     ok(b.root, ['claim', '1', '--owner', 'ann']);
     const digest = () => {
       const h = createHash('sha1');
-      for (const name of readdirSync(b.board).sort()) if (/^task_\d+\.json$|^\.highwatermark$/.test(name)) h.update(name).update(readFileSync(join(b.board, name)));
+      for (const name of readdirSync(b.board).sort())
+        if (/^task_\d+\.json$|^\.highwatermark$/.test(name)) h.update(name).update(readFileSync(join(b.board, name)));
       const leases = join(b.board, '.runtime', 'leases');
       for (const name of existsSync(leases) ? readdirSync(leases).sort() : []) h.update(name).update(readFileSync(join(leases, name)));
       return h.digest('hex');
@@ -345,7 +358,7 @@ describe('rename failures injected by strace into a real process', () => {
     statSync(b.board);
   });
 
-  it('writes in the order a power cut needs: each file fsync\'d before its rename, the journal and its folder first, the folders and the log after', () => {
+  it("writes in the order a power cut needs: each file fsync'd before its rename, the journal and its folder first, the folders and the log after", () => {
     expect(hasStrace, 'strace is needed for this test (.ci/run installs it)').toBe(true);
     const b = staleBoard();
     ok(b.root, ['create', 'hub']);
@@ -377,7 +390,11 @@ describe('rename failures injected by strace into a real process', () => {
     const last = (test: (c: (typeof calls)[number]) => boolean) => calls.map(test).lastIndexOf(true);
     const renames = calls.filter((c) => c.call === 'rename');
     expect(renames.map((r) => r.to!.slice(b.board.length + 1))).toEqual(['.runtime/journal/board.json', 'task_1.json', 'task_2.json', 'task_3.json']);
-    for (const r of renames) expect(at((c) => c.call === 'fsync' && c.path === r.path), `fsync before rename of ${r.path}`).toBeLessThan(calls.indexOf(r));
+    for (const r of renames)
+      expect(
+        at((c) => c.call === 'fsync' && c.path === r.path),
+        `fsync before rename of ${r.path}`,
+      ).toBeLessThan(calls.indexOf(r));
     const journalRename = calls.indexOf(renames[0]);
     const journalFolderSync = at((c) => c.call === 'fsync' && c.path === join(b.board, '.runtime', 'journal'));
     expect(journalFolderSync).toBeGreaterThan(journalRename);

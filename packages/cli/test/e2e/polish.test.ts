@@ -93,7 +93,10 @@ describe('file system errors say what and where in one line', () => {
     const cases: [string[], RegExp][] = [
       [['init', '--dir', 'afile'], /^tasks: .*afile exists and is not a folder; choose another --dir$/],
       [['init', '--dir', 'afile/sub'], /^tasks: cannot stat .*afile\/sub: a part of that path is a file, not a folder \(ENOTDIR\)$/],
-      [['merge-driver', join(t.root, 'nope-base'), join(t.root, 'nope-ours'), join(t.root, 'nope-theirs'), 'task_1.json'], /^tasks: cannot open .*nope-\w+: no such file or folder \(ENOENT\)$/],
+      [
+        ['merge-driver', join(t.root, 'nope-base'), join(t.root, 'nope-ours'), join(t.root, 'nope-theirs'), 'task_1.json'],
+        /^tasks: cannot open .*nope-\w+: no such file or folder \(ENOENT\)$/,
+      ],
       [['list', '--dir', 'afile'], /^tasks: no task board found/],
     ];
     for (const [args, expected] of cases) {

@@ -58,8 +58,8 @@ describe('file scopes (real processes)', () => {
     const script = [
       "const fs = require('fs');",
       `const log = ${JSON.stringify(log)};`,
-      "fs.appendFileSync(log, `start ${process.env.TASK_ID} ${Date.now()}\\n`);",
-      "setTimeout(() => fs.appendFileSync(log, `end ${process.env.TASK_ID} ${Date.now()}\\n`), 600);",
+      'fs.appendFileSync(log, `start ${process.env.TASK_ID} ${Date.now()}\\n`);',
+      'setTimeout(() => fs.appendFileSync(log, `end ${process.env.TASK_ID} ${Date.now()}\\n`), 600);',
     ].join(' ');
     const workers = Array.from({ length: 4 }, (_, k) => startTasks(t.root, ['worker', '--owner', `w${k}`, '--', process.execPath, '-e', script]));
     const results = await Promise.all(workers.map((w) => w.done));
@@ -83,7 +83,9 @@ describe('file scopes (real processes)', () => {
       expect(x.end <= y.start || y.end <= x.start, `#${a} ${JSON.stringify(x)} and #${b} ${JSON.stringify(y)} ran at the same time`).toBe(true);
     }
     // And the workers did run side by side: scopes keep apart only what overlaps.
-    const concurrent = ids.some((a) => ids.some((b) => a !== b && intervals.get(a)!.start < intervals.get(b)!.end && intervals.get(b)!.start < intervals.get(a)!.end));
+    const concurrent = ids.some((a) =>
+      ids.some((b) => a !== b && intervals.get(a)!.start < intervals.get(b)!.end && intervals.get(b)!.start < intervals.get(a)!.end),
+    );
     expect(concurrent).toBe(true);
   });
 
@@ -91,7 +93,8 @@ describe('file scopes (real processes)', () => {
     const t = repoBoard(['src/a/x.ts', 'src/b/y.ts']);
     cleanup = t.cleanup;
     const id = create(t.root, 'Work in a', ['src/a/**']);
-    const script = "const fs = require('fs'); fs.writeFileSync('src/a/x.ts', 'changed'); fs.writeFileSync('src/a/new.ts', 'new'); fs.writeFileSync('src/b/y.ts', 'stray'); fs.writeFileSync('stray.txt', 'x');";
+    const script =
+      "const fs = require('fs'); fs.writeFileSync('src/a/x.ts', 'changed'); fs.writeFileSync('src/a/new.ts', 'new'); fs.writeFileSync('src/b/y.ts', 'stray'); fs.writeFileSync('stray.txt', 'x');";
     const worker = startTasks(t.root, ['worker', '--owner', 'w', '--json', '--', process.execPath, '-e', script]);
     const r = await worker.done;
     expect(r.code, r.stderr).toBe(0);

@@ -11,7 +11,13 @@ afterEach(() => cleanup());
 function board() {
   const t = tempBoard();
   cleanup = t.cleanup;
-  for (const args of [['create', 'Parse AST'], ['create', 'Emit: output', '--blocked-by', '1'], ['create', 'Dropped'], ['done', '1'], ['delete', '3']])
+  for (const args of [
+    ['create', 'Parse AST'],
+    ['create', 'Emit: output', '--blocked-by', '1'],
+    ['create', 'Dropped'],
+    ['done', '1'],
+    ['delete', '3'],
+  ])
     expect(tasks(t.root, args).code, args.join(' ')).toBe(0);
   return t;
 }
@@ -112,9 +118,14 @@ describe('text from the board never reaches the terminal raw', () => {
     const file = join(t.board, 'task_1.json');
     const subject = '\u001b]0;pwned\u0007\u001b[2J';
     const task = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    writeFileSync(file, JSON.stringify({ ...task, subject: `Evil ${subject}\nsecond line \u009b6n`, owner: '', metadata: { note: '\u009b2J' } }, null, 2) + '\n');
+    writeFileSync(
+      file,
+      JSON.stringify({ ...task, subject: `Evil ${subject}\nsecond line \u009b6n`, owner: '', metadata: { note: '\u009b2J' } }, null, 2) + '\n',
+    );
     // The color is forced on: our own escape sequences are still there, the task's are not.
-    const outputs = ['list', 'show 1', 'graph', 'graph --format mermaid', 'events'].map((args) => [args, tasks(t.root, args.split(' '), { FORCE_COLOR: '1', NO_COLOR: '' })] as const);
+    const outputs = ['list', 'show 1', 'graph', 'graph --format mermaid', 'events'].map(
+      (args) => [args, tasks(t.root, args.split(' '), { FORCE_COLOR: '1', NO_COLOR: '' })] as const,
+    );
     for (const [args, r] of outputs) {
       expect(r.stderr, args).toBe('');
       expect(r.stdout, args).not.toMatch(/\u001b\]|\u001b\[2J|\u0007|\u009b/);

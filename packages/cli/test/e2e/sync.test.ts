@@ -77,7 +77,9 @@ describe('tasks sync across clones', () => {
       for (const m of machines) expect(tasks(m, ['sync']).code).toBe(0);
       for (const m of machines) expect(JSON.parse(tasks(m, ['show', '1', '--json']).stdout)).toMatchObject({ status: 'in_progress', owner: winner });
       // Only the winner's machine has a claim record.
-      const records = machines.filter((m) => existsSync(join(m, '.tasks', '.runtime', 'leases')) && readdirSync(join(m, '.tasks', '.runtime', 'leases')).length > 0);
+      const records = machines.filter(
+        (m) => existsSync(join(m, '.tasks', '.runtime', 'leases')) && readdirSync(join(m, '.tasks', '.runtime', 'leases')).length > 0,
+      );
       expect(records).toHaveLength(1);
       expect(tasks(machines[0], ['release', '1', '--force']).code).toBe(0);
       expect(tasks(machines[0], ['sync']).code).toBe(0);
@@ -98,7 +100,7 @@ describe('tasks sync across clones', () => {
       stdio: 'ignore',
     });
     const claimedOnRemote = () => JSON.parse(tasks(b, ['show', '1', '--json']).stdout).owner === 'agent-a';
-    await until(() => (tasks(b, ['sync']).code === 0 && claimedOnRemote()), 20_000);
+    await until(() => tasks(b, ['sync']).code === 0 && claimedOnRemote(), 20_000);
     // Alive: over twice the lease, b's syncs leave the claim alone.
     const aliveUntil = Date.now() + 4500;
     while (Date.now() < aliveUntil) {
@@ -127,7 +129,11 @@ describe('tasks sync across clones', () => {
 
   it('watch --sync shares the board without anyone typing sync: changes go out at once and come in within the interval', async () => {
     const [a, b] = clones(2);
-    const watcher = spawn(process.execPath, [TASKS_BIN, 'watch', '--sync', '--sync-interval', '1', '--json'], { cwd: b, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const watcher = spawn(process.execPath, [TASKS_BIN, 'watch', '--sync', '--sync-interval', '1', '--json'], {
+      cwd: b,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     watcher.stdout.on('data', (d) => (out += d));
     try {
@@ -147,14 +153,20 @@ describe('tasks sync across clones', () => {
       await new Promise((r) => watcher.on('close', r));
     }
     // Read once the watcher is gone: the synchronous calls above keep its output waiting in the pipe.
-    expect(out.split('\n').filter(Boolean).map((l) => JSON.parse(l).type), out).toContain('synced');
+    expect(
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).type),
+      out,
+    ).toContain('synced');
   });
 
   it('four machines, two workers each, work a random DAG of 40 tasks: each task once, never before its blockers, all boards identical', async () => {
     const machines = clones(4);
     const store = new TaskStore(join(machines[0], '.tasks'));
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const N = Number(process.env.SYNC_N ?? 40);
     const blockers = new Map<number, number[]>();
     for (let id = 1; id <= N; id++) {
@@ -167,7 +179,10 @@ describe('tasks sync across clones', () => {
     const log = join(root, 'work.log');
     writeFileSync(log, '');
     const script = join(root, 'work.cjs');
-    writeFileSync(script, "const fs = require('fs'); fs.appendFileSync(process.env.WORK_LOG, `start ${process.env.TASK_ID} ${process.env.MACHINE}\\n`); fs.appendFileSync(process.env.WORK_LOG, `end ${process.env.TASK_ID} ${process.env.MACHINE}\\n`);\n");
+    writeFileSync(
+      script,
+      "const fs = require('fs'); fs.appendFileSync(process.env.WORK_LOG, `start ${process.env.TASK_ID} ${process.env.MACHINE}\\n`); fs.appendFileSync(process.env.WORK_LOG, `end ${process.env.TASK_ID} ${process.env.MACHINE}\\n`);\n",
+    );
     const workers = machines.flatMap((m, i) =>
       [1, 2].map((w) =>
         collectOutput(
@@ -182,7 +197,10 @@ describe('tasks sync across clones', () => {
     for (const r of results) expect(r.code, r.stderr.slice(-2000)).toBe(0);
     for (const m of machines) expect(tasks(m, ['sync']).code).toBe(0);
 
-    const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' '));
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '));
     const starts = lines.filter((l) => l[0] === 'start').map((l) => Number(l[1]));
     expect(starts.sort((x, y) => x - y)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
     const ended = new Set<number>();

@@ -26,7 +26,7 @@ describe('tasks tool-schema', () => {
     expect(draft7({ action: 'create', subject: 'x', extra: 1 })).toBe(false);
   });
 
-  it('prints strict-mode definitions that keep OpenAI\'s documented rules, for Chat Completions and the Responses API', () => {
+  it("prints strict-mode definitions that keep OpenAI's documented rules, for Chat Completions and the Responses API", () => {
     const t = tempBoard({ init: false });
     cleanup = t.cleanup;
     const plain = JSON.parse(tasks(t.root, ['tool-schema', '--format', 'openai']).stdout);

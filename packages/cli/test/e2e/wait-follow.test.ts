@@ -78,7 +78,11 @@ describe('tasks events --follow', () => {
     let stdout = '';
     child.stdout.on('data', (d) => (stdout += d));
     const exited = new Promise<{ code: number | null }>((resolve) => child.on('close', (code) => resolve({ code })));
-    const lines = () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { seq: number; type: string; task?: number });
+    const lines = () =>
+      stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { seq: number; type: string; task?: number });
 
     expect(tasks(t.root, ['create', 'Transform AST', '--blocked-by', '1']).code).toBe(0);
     await vi.waitFor(() => expect(lines().map((e) => e.type)).toEqual(['created']), WAIT);

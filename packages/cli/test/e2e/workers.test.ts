@@ -109,7 +109,10 @@ describe('tasks worker (real processes)', () => {
     expect(task).toMatchObject({ status: 'pending', owner: '' });
     expect(task.metadata.lastError).toMatchObject({ exitCode: 7, signal: null, owner: 'agent-1', tail: 'boom on 1' });
     expect(Date.parse(task.metadata.lastError.at as string)).not.toBeNaN();
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
     expect(events.map((e) => e.type)).toEqual(['worker.started', 'task.claimed', 'task.failed', 'worker.stopped']);
     expect(events[3]).toMatchObject({ reason: 'drained', gaveUp: [1] });
     expect(readEventLog(t.board).at(-1)).toMatchObject({ type: 'released', task: 1, reason: 'failed' });
@@ -273,7 +276,11 @@ describe('tasks worker (real processes)', () => {
     };
     /** Resolves once none of `pids` runs; fails after 5 s. */
     const goneWithin5s = (pids: number[]) => vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]), { timeout: 5000, interval: 25 });
-    const workerEvents = (stdout: string) => stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const workerEvents = (stdout: string) =>
+      stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
 
     it('released by another owner: the command and its grandchild stop within 5 s, and the task stays released', async () => {
       const t = tempBoard();
@@ -339,7 +346,9 @@ describe('tasks worker (real processes)', () => {
       const leaseFile = join(t.board, '.runtime', 'leases', 'task_1.json');
       const lease = JSON.parse(readFileSync(leaseFile, 'utf8')) as { expiresAt: string };
       writeFileSync(leaseFile, JSON.stringify({ ...lease, expiresAt: new Date(Date.now() - 1000).toISOString() }));
-      expect(JSON.parse(tasks(t.root, ['reap', '--owner', 'boss', '--json']).stdout)).toMatchObject({ reaped: [{ task: 1, owner: 'sleepy', reason: 'expired' }] });
+      expect(JSON.parse(tasks(t.root, ['reap', '--owner', 'boss', '--json']).stdout)).toMatchObject({
+        reaped: [{ task: 1, owner: 'sleepy', reason: 'expired' }],
+      });
       await goneWithin5s(tree);
 
       const r = await w.done;

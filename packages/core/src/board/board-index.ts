@@ -180,7 +180,15 @@ export function loadBoardSnapshot(dir: string): BoardSnapshot {
       const path = paths[i];
       const at = entries?.positions.get(id);
       const item = at === undefined ? undefined : entries!.items[at];
-      if (item && item.length === 6 && isFile[i] && item[1] === seen[i * 4] && item[2] === seen[i * 4 + 1] && item[3] === seen[i * 4 + 2] && item[4] === seen[i * 4 + 3]) {
+      if (
+        item &&
+        item.length === 6 &&
+        isFile[i] &&
+        item[1] === seen[i * 4] &&
+        item[2] === seen[i * 4 + 1] &&
+        item[3] === seen[i * 4 + 2] &&
+        item[4] === seen[i * 4 + 3]
+      ) {
         tasks.push(taskFromRaw(item[5]));
         lines.push(at!);
         continue;
@@ -212,7 +220,17 @@ export function loadBoardSnapshot(dir: string): BoardSnapshot {
     const snapshot = { tasks, byId: new Map(tasks.map((t) => [t.id, t])), problems };
 
     // The index file's mtime says when an exact pass last found it right (claimNext trusts it for a while after).
-    if (changed) writer.write(boardIndexPath(dir), encodeIndex(dirId, hwm, bad, lines.map((l) => (typeof l === 'number' ? entries!.lineAt(l) : l))), verifiedAt);
+    if (changed)
+      writer.write(
+        boardIndexPath(dir),
+        encodeIndex(
+          dirId,
+          hwm,
+          bad,
+          lines.map((l) => (typeof l === 'number' ? entries!.lineAt(l) : l)),
+        ),
+        verifiedAt,
+      );
     else if (old && !(verifiedAt - old.verifiedAt >= 0 && verifiedAt - old.verifiedAt < REFRESH_MS)) touch(old.fd, verifiedAt);
     return snapshot;
   } finally {
@@ -424,8 +442,7 @@ function readBoardNames(dir: string): string[] {
 }
 
 function boardGone(dir: string, error: unknown): unknown {
-  if (isErrnoException(error, 'ENOENT'))
-    return new TasksError('E_NO_BOARD', `the board ${dir} is gone; run 'tasks init' to create one`, {}, { cause: error });
+  if (isErrnoException(error, 'ENOENT')) return new TasksError('E_NO_BOARD', `the board ${dir} is gone; run 'tasks init' to create one`, {}, { cause: error });
   return error;
 }
 
@@ -542,7 +559,19 @@ function encodeIndex(dir: DirId | null, hwm: number | null, bad: string[], entri
   const openText = `[${open.join(',\n')}]\n`;
   const restText = `[${rest.join(',\n')}]\n`;
   // openBytes depends on the header's own length: settle it in a few passes.
-  const header: IndexHeader = { format: FORMAT, version: VERSION, keys: KNOWN_KEYS, dir, hwm, closed, unsure, bad, openBytes: 0, open: open.length, rest: rest.length };
+  const header: IndexHeader = {
+    format: FORMAT,
+    version: VERSION,
+    keys: KNOWN_KEYS,
+    dir,
+    hwm,
+    closed,
+    unsure,
+    bad,
+    openBytes: 0,
+    open: open.length,
+    rest: rest.length,
+  };
   let headerText = '';
   for (let pass = 0; pass < 3; pass++) {
     headerText = JSON.stringify(header) + '\n';

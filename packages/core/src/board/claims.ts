@@ -193,9 +193,13 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
   }
   if (held.size) {
     const ids = [...held].sort((a, b) => a - b).map((id) => `#${id}`);
-    throw new ClaimError('nothing_ready', `nothing is ready to claim: ${ids.join(', ')} wait${held.size === 1 ? 's' : ''} for tasks in progress on the same files (see 'tasks list')`, {
-      heldByScope: [...held].sort((a, b) => a - b),
-    });
+    throw new ClaimError(
+      'nothing_ready',
+      `nothing is ready to claim: ${ids.join(', ')} wait${held.size === 1 ? 's' : ''} for tasks in progress on the same files (see 'tasks list')`,
+      {
+        heldByScope: [...held].sort((a, b) => a - b),
+      },
+    );
   }
   throw new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
 }
@@ -247,7 +251,12 @@ export async function releaseTask(
  */
 export async function heartbeat(store: TaskStore, options: { owner: string; id?: number; ttlSeconds?: number; worktree?: string }): Promise<Lease[]> {
   const renewed: Lease[] = [];
-  const ids = options.id !== undefined ? [options.id] : listLeases(store.runtimeDir).filter((l) => l.owner === options.owner).map((l) => l.task);
+  const ids =
+    options.id !== undefined
+      ? [options.id]
+      : listLeases(store.runtimeDir)
+          .filter((l) => l.owner === options.owner)
+          .map((l) => l.task);
   for (const id of ids) {
     const result = await store.transact({ tasks: [id] }, (tx) => {
       const task = tx.read(id);
@@ -295,8 +304,7 @@ async function reapOne(store: TaskStore, lease: Lease, reason: string, options: 
     // Re-check under the lock: a heartbeat may have renewed it meanwhile.
     const fresh = tx.readLease(lease.task);
     const task = tx.edit(lease.task);
-    if (!fresh || fresh.claimedAt !== lease.claimedAt || !leaseExpiry(fresh, now) || task.status !== 'in_progress' || task.owner !== lease.owner)
-      return false;
+    if (!fresh || fresh.claimedAt !== lease.claimedAt || !leaseExpiry(fresh, now) || task.status !== 'in_progress' || task.owner !== lease.owner) return false;
     task.status = 'pending';
     task.owner = '';
     tx.put(task);

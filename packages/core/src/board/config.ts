@@ -65,26 +65,22 @@ export function readConfig(boardDir: string): BoardConfig {
     const at = positionAt(text, problem?.offset ?? 0);
     throw new TasksError('E_INVALID', `${file}:${at.line}:${at.column}: invalid JSON: ${problem?.message ?? 'parse error'}`, { file });
   }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
-    throw new TasksError('E_INVALID', `${file}: must hold a JSON object`, { file });
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new TasksError('E_INVALID', `${file}: must hold a JSON object`, { file });
   const obj = raw as Record<string, unknown>;
   if (obj.singleInProgress !== undefined) {
-    if (typeof obj.singleInProgress !== 'boolean')
-      throw new TasksError('E_INVALID', `${file}: "singleInProgress" must be true or false`, { file });
+    if (typeof obj.singleInProgress !== 'boolean') throw new TasksError('E_INVALID', `${file}: "singleInProgress" must be true or false`, { file });
     config.singleInProgress = obj.singleInProgress;
   }
   for (const key of NUMBER_KEYS) {
     const value = obj[key];
     if (value === undefined) continue;
-    if (typeof value !== 'number' || !(value > 0))
-      throw new TasksError('E_INVALID', `${file}: "${key}" must be a positive number of seconds`, { file });
+    if (typeof value !== 'number' || !(value > 0)) throw new TasksError('E_INVALID', `${file}: "${key}" must be a positive number of seconds`, { file });
     config[key] = value;
   }
   for (const key of STRING_KEYS) {
     const value = obj[key];
     if (value === undefined) continue;
-    if (typeof value !== 'string' || value.trim() === '')
-      throw new TasksError('E_INVALID', `${file}: "${key}" must be a non-empty string`, { file });
+    if (typeof value !== 'string' || value.trim() === '') throw new TasksError('E_INVALID', `${file}: "${key}" must be a non-empty string`, { file });
     config[key] = value;
   }
   return config;

@@ -7,7 +7,20 @@ import { createRecord, isClosed, normalizeIds, type Task } from '../format/forma
 import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
 import { createLease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
-import { applyLabels, applyMetadata, applyPaths, assertHeldBy, checkLabels, checkNoteText, checkPaths, checkPriority, checkStatus, checkSubject, checkTransition, removeId } from './rules.js';
+import {
+  applyLabels,
+  applyMetadata,
+  applyPaths,
+  assertHeldBy,
+  checkLabels,
+  checkNoteText,
+  checkPaths,
+  checkPriority,
+  checkStatus,
+  checkSubject,
+  checkTransition,
+  removeId,
+} from './rules.js';
 import type { ActorOptions, BatchItem, CreateTaskInput, MutationResult, UpdateOptions, UpdateTaskInput } from './store-types.js';
 import { HIGHWATERMARK_FILE, type Transaction, type TxScope } from './transaction.js';
 /** Under the owner's lock: refuses a second task in progress for `owner`. */
@@ -84,7 +97,7 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
       if (path) throw new CycleError([id, ...path.slice(1, -1), b, id].filter((x, i, a) => i === 0 || x !== a[i - 1]));
     }
   }
-  const owner = input.owner ?? (status === 'in_progress' ? options.actor ?? '' : '');
+  const owner = input.owner ?? (status === 'in_progress' ? (options.actor ?? '') : '');
   if (status === 'in_progress') {
     if (owner === '') throw new TasksError('E_INVALID', 'a task created in progress needs an owner (--owner)');
     assertOwnerFree(store, tx, owner, new Set());
@@ -177,7 +190,7 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
   let nextOwner: string;
   if (patch.owner !== undefined) nextOwner = patch.owner;
   else if (toStatus === 'in_progress' && actorIsOther) nextOwner = options.actor!;
-  else nextOwner = before.owner || (toStatus === 'in_progress' ? options.actor ?? '' : '');
+  else nextOwner = before.owner || (toStatus === 'in_progress' ? (options.actor ?? '') : '');
   if (actorIsOther && !options.force) {
     if (finalStatus === 'in_progress' && nextOwner !== holder)
       throw new ClaimError('already_claimed', `task #${id} is already claimed by ${holder}; add --force to take it over`, { task: id, owner: holder });
@@ -352,11 +365,10 @@ export async function completeTask(
         });
       const open = openBlockers(task, (n) => tx.view(n));
       if (open.length)
-        throw new TasksError(
-          'E_BLOCKED',
-          `task #${id} is still blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first or add --force`,
-          { id, blockedBy: open },
-        );
+        throw new TasksError('E_BLOCKED', `task #${id} is still blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first or add --force`, {
+          id,
+          blockedBy: open,
+        });
     }
     if (options.metadata) {
       const edited = tx.edit(id);
@@ -398,8 +410,7 @@ export async function deleteTask(store: TaskStore, id: number, options: ActorOpt
  * `confirm: true`. Entries that are not task files are left in place.
  */
 export async function clearBoard(store: TaskStore, options: ActorOptions & { confirm: boolean }): Promise<{ removed: number[] }> {
-  if (options.confirm !== true)
-    throw new TasksError('E_CONFIRM', "clear removes every task file; run 'tasks clear --yes' to confirm");
+  if (options.confirm !== true) throw new TasksError('E_CONFIRM', "clear removes every task file; run 'tasks clear --yes' to confirm");
   const result = await store.transact({ board: true, tasks: store.listIds() }, (tx) => {
     const removed: number[] = [];
     const ids = store.listIds();
@@ -442,7 +453,8 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
       try {
         if (item.id === undefined) {
           const wanted = item.status ?? 'pending';
-          let task = await createInTx(store, 
+          let task = await createInTx(
+            store,
             tx,
             {
               subject: item.subject as string,

@@ -1,5 +1,15 @@
 import { TasksError } from '../errors.js';
-import { DEFAULT_PRIORITY, MAX_PRIORITY, TASK_STATUSES, cloneJson, createRecord, normalizeLabels, setOwn, type Task, type TaskStatus } from '../format/format.js';
+import {
+  DEFAULT_PRIORITY,
+  MAX_PRIORITY,
+  TASK_STATUSES,
+  cloneJson,
+  createRecord,
+  normalizeLabels,
+  setOwn,
+  type Task,
+  type TaskStatus,
+} from '../format/format.js';
 
 /**
  * The rules of a task's life (docs/protocol.md, "Status, edges and
@@ -36,8 +46,7 @@ export function checkTransition(task: Task, to: TaskStatus): void {
 
 /** A subject: a non-empty one-line title of at most MAX_SUBJECT_CHARS characters. */
 export function checkSubject(subject: unknown): string {
-  if (typeof subject !== 'string' || subject.trim() === '')
-    throw new TasksError('E_INVALID', 'a task needs a subject: a non-empty one-line title');
+  if (typeof subject !== 'string' || subject.trim() === '') throw new TasksError('E_INVALID', 'a task needs a subject: a non-empty one-line title');
   if (/[\r\n]/.test(subject)) throw new TasksError('E_INVALID', 'a subject is one line; put details in the description');
   if (subject.length > MAX_SUBJECT_CHARS)
     throw new TasksError(
@@ -114,9 +123,13 @@ export function removeId(list: number[], id: number): boolean {
 export function checkPriority(priority: unknown): number | undefined {
   if (priority === null || priority === undefined) return undefined;
   if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > MAX_PRIORITY)
-    throw new TasksError('E_INVALID', `a priority is an integer from 0 (highest) to ${MAX_PRIORITY} (default ${DEFAULT_PRIORITY}), got ${JSON.stringify(priority)}`, {
-      priority,
-    });
+    throw new TasksError(
+      'E_INVALID',
+      `a priority is an integer from 0 (highest) to ${MAX_PRIORITY} (default ${DEFAULT_PRIORITY}), got ${JSON.stringify(priority)}`,
+      {
+        priority,
+      },
+    );
   return priority === DEFAULT_PRIORITY ? undefined : priority;
 }
 
@@ -126,9 +139,13 @@ export function checkLabels(labels: readonly unknown[]): string[] {
   for (const label of labels) {
     const text = typeof label === 'string' ? label.trim() : '';
     if (text === '' || /[\r\n]/.test(text) || text.length > MAX_LABEL_CHARS)
-      throw new TasksError('E_INVALID', `a label is a non-empty word or short phrase on one line (at most ${MAX_LABEL_CHARS} characters), got ${JSON.stringify(label)}`, {
-        label,
-      });
+      throw new TasksError(
+        'E_INVALID',
+        `a label is a non-empty word or short phrase on one line (at most ${MAX_LABEL_CHARS} characters), got ${JSON.stringify(label)}`,
+        {
+          label,
+        },
+      );
     out.push(text);
   }
   return normalizeLabels(out);

@@ -98,7 +98,9 @@ export function expandScope(paths: readonly string[], files: readonly string[]):
   const literals = scope.globs.filter((g) => g.literal).map((g) => g.glob);
   const dynamic = scope.globs.filter((g) => !g.literal).map((g) => g.glob);
   const matches = dynamic.length ? mm().matcher(dynamic.length === 1 ? dynamic[0] : `{${dynamic.join(',')}}`, MATCH) : () => false;
-  const excluded = scope.negatives.length ? mm().matcher(scope.negatives.length === 1 ? scope.negatives[0] : `{${scope.negatives.join(',')}}`, MATCH) : () => false;
+  const excluded = scope.negatives.length
+    ? mm().matcher(scope.negatives.length === 1 ? scope.negatives[0] : `{${scope.negatives.join(',')}}`, MATCH)
+    : () => false;
   return files.filter((f) => (matches(f) || literals.some((l) => within(f, l))) && !excluded(f));
 }
 

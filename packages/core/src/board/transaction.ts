@@ -6,17 +6,7 @@ import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
 import { appendEvents, readTxEvents, type NewEvent, type TaskEvent } from '../events/events.js';
 import { MAX_TASK_FILE_BYTES, copyTask, normalizeIds, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { pausePoint, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, writeNewFile } from '../fs/fsio.js';
-import {
-  commitJournal,
-  hashText,
-  journalDir,
-  journalTasks,
-  listJournals,
-  newJournal,
-  readJournal,
-  recoverJournal,
-  type JournalOp,
-} from '../fs/journal.js';
+import { commitJournal, hashText, journalDir, journalTasks, listJournals, newJournal, readJournal, recoverJournal, type JournalOp } from '../fs/journal.js';
 import { LEASES_DIR, parseLease, type Lease } from '../runtime/leases.js';
 import { acquireLock, isExclusivelyHeld, markExclusive, releaseLocks, type AcquiredLock, type HeldLock, type LockOptions } from '../fs/locks.js';
 
@@ -397,7 +387,9 @@ export class Transaction {
       const journalOps: JournalOp[] = ops.map((op) => ({ file: op.file, before: hashText(op.before), after: op.after ?? null }));
       const gate = this.boardLock ?? this.singleTaskLock();
       try {
-        journalPath = await commitJournal(this.host.runtimeDir, this.journalName(), newJournal(this.id, journalOps, this.events), gate, () => this.assertAllHeld());
+        journalPath = await commitJournal(this.host.runtimeDir, this.journalName(), newJournal(this.id, journalOps, this.events), gate, () =>
+          this.assertAllHeld(),
+        );
       } catch (error) {
         throw this.beforeCommit(error);
       }
@@ -513,7 +505,12 @@ export class Transaction {
       for (const folder of new Set(applied.map((op) => dirname(join(this.host.dir, op.file))))) syncFolder(folder);
       if (journalPath) removeFile(journalPath);
     } catch {
-      return ioError(error, journalPath ? `the change is half applied and the next command that takes these locks completes it from ${journalPath}` : 'the change may be half applied');
+      return ioError(
+        error,
+        journalPath
+          ? `the change is half applied and the next command that takes these locks completes it from ${journalPath}`
+          : 'the change may be half applied',
+      );
     }
     return ioError(error, 'nothing was changed');
   }

@@ -25,7 +25,15 @@ describe('reconcile', () => {
   }
 
   function write(store: TaskStore, id: number, spec: Spec): void {
-    const task = { id, subject: `Task ${id}`, description: '', status: spec.status ?? 'pending', owner: '', blockedBy: spec.blockedBy ?? [], blocks: spec.blocks ?? [] };
+    const task = {
+      id,
+      subject: `Task ${id}`,
+      description: '',
+      status: spec.status ?? 'pending',
+      owner: '',
+      blockedBy: spec.blockedBy ?? [],
+      blocks: spec.blocks ?? [],
+    };
     writeFileSync(store.taskPath(id), JSON.stringify(task, null, 2));
   }
 

@@ -321,7 +321,10 @@ function verdictFinding(verdict: GraphVerdict): BoardFinding {
     case 'deleted':
       return invalid(task, `"${field}" names #${other}, which is deleted; a deleted task blocks nobody`);
     case 'cycle':
-      return invalid(task, `"${field}" names #${other}, which closes the cycle ${formatCycle(verdict.cycle!)}; nothing was written (remove one edge of the cycle)`);
+      return invalid(
+        task,
+        `"${field}" names #${other}, which closes the cycle ${formatCycle(verdict.cycle!)}; nothing was written (remove one edge of the cycle)`,
+      );
   }
 }
 
@@ -469,7 +472,12 @@ export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number
     // Files that still name the vanished task (completed ones' `blocks` are history).
     const naming = normalizeIds([...graph.waitersNaming(id), ...graph.blockersNaming(id).filter((b) => !isClosed(graph.get(b)?.status ?? 'pending'))]);
     if (naming.length === 0) return [];
-    return [invalid(id, `${fileOf(id)} is gone but ${naming.map((n) => `#${n}`).join(', ')} still name${naming.length === 1 ? 's' : ''} it; restore the file, or remove the edges with 'tasks dep rm'`)];
+    return [
+      invalid(
+        id,
+        `${fileOf(id)} is gone but ${naming.map((n) => `#${n}`).join(', ')} still name${naming.length === 1 ? 's' : ''} it; restore the file, or remove the edges with 'tasks dep rm'`,
+      ),
+    ];
   }
   graph.set(id, task);
   for (const b of task.blockedBy) blockers.add(b);
@@ -577,7 +585,14 @@ export async function applyFinding(
     const inBlocks = a.blocks.includes(waiter);
     const inBlockedBy = w.blockedBy.includes(blocker);
     // Still exactly the one-sided edge the finding describes?
-    const stated = finding.field === 'blocks' ? (finding.kind === 'add-side' ? inBlockedBy && !inBlocks : inBlocks && !inBlockedBy) : finding.kind === 'add-side' ? inBlocks && !inBlockedBy : inBlockedBy && !inBlocks;
+    const stated =
+      finding.field === 'blocks'
+        ? finding.kind === 'add-side'
+          ? inBlockedBy && !inBlocks
+          : inBlocks && !inBlockedBy
+        : finding.kind === 'add-side'
+          ? inBlocks && !inBlockedBy
+          : inBlockedBy && !inBlocks;
     if (!stated) return [];
     if (finding.kind === 'add-side') {
       if (a.status === 'deleted' || w.status === 'deleted') return [];
@@ -591,7 +606,14 @@ export async function applyFinding(
     const writes = settleEdge(finding, edited.blocker, edited.waiter);
     const source = fileOf(finding.task === blocker ? waiter : blocker);
     const other = finding.field === 'blocks' ? waiter : blocker;
-    tx.event({ type: 'repaired', task: finding.task, owner: options.actor, field: finding.field, ...(finding.kind === 'add-side' ? { added: other } : { removed: other }), source });
+    tx.event({
+      type: 'repaired',
+      task: finding.task,
+      owner: options.actor,
+      field: finding.field,
+      ...(finding.kind === 'add-side' ? { added: other } : { removed: other }),
+      source,
+    });
     if (writes.includes(edited.waiter) && w.blockedBy.length > 0 && edited.waiter.blockedBy.length === 0 && !isClosed(w.status))
       tx.event({ type: 'unblocked', task: waiter, owner: options.actor, by: blocker });
     for (const task of writes) tx.put(task);

@@ -136,37 +136,40 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
   // One transaction: the board lock, then the locks of every file to write.
   // The plan is made again under the locks (the first scan ran without
   // them); a file that changed between that plan and its lock starts it over.
-  const repaired = await store.transact({ board: true, tasks: [...first.plan.writes.keys(), ...first.plan.leases.map((l) => l.task), ...first.plan.journals] }, (tx) => {
-    const scan = scanBoard(store, { ...options, git: false });
-    const writes = [...scan.plan.writes.values()].sort((a, b) => a.id - b.id);
-    tx.need({ tasks: [...writes.map((w) => w.id), ...scan.plan.leases.map((l) => l.task), ...scan.plan.journals] });
-    const made: DoctorChange[] = [];
-    for (const w of writes) {
-      if (tx.readText(w.id) !== w.before) throw new ConcurrentChange();
-      tx.putText(w.id, w.after);
-      for (const message of w.changes) made.push({ code: message.code, file: store.taskPath(w.id), task: w.id, message: message.text });
-      tx.event({ type: 'repaired', task: w.id, changes: w.changes.map((c) => c.text) });
-    }
-    if (scan.plan.highWaterMark) {
-      const { from, to } = scan.plan.highWaterMark;
-      tx.setHighWaterMark(to);
-      made.push({ code: 'highwatermark', file: join(store.dir, HIGHWATERMARK_FILE), message: `raised from ${from} to ${to}` });
-    }
-    for (const planned of scan.plan.leases) {
-      const lease = tx.readLease(planned.task);
-      if (!lease || !leaseExpiry(lease, options.now)) continue;
-      let task: Task | undefined;
-      try {
-        task = tx.tryRead(planned.task);
-      } catch (error) {
-        if (!(error instanceof CorruptTaskError)) throw error;
+  const repaired = await store.transact(
+    { board: true, tasks: [...first.plan.writes.keys(), ...first.plan.leases.map((l) => l.task), ...first.plan.journals] },
+    (tx) => {
+      const scan = scanBoard(store, { ...options, git: false });
+      const writes = [...scan.plan.writes.values()].sort((a, b) => a.id - b.id);
+      tx.need({ tasks: [...writes.map((w) => w.id), ...scan.plan.leases.map((l) => l.task), ...scan.plan.journals] });
+      const made: DoctorChange[] = [];
+      for (const w of writes) {
+        if (tx.readText(w.id) !== w.before) throw new ConcurrentChange();
+        tx.putText(w.id, w.after);
+        for (const message of w.changes) made.push({ code: message.code, file: store.taskPath(w.id), task: w.id, message: message.text });
+        tx.event({ type: 'repaired', task: w.id, changes: w.changes.map((c) => c.text) });
       }
-      if (task && task.status === 'in_progress' && task.owner === lease.owner) continue;
-      tx.dropLease(planned.task);
-      made.push({ code: 'expired_lease', file: planned.file, task: planned.task, message: `removed the lease of #${planned.task}: ${planned.why}` });
-    }
-    return made;
-  });
+      if (scan.plan.highWaterMark) {
+        const { from, to } = scan.plan.highWaterMark;
+        tx.setHighWaterMark(to);
+        made.push({ code: 'highwatermark', file: join(store.dir, HIGHWATERMARK_FILE), message: `raised from ${from} to ${to}` });
+      }
+      for (const planned of scan.plan.leases) {
+        const lease = tx.readLease(planned.task);
+        if (!lease || !leaseExpiry(lease, options.now)) continue;
+        let task: Task | undefined;
+        try {
+          task = tx.tryRead(planned.task);
+        } catch (error) {
+          if (!(error instanceof CorruptTaskError)) throw error;
+        }
+        if (task && task.status === 'in_progress' && task.owner === lease.owner) continue;
+        tx.dropLease(planned.task);
+        made.push({ code: 'expired_lease', file: planned.file, task: planned.task, message: `removed the lease of #${planned.task}: ${planned.why}` });
+      }
+      return made;
+    },
+  );
   changes.push(...repaired.value);
   for (const id of await store.adoptUntrackedClaims()) {
     const task = store.peekTask(id);
@@ -176,7 +179,6 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
   remaining = (await store.transact({ board: true }, () => scanBoard(store, options).findings)).value;
   return { changes, remaining };
 }
-
 
 /** Takes the lock over the way proper-lockfile does (only when stale), then releases it, which removes it. */
 async function removeStaleLock(path: string, store: TaskStore): Promise<boolean> {

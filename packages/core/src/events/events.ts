@@ -100,18 +100,23 @@ export async function appendEvents(runtimeDir: string, events: NewEvent[], lockO
 async function appendUnderLock(file: string, runtimeDir: string, events: NewEvent[], lockOptions: LockOptions, options: { tx?: string }): Promise<TaskEvent[]> {
   let fd: number | undefined;
   try {
-    const written = await withLock(join(runtimeDir, 'events.lock'), lockOptions, (lock) => {
-      fd = openSync(file, 'a+');
-      const size = fstatSync(fd).size;
-      let seq = readLastSeq(file);
-      const at = new Date().toISOString();
-      const out = events.map((e) => ({ seq: ++seq, at, ...(options.tx ? { tx: options.tx } : {}), ...e }) as TaskEvent);
-      let text = out.map((e) => JSON.stringify(e) + '\n').join('');
-      if (size > 0 && !endsWithNewline(fd, size)) text = '\n' + text;
-      lock.assertHeld();
-      appendToFile(fd, file, text);
-      return out;
-    }, 4);
+    const written = await withLock(
+      join(runtimeDir, 'events.lock'),
+      lockOptions,
+      (lock) => {
+        fd = openSync(file, 'a+');
+        const size = fstatSync(fd).size;
+        let seq = readLastSeq(file);
+        const at = new Date().toISOString();
+        const out = events.map((e) => ({ seq: ++seq, at, ...(options.tx ? { tx: options.tx } : {}), ...e }) as TaskEvent);
+        let text = out.map((e) => JSON.stringify(e) + '\n').join('');
+        if (size > 0 && !endsWithNewline(fd, size)) text = '\n' + text;
+        lock.assertHeld();
+        appendToFile(fd, file, text);
+        return out;
+      },
+      4,
+    );
     syncFile(fd!, file);
     return written;
   } finally {
@@ -163,7 +168,7 @@ export function logHasTx(runtimeDir: string, tx: string, notBefore: string): boo
       const buf = Buffer.alloc(end - start);
       readSync(fd, buf, 0, buf.length, start);
       const lines = (buf.toString('utf8') + carry).split('\n');
-      carry = start > 0 ? lines.shift() ?? '' : '';
+      carry = start > 0 ? (lines.shift() ?? '') : '';
       for (let i = lines.length - 1; i >= 0; i--) {
         if (!lines[i].trim()) continue;
         let event: { tx?: unknown; at?: unknown };

@@ -43,12 +43,15 @@ describe('serializeTask', () => {
   });
 
   it('is a fixed point: the same task always gives the same bytes', () => {
-    const once = serializeTask(parseTask('{"id":3,"subject":"S","status":"completed","owner":"a","activeForm":"x","blockedBy":[],"blocks":[4],"metadata":{"k":[1,{"z":null}]}}', file));
+    const once = serializeTask(
+      parseTask('{"id":3,"subject":"S","status":"completed","owner":"a","activeForm":"x","blockedBy":[],"blocks":[4],"metadata":{"k":[1,{"z":null}]}}', file),
+    );
     expect(serializeTask(parseTask(once, file))).toBe(once);
   });
 
   it("reads a Python TaskManager's output (json.dumps indent=2, no trailing newline)", () => {
-    const python = '{\n  "id": 3,\n  "subject": "Emit output",\n  "description": "",\n  "status": "pending",\n  "blockedBy": [\n    1\n  ],\n  "blocks": [],\n  "owner": ""\n}';
+    const python =
+      '{\n  "id": 3,\n  "subject": "Emit output",\n  "description": "",\n  "status": "pending",\n  "blockedBy": [\n    1\n  ],\n  "blocks": [],\n  "owner": ""\n}';
     const task = parseTask(python, file);
     expect(task).toMatchObject({ id: 3, subject: 'Emit output', status: 'pending', blockedBy: [1], blocks: [], owner: '' });
     expect(serializeTask(task)).toBe(
@@ -57,7 +60,8 @@ describe('serializeTask', () => {
   });
 
   it('keeps __proto__ keys as plain data without polluting prototypes', () => {
-    const text = '{"id":3,"subject":"S","status":"pending","metadata":{"__proto__":{"polluted":true},"constructor":{"prototype":{"bad":1}}},"__proto__":{"x":1}}';
+    const text =
+      '{"id":3,"subject":"S","status":"pending","metadata":{"__proto__":{"polluted":true},"constructor":{"prototype":{"bad":1}}},"__proto__":{"x":1}}';
     const task = parseTask(text, file);
     const out = serializeTask(task);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -125,7 +129,12 @@ describe('validation errors name file, line and column', () => {
   });
 
   it('accepts a missing description, owner null (as Python task stores write it) and absent edges', () => {
-    expect(validateTask({ id: 3, subject: 'S', status: 'pending', owner: null }, file)).toMatchObject({ description: '', owner: '', blockedBy: [], blocks: [] });
+    expect(validateTask({ id: 3, subject: 'S', status: 'pending', owner: null }, file)).toMatchObject({
+      description: '',
+      owner: '',
+      blockedBy: [],
+      blocks: [],
+    });
   });
 
   it('the limit for a task file is 1 MiB', () => {
@@ -182,7 +191,19 @@ describe('planning fields: priority, labels, notes (docs/protocol.md, "One task,
     const task = parseTask(JSON.stringify(raw), file);
     expect(priorityOf(task)).toBe(0);
     const text = serializeTask(task);
-    expect(Object.keys(JSON.parse(text))).toEqual(['id', 'subject', 'description', 'status', 'owner', 'blockedBy', 'blocks', 'priority', 'labels', 'notes', 'metadata']);
+    expect(Object.keys(JSON.parse(text))).toEqual([
+      'id',
+      'subject',
+      'description',
+      'status',
+      'owner',
+      'blockedBy',
+      'blocks',
+      'priority',
+      'labels',
+      'notes',
+      'metadata',
+    ]);
     expect(JSON.parse(text).labels).toEqual(['api', 'ui']);
     expect(JSON.parse(text).notes).toEqual([
       { at: '2024-05-01T00:00:00.000Z', owner: 'a', text: 'first', extra: 1 },

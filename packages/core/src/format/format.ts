@@ -35,7 +35,21 @@ export interface TaskNote {
 }
 
 /** Known keys in canonical order (the planning fields and the file scope after `blocks`). */
-export const TASK_KEYS = ['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'priority', 'labels', 'paths', 'notes', 'metadata'] as const;
+export const TASK_KEYS = [
+  'id',
+  'subject',
+  'description',
+  'status',
+  'owner',
+  'activeForm',
+  'blockedBy',
+  'blocks',
+  'priority',
+  'labels',
+  'paths',
+  'notes',
+  'metadata',
+] as const;
 
 /** The priority of a task without one: the middle of 0 (highest) … 4. */
 export const DEFAULT_PRIORITY = 2;
@@ -104,10 +118,7 @@ export function parseTaskId(input: unknown): number {
     }
   }
   const shown = typeof input === 'string' ? `'${input.length > 60 ? input.slice(0, 60) + '…' : input}'` : String(input);
-  const hint =
-    typeof input === 'string' && /\s/.test(input.trim())
-      ? ' (that looks like a subject; to make a task run: tasks create "…")'
-      : '';
+  const hint = typeof input === 'string' && /\s/.test(input.trim()) ? ' (that looks like a subject; to make a task run: tasks create "…")' : '';
   throw new TasksError('E_USAGE', `not a task id: ${shown}; ids look like 3, #3, task_3 or task_3.json${hint}`, {
     input,
   });
@@ -195,8 +206,7 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   if (typeof owner !== 'string') at('owner', `"owner" must be a string, got ${show(owner)}`);
 
   const activeForm = obj.activeForm;
-  if (activeForm !== undefined && typeof activeForm !== 'string')
-    at('activeForm', `"activeForm" must be a string, got ${show(activeForm)}`);
+  if (activeForm !== undefined && typeof activeForm !== 'string') at('activeForm', `"activeForm" must be a string, got ${show(activeForm)}`);
 
   const edges = (key: 'blockedBy' | 'blocks'): number[] => {
     const value = obj[key] ?? [];
@@ -315,7 +325,8 @@ function noteOut(note: TaskNote): Record<string, unknown> {
   setOwn(out, 'at', note.at);
   setOwn(out, 'owner', note.owner);
   setOwn(out, 'text', note.text);
-  for (const key of Object.keys(note)) if (key !== 'at' && key !== 'owner' && key !== 'text') setOwn(out, key, (note as unknown as Record<string, unknown>)[key]);
+  for (const key of Object.keys(note))
+    if (key !== 'at' && key !== 'owner' && key !== 'text') setOwn(out, key, (note as unknown as Record<string, unknown>)[key]);
   return out;
 }
 

@@ -75,11 +75,9 @@ export function readJournal(runtimeDir: string, name: string): Journal | undefin
     // fall through
   }
   // Journals are renamed into place complete and fsync'd; this is damage by hand or by the disk.
-  throw new TasksError(
-    'E_CORRUPT',
-    `${path}: an unreadable commit record; a change may be half applied: run 'tasks doctor', then remove the file`,
-    { file: path },
-  );
+  throw new TasksError('E_CORRUPT', `${path}: an unreadable commit record; a change may be half applied: run 'tasks doctor', then remove the file`, {
+    file: path,
+  });
 }
 
 /** The task ids a journal's files belong to (task files and their claim records). */

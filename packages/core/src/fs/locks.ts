@@ -287,7 +287,8 @@ async function releaseLock(lock: Lock, releaseFolder: () => Promise<void>): Prom
     await releaseFolder();
   } catch (error) {
     // A compromised lock is already gone; anything else is real.
-    if (!lock.compromised && !isErrnoException(error, 'ERELEASED') && !isErrnoException(error, 'ENOENT') && !isErrnoException(error, 'ENOTACQUIRED')) throw error;
+    if (!lock.compromised && !isErrnoException(error, 'ERELEASED') && !isErrnoException(error, 'ENOENT') && !isErrnoException(error, 'ENOTACQUIRED'))
+      throw error;
   } finally {
     releasing.delete(key);
   }

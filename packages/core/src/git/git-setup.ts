@@ -44,8 +44,7 @@ function git(cwd: string, args: string[]): string {
  */
 export function setupGitMerge(boardDir: string, program: string): GitSetupResult {
   const repo = locateGit(boardDir);
-  if (!repo)
-    throw new TasksError('E_USAGE', `the board ${boardDir} is not inside a git repository; run 'git init' first, or use 'tasks init' without --git`);
+  if (!repo) throw new TasksError('E_USAGE', `the board ${boardDir} is not inside a git repository; run 'git init' first, or use 'tasks init' without --git`);
   const attributesFile = join(boardDir, '.gitattributes');
   const current = readFileIfExists(attributesFile);
   const have = new Set((current ?? '').split('\n').map((l) => l.trim()));
@@ -59,7 +58,12 @@ export function setupGitMerge(boardDir: string, program: string): GitSetupResult
     git(boardDir, ['config', `merge.${MERGE_DRIVER_NAME}.name`, 'dotasks: field-level merge of task files']);
     git(boardDir, ['config', `merge.${MERGE_DRIVER_NAME}.driver`, driver]);
   } catch (error) {
-    throw new TasksError('E_IO', `could not register the merge driver with git config: ${String((error as { stderr?: string }).stderr ?? error).trim()}`, {}, { cause: error });
+    throw new TasksError(
+      'E_IO',
+      `could not register the merge driver with git config: ${String((error as { stderr?: string }).stderr ?? error).trim()}`,
+      {},
+      { cause: error },
+    );
   }
   return { attributesFile, attributesChanged: missing.length > 0, driver, repository: repo.mainRoot };
 }

@@ -18,7 +18,21 @@ describe('mergeTaskText', () => {
     const r = mergeTaskText(base, ours, theirs);
     expect(r.conflicts).toEqual([]);
     expect(r.text).toBe(
-      JSON.stringify({ id: 3, subject: 'Emit output', description: '', status: 'pending', owner: '', blockedBy: [1], blocks: [4], metadata: { priority: 2, area: 'cli', size: 'S' }, reviewer: 'ana' }, null, 2) + '\n',
+      JSON.stringify(
+        {
+          id: 3,
+          subject: 'Emit output',
+          description: '',
+          status: 'pending',
+          owner: '',
+          blockedBy: [1],
+          blocks: [4],
+          metadata: { priority: 2, area: 'cli', size: 'S' },
+          reviewer: 'ana',
+        },
+        null,
+        2,
+      ) + '\n',
     );
   });
 

@@ -204,7 +204,12 @@ export function mergeTaskText(base: string, ours: string, theirs: string, name =
     const which = !o ? 'ours' : !t ? 'theirs' : 'the common ancestor';
     const fallback = `${which} is not a JSON object, so the file was merged line by line`;
     const lines = mergeLines(base, ours, theirs);
-    return { text: lines.text, conflicts: lines.conflicts ? [{ field: '(text)', base: undefined, ours: undefined, theirs: undefined }] : [], fallback, notes: [] };
+    return {
+      text: lines.text,
+      conflicts: lines.conflicts ? [{ field: '(text)', base: undefined, ours: undefined, theirs: undefined }] : [],
+      fallback,
+      notes: [],
+    };
   }
   const merged = mergeObject('', b, o, t, kindOf);
   const notes: string[] = [];

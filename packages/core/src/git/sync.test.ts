@@ -50,7 +50,8 @@ function setup(n: number, url?: (bare: string) => string): { bare: string; clone
 /** The board's shared files (task files and high-water mark) with their bytes. */
 function boardFiles(store: TaskStore): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of readdirSync(store.dir).sort()) if (/^task_\d+\.json$|^\.highwatermark$/.test(name)) out[name] = readFileSync(join(store.dir, name), 'utf8');
+  for (const name of readdirSync(store.dir).sort())
+    if (/^task_\d+\.json$|^\.highwatermark$/.test(name)) out[name] = readFileSync(join(store.dir, name), 'utf8');
   return out;
 }
 
@@ -174,9 +175,13 @@ describe('tasks sync', () => {
     const port = await freePort();
     setup(0);
     const base = root;
-    daemon = spawn('git', ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', `--base-path=${base}`, '--listen=127.0.0.1', `--port=${port}`, base], {
-      stdio: 'ignore',
-    });
+    daemon = spawn(
+      'git',
+      ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', `--base-path=${base}`, '--listen=127.0.0.1', `--port=${port}`, base],
+      {
+        stdio: 'ignore',
+      },
+    );
     await until(() => canConnect(port));
     const url = `git://127.0.0.1:${port}/remote.git`;
     const a = join(root, 'd1');

@@ -181,7 +181,9 @@ function revParse(cwd: string, ref: string): string | undefined {
 
 /** Fetches the board branch; undefined when the remote does not have it yet. */
 function fetchBranch(cwd: string, remote: string, branch: string, trackingRef: string): string | undefined {
-  const r = git(cwd, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--refmap=', remote, `+refs/heads/${branch}:${trackingRef}`], { allowFail: true });
+  const r = git(cwd, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--refmap=', remote, `+refs/heads/${branch}:${trackingRef}`], {
+    allowFail: true,
+  });
   if (r.status !== 0) {
     if (/couldn't find remote ref|could not find remote ref/i.test(r.stderr)) return undefined;
     const line = r.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${r.status}`;
@@ -273,17 +275,12 @@ async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: 
   const theirsHwm = side.theirs.get(HIGHWATERMARK_FILE)?.sha;
   if (theirsHwm) needed.push(theirsHwm);
   const blobs = readBlobs(cwd, needed);
-  const textOf = (entry: TreeEntry | undefined) => (entry ? blobs.get(entry.sha) ?? EMPTY : undefined);
+  const textOf = (entry: TreeEntry | undefined) => (entry ? (blobs.get(entry.sha) ?? EMPTY) : undefined);
 
   // The highest id anybody may have handed out: new ids for clashing tasks go above it.
   const allIds = [...taskNames].map((n) => idFromFileName(n)!);
   let next =
-    Math.max(
-      tx.readHighWaterMark(),
-      theirsHwm ? parseHighWaterMark(blobs.get(theirsHwm), `${side.theirsCommit}:${HIGHWATERMARK_FILE}`) : 0,
-      0,
-      ...allIds,
-    ) + 1;
+    Math.max(tx.readHighWaterMark(), theirsHwm ? parseHighWaterMark(blobs.get(theirsHwm), `${side.theirsCommit}:${HIGHWATERMARK_FILE}`) : 0, 0, ...allIds) + 1;
 
   // Clashes: an id this clone created (not in the base) that the remote also has, with other content.
   const clashes: number[] = [];
@@ -332,7 +329,8 @@ async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: 
     let merged: string | undefined;
     if (oSha === t?.sha || t?.sha === b?.sha) merged = o;
     else if (oSha === b?.sha) merged = textOf(t);
-    else if (o === undefined || t === undefined) merged = o ?? textOf(t); // removed on one side, changed on the other: the change stays
+    else if (o === undefined || t === undefined)
+      merged = o ?? textOf(t); // removed on one side, changed on the other: the change stays
     else {
       let result;
       try {
@@ -462,7 +460,12 @@ function commitEnv(cwd: string): NodeJS.ProcessEnv {
 /** Builds the tree of the merged board on top of the remote's tree; undefined when it equals the remote's. */
 function buildTree(cwd: string, theirs: Map<string, TreeEntry>, merged: Map<string, string | undefined>, claims: Map<string, string>): string | undefined {
   const entries = new Map(theirs);
-  const claimsTree = claims.size ? mktree(cwd, [...claims].sort(([a], [b]) => (a < b ? -1 : 1))) : undefined;
+  const claimsTree = claims.size
+    ? mktree(
+        cwd,
+        [...claims].sort(([a], [b]) => (a < b ? -1 : 1)),
+      )
+    : undefined;
   if (claimsTree) entries.set(CLAIMS_DIR, { mode: '040000', type: 'tree', sha: claimsTree });
   else entries.delete(CLAIMS_DIR);
   const claimsChanged = theirs.get(CLAIMS_DIR)?.sha !== claimsTree;
@@ -519,13 +522,22 @@ export async function syncBoard(store: TaskStore, options: SyncOptions = {}): Pr
   }
   const maxRounds = options.maxRounds ?? 20;
   // One sync at a time per clone (two workers of one clone share its refs); taken before any board lock.
-  return withLock(join(store.runtimeDir, SYNC_LOCK), store.lockOptions, () => rounds(store, cwd, { remote, branch, trackingRef, syncedRef, report, maxRounds }));
+  return withLock(join(store.runtimeDir, SYNC_LOCK), store.lockOptions, () =>
+    rounds(store, cwd, { remote, branch, trackingRef, syncedRef, report, maxRounds }),
+  );
 }
 
 async function rounds(
   store: TaskStore,
   cwd: string,
-  { remote, branch, trackingRef, syncedRef, report, maxRounds }: { remote: string; branch: string; trackingRef: string; syncedRef: string; report: SyncReport; maxRounds: number },
+  {
+    remote,
+    branch,
+    trackingRef,
+    syncedRef,
+    report,
+    maxRounds,
+  }: { remote: string; branch: string; trackingRef: string; syncedRef: string; report: SyncReport; maxRounds: number },
 ): Promise<SyncReport> {
   let env: NodeJS.ProcessEnv | undefined;
   for (let round = 1; round <= maxRounds; round++) {
@@ -533,7 +545,12 @@ async function rounds(
     const theirsCommit = fetchBranch(cwd, remote, branch, trackingRef);
     const baseCommit = revParse(cwd, syncedRef);
     const theirs = readTree(cwd, theirsCommit);
-    const side: Side = { base: baseCommit === theirsCommit ? theirs : readTree(cwd, baseCommit), theirs, theirsCommit, theirsClaims: readClaims(cwd, theirsCommit, theirs) };
+    const side: Side = {
+      base: baseCommit === theirsCommit ? theirs : readTree(cwd, baseCommit),
+      theirs,
+      theirsCommit,
+      theirsClaims: readClaims(cwd, theirsCommit, theirs),
+    };
     const { value: plan } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, side));
     // What came in is on disk now: the remote's head is the base of whatever this clone changes next.
     if (theirsCommit && theirsCommit !== baseCommit) git(cwd, ['update-ref', syncedRef, theirsCommit]);
@@ -619,7 +636,10 @@ export async function claimWithSync(
     try {
       report = await syncBoard(store, options.sync);
     } catch (error) {
-      if (!result.alreadyHeld) await store.releaseTask(result.task.id, { actor: options.owner, heldBy: options.owner, reason: "the claim could not be published to the remote" }).catch(() => undefined);
+      if (!result.alreadyHeld)
+        await store
+          .releaseTask(result.task.id, { actor: options.owner, heldBy: options.owner, reason: 'the claim could not be published to the remote' })
+          .catch(() => undefined);
       throw error;
     }
     // What the board says after the sync decides, not this sync's report: another process of this

@@ -55,8 +55,7 @@ export function runGit(cwd: string, args: string[]): string {
 /** The main worktree of the repository holding the board; E_GIT when the board is not in one. */
 export function boardRepository(store: TaskStore): string {
   const git = locateGit(dirname(store.dir));
-  if (!git)
-    throw new TasksError('E_GIT', `the board ${store.dir} is not inside a git repository; worktrees need one ('git init' first)`);
+  if (!git) throw new TasksError('E_GIT', `the board ${store.dir} is not inside a git repository; worktrees need one ('git init' first)`);
   return git.mainRoot;
 }
 
@@ -76,7 +75,10 @@ function checkRefName(repo: string, name: string, what: string): void {
       ok = false;
     }
   }
-  if (!ok) throw new TasksError('E_INVALID', `${what} gives ${JSON.stringify(name)}, which git does not accept as a branch name; change it in .tasks/config.json`, { name });
+  if (!ok)
+    throw new TasksError('E_INVALID', `${what} gives ${JSON.stringify(name)}, which git does not accept as a branch name; change it in .tasks/config.json`, {
+      name,
+    });
 }
 
 /** The branch and folder a task's worktree gets from the board's config. */
@@ -135,11 +137,9 @@ export function createTaskWorktree(store: TaskStore, plan: TaskWorktreePlan, opt
   let created = false;
   if (known) {
     if (known.branch !== plan.branch)
-      throw new TasksError(
-        'E_GIT',
-        `${plan.path} is already a worktree on ${known.branch ?? 'a detached HEAD'}, not ${plan.branch}; pick another --path`,
-        { path: plan.path },
-      );
+      throw new TasksError('E_GIT', `${plan.path} is already a worktree on ${known.branch ?? 'a detached HEAD'}, not ${plan.branch}; pick another --path`, {
+        path: plan.path,
+      });
   } else {
     if (existsSync(plan.path))
       throw new TasksError('E_GIT', `${plan.path} already exists and is not a worktree of this repository; pick another --path`, {
@@ -225,8 +225,7 @@ export async function removeTaskWorktree(
   const repo = boardRepository(store);
   const task = store.getTask(id);
   const path = task.metadata?.worktree;
-  if (typeof path !== 'string' || path === '')
-    throw new TasksError('E_NOT_FOUND', `task #${id} has no worktree (see 'tasks worktree list')`, { id });
+  if (typeof path !== 'string' || path === '') throw new TasksError('E_NOT_FOUND', `task #${id} has no worktree (see 'tasks worktree list')`, { id });
   const branch = typeof task.metadata?.branch === 'string' ? task.metadata.branch : '';
   const known = listGitWorktrees(repo).some((w) => resolve(w.path) === resolve(path));
   let removed = false;
@@ -245,11 +244,10 @@ export async function removeTaskWorktree(
         { id, path },
       );
     if (!options.force && isWorktreeDirty(path))
-      throw new TasksError(
-        'E_DIRTY',
-        `the worktree of task #${id} (${path}) has uncommitted changes; commit them, or add --force to throw them away`,
-        { id, path },
-      );
+      throw new TasksError('E_DIRTY', `the worktree of task #${id} (${path}) has uncommitted changes; commit them, or add --force to throw them away`, {
+        id,
+        path,
+      });
     runGit(repo, ['worktree', 'remove', ...(options.force ? ['--force'] : []), path]);
     removed = true;
   } else {

@@ -216,16 +216,15 @@ function dotEscape(text: string): string {
 
 /** Graphviz dot: `tasks graph --format dot | dot -Tsvg > graph.svg`. */
 export function renderDot(model: GraphModel): string {
-  const lines = [
-    'digraph tasks {',
-    '  rankdir=LR;',
-    '  node [shape=box, style="rounded,filled", fontname="Helvetica"];',
-    '  edge [color="#5f6368"];',
-  ];
+  const lines = ['digraph tasks {', '  rankdir=LR;', '  node [shape=box, style="rounded,filled", fontname="Helvetica"];', '  edge [color="#5f6368"];'];
   for (const n of model.nodes) {
     const label = `"${dotEscape(`#${n.id} ${n.subject}`)}\\n${dotEscape(stateText(n))}"`;
     const attrs: Record<string, string> = { label, ...DOT_STYLES[n.state], ...(n.critical ? { color: `"${CRITICAL_COLOR}"`, penwidth: '3' } : {}) };
-    lines.push(`  t${n.id} [${Object.entries(attrs).map(([k, v]) => `${k}=${v}`).join(', ')}];`);
+    lines.push(
+      `  t${n.id} [${Object.entries(attrs)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}];`,
+    );
   }
   const byId = new Map(model.nodes.map((n) => [n.id, n]));
   for (const e of model.edges) {
@@ -253,7 +252,7 @@ const MARKS: Record<TaskStatus, string> = { pending: '[ ]', in_progress: '[>]', 
  * wait for it; a task reached a second time is shown as `#N (see above)`.
  */
 export function renderGraphText(model: GraphModel): string {
-  if (model.nodes.length === 0) return "(no tasks yet: add one with 'tasks create \"subject\"')";
+  if (model.nodes.length === 0) return '(no tasks yet: add one with \'tasks create "subject"\')';
   const byId = new Map(model.nodes.map((n) => [n.id, n]));
   const children = new Map<number, number[]>();
   const parents = new Map<number, number[]>();
@@ -305,7 +304,7 @@ export function renderGraphText(model: GraphModel): string {
     },
   };
   const walk = (root: number) => walkDepthFirst(root, visitor, printed);
-  const roots = model.nodes.filter((n) => !(parents.get(n.id)?.length)).map((n) => n.id);
+  const roots = model.nodes.filter((n) => !parents.get(n.id)?.length).map((n) => n.id);
   for (const r of roots) walk(r);
   for (let i = 0; i < later.length; i++) if (!printed.has(later[i])) walk(later[i]);
   // Tasks only reachable through a cycle have no root; show them anyway.

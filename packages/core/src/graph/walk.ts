@@ -33,11 +33,11 @@ export function searchPath(from: number, to: number | ((id: number) => boolean),
   const isTarget = typeof to === 'number' ? (id: number) => id === to : to;
   const parent = new Map<number, number>([[from, from]]);
   const frontier = [from];
-  for (let head = 0; options.frontier === 'queue' ? head < frontier.length : frontier.length > 0; ) {
+  for (let head = 0; options.frontier === 'queue' ? head < frontier.length : frontier.length > 0;) {
     const current = options.frontier === 'queue' ? frontier[head++] : frontier.pop()!;
     if (isTarget(current)) {
       const path = [current];
-      for (let at = current; at !== from; ) path.push((at = parent.get(at)!));
+      for (let at = current; at !== from;) path.push((at = parent.get(at)!));
       return path.reverse();
     }
     if (options.expand && !options.expand(current)) continue;

@@ -83,7 +83,9 @@ export function readClaudeTaskList(dir: string): ForeignList {
     names = readdirSync(dir);
   } catch (error) {
     if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR'))
-      throw new TasksError('E_NOT_FOUND', `${dir} is not a folder; point 'tasks import claude' at a Claude Code task list folder (~/.claude/tasks/<list-id>)`, { dir });
+      throw new TasksError('E_NOT_FOUND', `${dir} is not a folder; point 'tasks import claude' at a Claude Code task list folder (~/.claude/tasks/<list-id>)`, {
+        dir,
+      });
     throw error;
   }
   const warnings: string[] = [];
@@ -217,7 +219,8 @@ export function planImport(list: ForeignList, firstId: number): ImportPlan {
     if (t.activeForm !== undefined) task.activeForm = t.activeForm;
     // Only fields the format knows, never the ones set above (planningFields decides which).
     for (const [k, v] of Object.entries(t.fields ?? {}))
-      if ((TASK_KEYS as readonly string[]).includes(k) && !(BASIC_KEYS as readonly string[]).includes(k)) setOwn(task as unknown as Record<string, unknown>, k, cloneJson(v));
+      if ((TASK_KEYS as readonly string[]).includes(k) && !(BASIC_KEYS as readonly string[]).includes(k))
+        setOwn(task as unknown as Record<string, unknown>, k, cloneJson(v));
     const metadata = importMetadata(list.tool, t, toNew);
     if (metadata !== undefined) task.metadata = metadata;
     return task;

@@ -23,7 +23,12 @@ export function parseSourceJson(text: string, file: string, firstLine = 1): unkn
   } catch (cause) {
     const problem = findJsonSyntaxError(text);
     const at = positionAt(text, problem?.offset ?? 0);
-    throw new TasksError('E_INVALID', `${file}:${at.line + firstLine - 1}:${at.column}: invalid JSON: ${problem?.message ?? 'does not parse'}; nothing was imported`, { file }, { cause });
+    throw new TasksError(
+      'E_INVALID',
+      `${file}:${at.line + firstLine - 1}:${at.column}: invalid JSON: ${problem?.message ?? 'does not parse'}; nothing was imported`,
+      { file },
+      { cause },
+    );
   }
 }
 
@@ -49,9 +54,16 @@ export function idList(value: unknown): string[] {
 
 /** A one-line subject, or the description's first line (with a warning) when there is none. */
 export function subjectOf(value: unknown, description: string, where: string, warnings: string[]): string {
-  const s = text(value).replace(/\s*[\r\n]+\s*/g, ' ').trim();
+  const s = text(value)
+    .replace(/\s*[\r\n]+\s*/g, ' ')
+    .trim();
   if (s) return s;
-  const fallback = description.split('\n').find((l) => l.trim())?.trim().slice(0, 80) || '(untitled)';
+  const fallback =
+    description
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim()
+      .slice(0, 80) || '(untitled)';
   warnings.push(`${where}: no subject, used ${JSON.stringify(fallback)}`);
   return fallback;
 }

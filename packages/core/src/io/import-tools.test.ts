@@ -40,7 +40,8 @@ describe('imports from other tools (core)', () => {
       expect(schema).toMatchObject({
         subject: 'Set up the database schema',
         // The Description section's text first, then the rest of the body; Backlog.md's editor markers dropped.
-        description: 'Tables for users and orders, with migrations.\n\n## Acceptance Criteria\n- [x] #1 users table with a unique email\n- [x] #2 orders reference users',
+        description:
+          'Tables for users and orders, with migrations.\n\n## Acceptance Criteria\n- [x] #1 users table with a unique email\n- [x] #2 orders reference users',
         status: 'completed',
         owner: 'ann',
         blockedBy: [],
@@ -90,7 +91,9 @@ describe('imports from other tools (core)', () => {
       const error = await readBacklogTasks(dir).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TasksError);
       expect((error as TasksError).code).toBe('E_INVALID');
-      expect((error as TasksError).message).toMatch(new RegExp(`^${join(tasks, 'task-1 - A.md').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: invalid YAML front matter`));
+      expect((error as TasksError).message).toMatch(
+        new RegExp(`^${join(tasks, 'task-1 - A.md').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: invalid YAML front matter`),
+      );
       writeFileSync(join(tasks, 'task-1 - A.md'), '---\nid: task-1\ntitle: A\nstatus: To Do\ndependencies: [task-2]\n---\n');
       writeFileSync(join(tasks, 'task-2 - B.md'), '---\nid: task-2\ntitle: B\nstatus: To Do\ndependencies: [task-1]\n---\n');
       const list = await readBacklogTasks(dir);
@@ -115,7 +118,14 @@ describe('imports from other tools (core)', () => {
         ['bd-c41e', 5],
       ]);
       const [epic, client, webhook, docs, refund] = plan.tasks;
-      expect(epic).toMatchObject({ subject: 'Payments', status: 'pending', blocks: [], priority: 1, labels: ['payments'], metadata: { beads: { issue_type: 'epic' } } });
+      expect(epic).toMatchObject({
+        subject: 'Payments',
+        status: 'pending',
+        blocks: [],
+        priority: 1,
+        labels: ['payments'],
+        metadata: { beads: { issue_type: 'epic' } },
+      });
       expect(client).toMatchObject({
         status: 'completed',
         owner: 'ann',
@@ -166,7 +176,20 @@ describe('imports from other tools (core)', () => {
 
   describe('dotasks', () => {
     it('reads json and jsonl exports; a task imported before keeps that origin', () => {
-      const view = (id: number, fields: Record<string, unknown>) => ({ id, subject: `T${id}`, description: '', status: 'pending', owner: '', activeForm: null, blockedBy: [], blocks: [], metadata: {}, ready: true, openBlockers: [], ...fields });
+      const view = (id: number, fields: Record<string, unknown>) => ({
+        id,
+        subject: `T${id}`,
+        description: '',
+        status: 'pending',
+        owner: '',
+        activeForm: null,
+        blockedBy: [],
+        blocks: [],
+        metadata: {},
+        ready: true,
+        openBlockers: [],
+        ...fields,
+      });
       const views = [
         view(4, { blocks: [7], metadata: { importedFrom: { tool: 'beads', id: 'bd-1' }, area: 'web' } }),
         view(7, { blockedBy: [4], activeForm: 'x', status: 'in_progress', owner: 'ann' }),
@@ -204,4 +227,3 @@ describe('imports from other tools (core)', () => {
     });
   });
 });
-

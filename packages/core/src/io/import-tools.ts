@@ -62,7 +62,9 @@ const BACKLOG_SKIPPED: [string, string][] = [
 /** The `tasks/` folder of a Backlog.md project given its root, its `backlog/` folder or the folder itself. */
 function backlogTasksFolder(dir: string): string {
   for (const candidate of [join(dir, 'backlog', 'tasks'), join(dir, 'tasks'), dir]) if (isDirectory(candidate)) return candidate;
-  throw new TasksError('E_NOT_FOUND', `${dir} is not a folder; point 'tasks import backlog' at a Backlog.md project, its backlog/ folder or backlog/tasks/`, { dir });
+  throw new TasksError('E_NOT_FOUND', `${dir} is not a folder; point 'tasks import backlog' at a Backlog.md project, its backlog/ folder or backlog/tasks/`, {
+    dir,
+  });
 }
 
 function markdownFiles(dir: string): string[] {
@@ -84,7 +86,12 @@ function quoteHandles(frontMatter: string): string {
         inList = m[2].trim() === '';
         const value = m[2].trim();
         const flow = /^\[(.*)\]$/.exec(value);
-        if (flow) return `${m[1]}[${flow[1].split(',').map((v) => quoteHandle(v.trim())).filter(Boolean).join(', ')}]`;
+        if (flow)
+          return `${m[1]}[${flow[1]
+            .split(',')
+            .map((v) => quoteHandle(v.trim()))
+            .filter(Boolean)
+            .join(', ')}]`;
         return `${m[1]}${quoteHandle(value)}`;
       }
       if (inList) {
@@ -106,14 +113,20 @@ const MARKER = /^[ \t]*<!--\s*[A-Z_]+(?::[A-Z_]+)*:(?:BEGIN|END)\s*-->[ \t]*$/;
 
 /** The Description section's text first, then the rest of the body as it was (acceptance criteria, plan, notes). */
 function backlogDescription(body: string): string {
-  const lines = body.replace(/\r\n/g, '\n').split('\n').filter((l) => !MARKER.test(l));
+  const lines = body
+    .replace(/\r\n/g, '\n')
+    .split('\n')
+    .filter((l) => !MARKER.test(l));
   const start = lines.findIndex((l) => /^##\s+Description\s*$/i.test(l));
   let description = '';
   let rest = lines;
   if (start !== -1) {
     let end = lines.findIndex((l, i) => i > start && /^##\s/.test(l));
     if (end === -1) end = lines.length;
-    description = lines.slice(start + 1, end).join('\n').trim();
+    description = lines
+      .slice(start + 1, end)
+      .join('\n')
+      .trim();
     rest = [...lines.slice(0, start), ...lines.slice(end)];
   }
   return [description, rest.join('\n').trim()]
@@ -145,7 +158,11 @@ function compareIds(a: string, b: string): number {
 function backlogIdResolver(ids: string[]): (id: string) => string {
   const exact = new Map<string, string>();
   const bare = new Map<string, string | null>();
-  const bareOf = (id: string) => id.trim().toLowerCase().replace(/^[a-z][a-z0-9_]*-/, '');
+  const bareOf = (id: string) =>
+    id
+      .trim()
+      .toLowerCase()
+      .replace(/^[a-z][a-z0-9_]*-/, '');
   for (const id of ids) {
     exact.set(id.trim().toLowerCase(), id);
     const key = bareOf(id);
@@ -168,7 +185,12 @@ function stringList(value: unknown): string[] {
 export async function readBacklogTasks(dir: string): Promise<ForeignList> {
   const folder = backlogTasksFolder(dir);
   const names = markdownFiles(folder);
-  if (names.length === 0) throw new TasksError('E_NOT_FOUND', `${folder} holds no .md task files; point 'tasks import backlog' at a Backlog.md project or its backlog/tasks/ folder`, { dir });
+  if (names.length === 0)
+    throw new TasksError(
+      'E_NOT_FOUND',
+      `${folder} holds no .md task files; point 'tasks import backlog' at a Backlog.md project or its backlog/tasks/ folder`,
+      { dir },
+    );
   const { parse, YAMLParseError } = await import('yaml');
   const warnings: string[] = [];
   const notes: string[] = [];
@@ -195,7 +217,12 @@ export async function readBacklogTasks(dir: string): Promise<ForeignList> {
       // The front matter starts on line 2, after the opening `---`.
       const at = error.linePos?.[0];
       const where = at ? `${file}:${at.line + 1}:${at.col}` : file;
-      throw new TasksError('E_INVALID', `${where}: invalid YAML front matter: ${error.message.split('\n')[0]}; nothing was imported`, { file }, { cause: error });
+      throw new TasksError(
+        'E_INVALID',
+        `${where}: invalid YAML front matter: ${error.message.split('\n')[0]}; nothing was imported`,
+        { file },
+        { cause: error },
+      );
     }
     if (front === null || front === undefined) front = {};
     if (!isObject(front)) throw new TasksError('E_INVALID', `${file}: the front matter must be a YAML mapping; nothing was imported`, { file });
@@ -209,7 +236,8 @@ export async function readBacklogTasks(dir: string): Promise<ForeignList> {
       status = 'pending';
     }
     const assignees = stringList(front.assignee).map((a) => a.replace(/^@/, ''));
-    if (assignees.length > 1) warnings.push(`${sourceId}: ${assignees.length} assignees; the first, ${assignees[0]}, is the owner, all are kept in metadata.backlog.assignee`);
+    if (assignees.length > 1)
+      warnings.push(`${sourceId}: ${assignees.length} assignees; the first, ${assignees[0]}, is the owner, all are kept in metadata.backlog.assignee`);
     const priorityText = text(front.priority).trim().toLowerCase();
     const priority = BACKLOG_PRIORITY[priorityText];
     if (priorityText && priority === undefined) warnings.push(`${sourceId}: priority ${JSON.stringify(front.priority)} is not high, medium or low; left out`);
@@ -243,7 +271,19 @@ export async function readBacklogTasks(dir: string): Promise<ForeignList> {
 // --------------------------------------------------------------------- beads
 
 const BEADS_STATUS: Record<string, TaskStatus> = { open: 'pending', blocked: 'pending', in_progress: 'in_progress', closed: 'completed' };
-const BEADS_KEYS = new Set(['id', 'title', 'description', 'design', 'acceptance_criteria', 'notes', 'status', 'priority', 'labels', 'assignee', 'dependencies']);
+const BEADS_KEYS = new Set([
+  'id',
+  'title',
+  'description',
+  'design',
+  'acceptance_criteria',
+  'notes',
+  'status',
+  'priority',
+  'labels',
+  'assignee',
+  'dependencies',
+]);
 /** beads' long text fields besides the description, appended to it as sections so the task reads whole. */
 const BEADS_SECTIONS: [string, string][] = [
   ['design', 'Design'],
@@ -330,7 +370,23 @@ export function readBeadsIssues(path: string): ForeignList {
 // ------------------------------------------------------------------- dotasks
 
 /** What `tasks export --format json` writes per task; `ready` and `openBlockers` are computed on read and dropped. */
-const VIEW_KEYS = new Set(['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata', 'ready', 'openBlockers', 'priority', 'labels', 'paths', 'notes']);
+const VIEW_KEYS = new Set([
+  'id',
+  'subject',
+  'description',
+  'status',
+  'owner',
+  'activeForm',
+  'blockedBy',
+  'blocks',
+  'metadata',
+  'ready',
+  'openBlockers',
+  'priority',
+  'labels',
+  'paths',
+  'notes',
+]);
 
 /** `notes` and `paths` of a view, as fields when they have the format's shape; otherwise kept in metadata, with a warning (nothing is dropped). */
 function carryListFields(view: Record<string, unknown>, task: ForeignTask, where: string, warnings: string[]): void {

@@ -36,7 +36,10 @@ describe('judgeClaim: is a claim still ours?', () => {
   });
 
   it('follows a new claim record of the same owner that never let go (the command ran `tasks claim`)', () => {
-    const verdict = judgeClaim(CLAIM, sighting(task('in_progress', 'w1'), lease('w1', '2030-01-01T00:00:05.000Z'), [event('updated', 'w1', { fields: ['activeForm'] })]));
+    const verdict = judgeClaim(
+      CLAIM,
+      sighting(task('in_progress', 'w1'), lease('w1', '2030-01-01T00:00:05.000Z'), [event('updated', 'w1', { fields: ['activeForm'] })]),
+    );
     expect(verdict).toEqual({ state: 'held', claimedAt: '2030-01-01T00:00:05.000Z' });
   });
 
@@ -58,7 +61,10 @@ describe('judgeClaim: is a claim still ours?', () => {
       CLAIM,
       sighting(task('in_progress', 'agent-2'), lease('agent-2', '2030-01-01T00:00:09.000Z'), [event('released', 'boss'), event('claimed', 'agent-2')]),
     );
-    expect(verdict).toMatchObject({ state: 'lost', loss: { reason: 'released', by: 'boss', message: 'task #3 was released by boss (now claimed by agent-2)' } });
+    expect(verdict).toMatchObject({
+      state: 'lost',
+      loss: { reason: 'released', by: 'boss', message: 'task #3 was released by boss (now claimed by agent-2)' },
+    });
   });
 
   it('a claim by another owner with no event to explain it (yet) says who holds it, and waits one look for the log', () => {
@@ -71,13 +77,19 @@ describe('judgeClaim: is a claim still ours?', () => {
 
   it('a reap says why the lease lapsed', () => {
     const verdict = judgeClaim(CLAIM, sighting(task('pending', ''), undefined, [event('reaped', 'w2', { previousOwner: 'w1', reason: 'expired' })]));
-    expect(verdict).toMatchObject({ state: 'lost', loss: { reason: 'reaped', by: 'w2', message: 'task #3 was reaped by w2: its lease expired (now pending)' } });
+    expect(verdict).toMatchObject({
+      state: 'lost',
+      loss: { reason: 'reaped', by: 'w2', message: 'task #3 was reaped by w2: its lease expired (now pending)' },
+    });
   });
 
   it('reaped and claimed again under the same owner name by another process is a loss', () => {
     const verdict = judgeClaim(
       CLAIM,
-      sighting(task('in_progress', 'w1'), lease('w1', '2030-01-01T00:00:09.000Z', 4242), [event('reaped', 'boss', { reason: 'process_gone' }), event('claimed', 'w1')]),
+      sighting(task('in_progress', 'w1'), lease('w1', '2030-01-01T00:00:09.000Z', 4242), [
+        event('reaped', 'boss', { reason: 'process_gone' }),
+        event('claimed', 'w1'),
+      ]),
     );
     expect(verdict).toMatchObject({
       state: 'lost',
@@ -92,7 +104,10 @@ describe('judgeClaim: is a claim still ours?', () => {
   });
 
   it('a task file that is gone is suspect; a hand-over by `tasks update --owner` is a loss', () => {
-    expect(judgeClaim(CLAIM, sighting('missing', undefined))).toMatchObject({ state: 'suspect', loss: { reason: 'removed', message: 'task #3 has no file any more' } });
+    expect(judgeClaim(CLAIM, sighting('missing', undefined))).toMatchObject({
+      state: 'suspect',
+      loss: { reason: 'removed', message: 'task #3 has no file any more' },
+    });
     const verdict = judgeClaim(CLAIM, sighting(task('in_progress', 'bob'), lease('bob'), [event('updated', 'ann', { fields: ['owner'] })]));
     expect(verdict).toMatchObject({ state: 'lost', loss: { reason: 'reassigned', by: 'ann', message: 'task #3 was reassigned to bob by ann' } });
   });

@@ -45,10 +45,7 @@ export interface ClaimLoss {
  * change): it counts only when the next look agrees.
  */
 export type ClaimVerdict =
-  | { state: 'held'; claimedAt?: string }
-  | { state: 'closed' }
-  | { state: 'suspect'; loss: ClaimLoss }
-  | { state: 'lost'; loss: ClaimLoss };
+  { state: 'held'; claimedAt?: string } | { state: 'closed' } | { state: 'suspect'; loss: ClaimLoss } | { state: 'lost'; loss: ClaimLoss };
 
 /** What one look read: the task (or why there is none), its lease record, and the task's events since the claim (read only when needed). */
 export interface ClaimSighting {

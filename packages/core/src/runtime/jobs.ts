@@ -146,11 +146,7 @@ export async function createJob(store: TaskStore, input: Omit<JobRecord, 'id' | 
  * Changes a job record under its own lock. `change` gets the current record
  * and returns the fields to set (or undefined to leave it as it is).
  */
-export async function updateJob(
-  store: TaskStore,
-  id: string,
-  change: (current: JobRecord) => Partial<JobRecord> | undefined,
-): Promise<JobRecord> {
+export async function updateJob(store: TaskStore, id: string, change: (current: JobRecord) => Partial<JobRecord> | undefined): Promise<JobRecord> {
   if (!JOB_ID_RE.test(id)) throw new TasksError('E_USAGE', `not a job id: '${id}'`);
   return withLock(join(jobsDir(store), `${id}.lock`), store.lockOptions, (lock) => {
     const current = getJob(store, id);

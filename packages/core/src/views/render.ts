@@ -254,15 +254,11 @@ function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly num
 }
 
 /** The board for people: one line per task, ascending id, then problems and a summary. */
-export function renderBoard(
-  snapshot: BoardSnapshot,
-  filter: ListFilter = {},
-  options: { summary?: boolean; style?: RenderStyle } = {},
-): string {
+export function renderBoard(snapshot: BoardSnapshot, filter: ListFilter = {}, options: { summary?: boolean; style?: RenderStyle } = {}): string {
   const style = options.style ?? PLAIN_STYLE;
   const open = openBlockersOf(snapshot);
   const lines = filterTasks(snapshot, filter).map((t) => taskLine(t, t.status === 'pending' ? open(t) : NONE, style));
-  if (lines.length === 0) lines.push(snapshot.tasks.length ? '(no tasks match)' : "(no tasks yet: add one with 'tasks create \"subject\"')");
+  if (lines.length === 0) lines.push(snapshot.tasks.length ? '(no tasks match)' : '(no tasks yet: add one with \'tasks create "subject"\')');
   for (const p of snapshot.problems) lines.push(renderProblem(p, style));
   if (options.summary !== false && snapshot.tasks.length) lines.push(style.muted(summaryWith(snapshot, open)));
   return lines.join('\n');

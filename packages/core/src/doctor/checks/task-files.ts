@@ -75,7 +75,12 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
     findings.push({ code, file: path, line: at.line, column: at.column, ...(fileId !== undefined ? { task: fileId } : {}), message, fix, fixable });
   };
   if (Buffer.byteLength(text) > MAX_TASK_FILE_BYTES) {
-    push('invalid_field', 0, `file is over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task`, 'shorten the description or move data out of the task');
+    push(
+      'invalid_field',
+      0,
+      `file is over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task`,
+      'shorten the description or move data out of the task',
+    );
     return file;
   }
   let raw: unknown;
@@ -92,7 +97,12 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
       );
     } else {
       const problem = findJsonSyntaxError(text);
-      push('invalid_json', problem?.offset ?? 0, `invalid JSON: ${problem?.message ?? 'does not parse'}`, 'fix the JSON by hand at this spot (tasks never rewrites a file that does not parse)');
+      push(
+        'invalid_json',
+        problem?.offset ?? 0,
+        `invalid JSON: ${problem?.message ?? 'does not parse'}`,
+        'fix the JSON by hand at this spot (tasks never rewrites a file that does not parse)',
+      );
     }
     return file;
   }
@@ -114,7 +124,13 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
       const id = Number(m[1]);
       file.stringIds = true;
       const fixable = fileId !== undefined;
-      push('string_id', findArrayElement(text, key, index), `"${key}" holds the id ${JSON.stringify(item)} as a string`, fixable ? `write it as ${id} (tasks doctor --fix)` : `write it as ${id}`, fixable);
+      push(
+        'string_id',
+        findArrayElement(text, key, index),
+        `"${key}" holds the id ${JSON.stringify(item)} as a string`,
+        fixable ? `write it as ${id} (tasks doctor --fix)` : `write it as ${id}`,
+        fixable,
+      );
       return id;
     });
   }
@@ -123,9 +139,19 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
   const key = (k: string) => findTopLevelKey(text, k);
   const id = obj.id;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1)
-    push('invalid_field', key('id'), `"id" must be a positive integer, got ${show(id)}`, fileId !== undefined ? `set "id" to ${fileId}` : 'set "id" to the number in the file name');
+    push(
+      'invalid_field',
+      key('id'),
+      `"id" must be a positive integer, got ${show(id)}`,
+      fileId !== undefined ? `set "id" to ${fileId}` : 'set "id" to the number in the file name',
+    );
   else if (fileId !== undefined && id !== fileId)
-    push('id_mismatch', key('id'), `"id" is ${id} but the file name says ${fileId}`, `set "id" to ${fileId}, or rename the file to task_${id}.json if that is free`);
+    push(
+      'id_mismatch',
+      key('id'),
+      `"id" is ${id} but the file name says ${fileId}`,
+      `set "id" to ${fileId}, or rename the file to task_${id}.json if that is free`,
+    );
   if (typeof obj.subject !== 'string' || obj.subject.trim() === '')
     push('invalid_field', key('subject'), `"subject" must be a non-empty string, got ${show(obj.subject)}`, 'give the task a one-line "subject"');
   if (obj.description !== undefined && obj.description !== null && typeof obj.description !== 'string')
@@ -145,7 +171,12 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
     }
     value.forEach((item, index) => {
       if (typeof item !== 'number' || !Number.isSafeInteger(item) || item < 1)
-        push('invalid_field', findArrayElement(text, k, index), `"${k}" holds ${show(item)}, which is not a task id`, `replace it with a task id (a positive integer) or remove it`);
+        push(
+          'invalid_field',
+          findArrayElement(text, k, index),
+          `"${k}" holds ${show(item)}, which is not a task id`,
+          `replace it with a task id (a positive integer) or remove it`,
+        );
     });
   }
   const metadata = obj.metadata;
