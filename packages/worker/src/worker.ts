@@ -77,6 +77,7 @@ export type WorkerEvent = { at: string; owner: string } & (
   | { type: 'worker.started'; pid: number; command: string[] }
   | { type: 'worker.reaped'; tasks: { task: number; owner: string; reason: string }[] }
   | { type: 'worker.waiting'; inProgress: number[] }
+  | { type: 'worker.sync_failed'; message: string }
   | { type: 'task.claimed'; task: number; subject: string; worktree?: string; branch?: string }
   | { type: 'task.completed'; task: number; durationMs: number; unblocked: number[]; outOfScope?: string[] }
   | { type: 'task.failed'; task: number; exitCode: number | null; signal: string | null; durationMs: number; retry: boolean; outOfScope?: string[] }
@@ -169,6 +170,12 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       // A lock held too long by a busy or dying process: look again shortly.
       if (error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED')) {
         await waitForChange(eventsFile, seqBefore, pollMs, options.signal);
+        continue;
+      }
+      // With --sync, a remote that is down or busy for a while is waited out, not a reason to stop.
+      if (options.sync && error instanceof TasksError && error.code === 'E_GIT') {
+        emit({ type: 'worker.sync_failed', message: error.message });
+        await waitForChange(eventsFile, seqBefore, Math.max(pollMs, 1000), options.signal);
         continue;
       }
       if (!(error instanceof ClaimError) || error.reason !== 'nothing_ready') throw error;

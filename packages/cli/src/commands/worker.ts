@@ -21,6 +21,8 @@ function describeEvent(e: WorkerEvent): string {
       return `${who} reaped ${e.tasks.map((t) => `#${t.task} (${t.owner}: ${t.reason === 'expired' ? 'lease expired' : 'process gone'})`).join(', ')}`;
     case 'worker.waiting':
       return `${who} nothing ready; waiting for ${e.inProgress.length ? e.inProgress.map((t) => `#${t}`).join(', ') : 'the board'}`;
+    case 'worker.sync_failed':
+      return `${who} could not sync with the remote (${e.message}); trying again`;
     case 'task.claimed':
       return `${who} claimed #${e.task}: ${e.subject}${e.worktree ? ` (worktree ${e.worktree}, branch ${e.branch})` : ''}`;
     case 'task.completed':

@@ -13,6 +13,8 @@ import { TASKS_BIN, cleanEnv, collectOutput, tasks, tasksAsync } from '../helper
  */
 
 let root = '';
+/** The size of the 4-machine board (SYNC_N overrides it). */
+const N = Number(process.env.SYNC_N ?? 100);
 afterEach(() => {
   if (root) rmSync(root, { recursive: true, force: true });
   root = '';
@@ -162,12 +164,11 @@ describe('tasks sync across clones', () => {
     ).toContain('synced');
   });
 
-  it('four machines, two workers each, work a random DAG of 40 tasks: each task once, never before its blockers, all boards identical', async () => {
+  it(`four machines, two workers each, work a random DAG of ${N} tasks: each task once, never before its blockers, all boards identical`, async () => {
     const machines = clones(4);
     const store = new TaskStore(join(machines[0], '.tasks'));
     let seed = 7;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-    const N = Number(process.env.SYNC_N ?? 40);
     const blockers = new Map<number, number[]>();
     for (let id = 1; id <= N; id++) {
       const deps = [...new Set(Array.from({ length: Math.floor(random() * 3) }, () => 1 + Math.floor(random() * (id - 1))))].filter((d) => d >= 1 && d < id);
@@ -215,6 +216,25 @@ describe('tasks sync across clones', () => {
     // Each machine did some of the work, and the branch tells the story.
     expect(new Set(lines.map((l) => l[2])).size).toBeGreaterThan(1);
     expect(git(join(root, 'remote.git'), 'log', '--format=%s', 'tasks')).toMatch(/completed #\d+/);
+
+    // From every clone's events: each task has exactly one claim that was never withdrawn, over all machines.
+    const kept = new Map<number, string[]>();
+    for (const m of machines) {
+      const events = readFileSync(join(m, '.tasks', '.runtime', 'events.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; task?: number; owner?: string; reason?: string });
+      const held = new Map<number, string>();
+      for (const e of events) {
+        if (e.type === 'claimed' && e.task !== undefined) held.set(e.task, e.owner ?? '');
+        if (e.type === 'released' && e.task !== undefined && /claimed on the remote/.test(e.reason ?? '')) held.delete(e.task);
+      }
+      for (const [task, owner] of held) kept.set(task, [...(kept.get(task) ?? []), owner]);
+    }
+    for (let id = 1; id <= N; id++) expect(kept.get(id), `claims of #${id} kept on the machines`).toHaveLength(1);
+    // And from the branch's history: every task is completed in exactly one commit.
+    const history = git(join(root, 'remote.git'), 'log', '--format=%B', 'tasks');
+    for (let id = 1; id <= N; id++) expect(history.match(new RegExp(`^completed #${id}$`, 'gm')), `completions of #${id} on the branch`).toHaveLength(1);
   });
 });
 

@@ -24,6 +24,7 @@
  *   the remote is never handed out again by any clone that synced.
  */
 import { spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -42,7 +43,7 @@ export interface SyncOptions {
   remote?: string;
   /** The branch of the remote that holds the board (default `syncBranch`, else `tasks`). */
   branch?: string;
-  /** Rounds before giving up when other clones keep pushing first (default 20). */
+  /** Rounds before giving up when other clones keep pushing first (default 50). */
   maxRounds?: number;
 }
 
@@ -520,7 +521,7 @@ export async function syncBoard(store: TaskStore, options: SyncOptions = {}): Pr
     report.warnings = trackedWarning(cwd);
     checkedRemotes.add(`${checked}\0tracked`);
   }
-  const maxRounds = options.maxRounds ?? 20;
+  const maxRounds = options.maxRounds ?? 50;
   // One sync at a time per clone (two workers of one clone share its refs); taken before any board lock.
   return withLock(join(store.runtimeDir, SYNC_LOCK), store.lockOptions, () =>
     rounds(store, cwd, { remote, branch, trackingRef, syncedRef, report, maxRounds }),
@@ -576,7 +577,9 @@ async function rounds(
       const line = said.trim().split('\n').filter(Boolean).pop() ?? `exit ${push.status}`;
       throw new TasksError('E_GIT', `git push to ${remote} failed: ${line}`, { remote, branch });
     }
-    // Another clone pushed first: fetch what it pushed and merge again.
+    // Another clone pushed first: fetch what it pushed and merge again, after a short random wait that
+    // grows with the rounds, so clones that keep colliding spread out instead of colliding again.
+    await sleep(Math.random() * Math.min(500, 10 * 2 ** Math.min(round, 6)));
   }
   throw new TasksError('E_GIT', `sync gave up after ${maxRounds} rounds: other clones kept pushing to ${remote}/${branch} first; run it again`, {
     remote,
