@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { findBoard, isClosed, loadBoardSnapshot } from '@dotasks/core/read';
+import { findBoard, isClosed, loadBoardSnapshot } from './core-read.js';
 import { COMMAND_LIST, findCommand, optionsOf, type CommandArgs, type OptionSpec } from './command-table.js';
 import type { CommandOutput } from './context.js';
 import { printable } from './printable.js';

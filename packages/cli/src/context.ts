@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 // The read path and the store only, not the whole core (see read.ts in the core): the fast path's commands start sooner.
-import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task } from '@dotasks/core/read';
+import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task } from './core-read.js';
 import { TaskStore } from '@dotasks/core/store';
 import { printable } from './printable.js';
 

@@ -1,5 +1,5 @@
 // Option values that lists take, apart from context.ts so the read path (list, ready, search) does not load the store.
-import { TasksError } from '@dotasks/core/read';
+import { TasksError } from './core-read.js';
 
 /** Values given repeatedly or as `a,b`, trimmed, without empty parts (labels, statuses, priorities). */
 export function splitList(values: unknown): string[] {

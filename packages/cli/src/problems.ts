@@ -1,4 +1,4 @@
-import { renderProblem, type BoardSnapshot, type RenderStyle } from '@dotasks/core/read';
+import { renderProblem, type BoardSnapshot, type RenderStyle } from './core-read.js';
 import type { CommandOutput } from './context.js';
 import { printable } from './printable.js';
 

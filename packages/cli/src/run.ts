@@ -73,7 +73,7 @@ export async function runCommand(spec: CommandSpec, args: Args): Promise<void> {
   await run(args, async () => {
     const problem = checkArgs(spec, args);
     if (problem !== undefined) {
-      const { TasksError } = await import('@dotasks/core/read');
+      const { TasksError } = await import('./core-read.js');
       throw new TasksError('E_USAGE', problem);
     }
     const handler = (await HANDLERS[spec.name as CommandName]()) as (args: Args) => Promise<CommandOutput>;

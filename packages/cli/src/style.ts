@@ -1,4 +1,4 @@
-import { PLAIN_STYLE, type RenderStyle } from '@dotasks/core/read';
+import { PLAIN_STYLE, type RenderStyle } from './core-read.js';
 
 /**
  * Colour only when stdout is a terminal and NO_COLOR is not set (no-color.org);

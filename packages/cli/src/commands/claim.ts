@@ -1,5 +1,5 @@
 import type { ClaimResult, WorktreeClaimResult } from '@dotasks/core';
-import { ClaimError, TasksError, parseTaskId } from '@dotasks/core/read';
+import { ClaimError, TasksError, parseTaskId } from '../core-read.js';
 import { actingOwner, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 import { printable } from '../printable.js';

@@ -13,7 +13,7 @@ import {
   TasksError,
   type BoardSnapshot,
   type TaskStatus,
-} from '@dotasks/core/read';
+} from '../core-read.js';
 import type { CommandOutput, GlobalOptions } from '../context.js';
 import { reportProblems } from '../problems.js';
 import { styleFor } from '../style.js';
