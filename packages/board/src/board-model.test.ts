@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BoardSnapshot, Lease, Task } from '@dotasks/core/internal';
+import { readyOrder, type BoardSnapshot, type Lease, type Task } from '@dotasks/core/internal';
 import {
   buildColumns,
   cardDetails,
@@ -45,6 +45,25 @@ describe('the columns', () => {
     expect(ids(columns.done)).toEqual([1, 7]);
     expect(ids(buildColumns(board).done)).toEqual([7, 1]);
     expect(columns.blocked[0].waitsFor).toEqual([2, 3]);
+  });
+
+  it('lists Ready in the order claim --next takes it: priority, the chain of open work behind, id', () => {
+    const planned = snapshot(
+      task(1, { blocks: [5] }),
+      task(2),
+      task(3, { priority: 4 }),
+      task(4, { priority: 0 }),
+      task(5, { blockedBy: [1], blocks: [6] }),
+      task(6, { blockedBy: [5] }),
+      task(7, { owner: 'bob', priority: 1 }),
+    );
+    const ready = ids(buildColumns(planned).ready);
+    expect(ready).toEqual([4, 7, 1, 2, 3]);
+    // The same order as the core's readyOrder, which `tasks ready` and `claim --next` use.
+    const lookup = (id: number) => planned.byId.get(id);
+    expect(readyOrder(planned.tasks, lookup, 'bob').map((r) => r.id)).toEqual(ready);
+    // A filter keeps the order of what is left.
+    expect(ids(buildColumns(planned, { priority: 2 }).ready)).toEqual([1, 2]);
   });
 
   it('searches subject and description, ignoring case', () => {

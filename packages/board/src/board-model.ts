@@ -1,4 +1,14 @@
-import { openBlockers, planningTags, priorityOf, type BoardSnapshot, type Lease, type Task, type TaskEvent, type TaskLookup } from '@dotasks/core/internal';
+import {
+  openBlockers,
+  planningTags,
+  priorityOf,
+  rankTasks,
+  type BoardSnapshot,
+  type Lease,
+  type Task,
+  type TaskEvent,
+  type TaskLookup,
+} from '@dotasks/core/internal';
 
 /**
  * What the board shows, computed from a snapshot: no Ink, no files, so it is
@@ -59,7 +69,10 @@ export function matchesSearch(task: Task, search: string | undefined): boolean {
 /**
  * Sorts the board into the four columns. Ready holds the pending tasks with
  * no open blocker (docs/protocol.md, "Ready"), assigned ones included since
- * they are ready for their assignee; Blocked the pending tasks that wait;
+ * they are ready for their assignee, in the order `claim --next` takes them
+ * (docs/protocol.md, "Order": priority, the chain behind, id; the core's
+ * rankTasks, so an agent's next task is the first one it may take); Blocked
+ * the pending tasks that wait, by id;
  * In progress by id; Done the completed ones, latest completion first
  * (by the event log; tasks it does not know, e.g. completed by hand before
  * the log began, follow by descending id). Deleted tasks are not shown.
@@ -77,6 +90,13 @@ export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {
     else columns.done.push({ task, waitsFor: [] });
   }
   for (const key of COLUMN_KEYS) if (key !== 'done') columns[key].sort((a, b) => a.task.id - b.task.id);
+  const rank = new Map(
+    rankTasks(
+      columns.ready.map((c) => c.task),
+      lookup,
+    ).map((r, at) => [r.id, at]),
+  );
+  columns.ready.sort((a, b) => rank.get(a.task.id)! - rank.get(b.task.id)!);
   const seq = (card: Card) => options.completedSeq?.get(card.task.id) ?? -1;
   columns.done.sort((a, b) => seq(b) - seq(a) || b.task.id - a.task.id);
   return columns;

@@ -6,7 +6,7 @@ import { CreateForm } from './create-form';
 import { EventsPanel } from './events-panel';
 import { GraphView } from './graph-view';
 import { Kanban } from './kanban';
-import { keepUnchanged, matches } from './model';
+import { keepUnchanged, matches, PRIORITIES } from './model';
 import { TaskPanel } from './task-panel';
 
 type Tab = 'board' | 'graph' | 'agents';
@@ -27,6 +27,7 @@ export function App() {
   const [connected, setConnected] = useState(false);
   const [tab, setTab] = useState<Tab>(() => (location.hash === '#graph' ? 'graph' : location.hash === '#agents' ? 'agents' : 'board'));
   const [query, setQuery] = useState('');
+  const [priority, setPriority] = useState<number>();
   const [selected, setSelected] = useState<number>();
   const [creating, setCreating] = useState(false);
   const [notice, setNotice] = useState<Notice>();
@@ -70,10 +71,11 @@ export function App() {
     [say],
   );
 
+  // The search box and the priority filter (the terminal board's `p`) narrow the same set.
   const found = useMemo(() => {
-    if (!state || !query.trim()) return undefined;
-    return new Set(state.tasks.filter((t) => matches(t, query)).map((t) => t.id));
-  }, [state, query]);
+    if (!state || (!query.trim() && priority === undefined)) return undefined;
+    return new Set(state.tasks.filter((t) => matches(t, query) && (priority === undefined || t.priority === priority)).map((t) => t.id));
+  }, [state, query, priority]);
 
   const byId = useMemo(() => new Map((state?.tasks ?? []).map((t) => [t.id, t])), [state]);
   const selectedTask = selected === undefined ? undefined : byId.get(selected);
@@ -92,11 +94,27 @@ export function App() {
         <input
           class="search"
           type="search"
-          placeholder="Search: #id, words, owner…"
+          placeholder="Search: #id, words, labels, notes, owner…"
           aria-label="search"
           value={query}
           onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
         />
+        <select
+          class="prio-filter"
+          name="priority-filter"
+          aria-label="priority filter"
+          title="show one priority only"
+          value={priority === undefined ? '' : String(priority)}
+          onChange={(e) => {
+            const value = (e.target as HTMLSelectElement).value;
+            setPriority(value === '' ? undefined : Number(value));
+          }}
+        >
+          <option value="">all priorities</option>
+          {PRIORITIES.map((p) => (
+            <option value={String(p)}>P{p} only</option>
+          ))}
+        </select>
         <button class="primary" onClick={() => setCreating(true)}>
           New task
         </button>

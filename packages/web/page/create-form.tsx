@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Act } from './app';
+import { DEFAULT_PRIORITY, PRIORITIES, typedLabels } from './model';
 
 interface CreateFormProps {
   act: Act;
@@ -8,8 +9,8 @@ interface CreateFormProps {
 }
 
 /**
- * A new task, as `tasks create`: subject, description, owner, and the ids it
- * waits for or blocks (`3, #4`); the store refuses what the CLI refuses
+ * A new task, as `tasks create`: subject, description, owner, priority,
+ * labels (`ui, parser`), and the ids it waits for or blocks (`3, #4`); the store refuses what the CLI refuses
  * (an empty or multi-line subject, a missing task, a cycle).
  */
 export function CreateForm({ act, close }: CreateFormProps) {
@@ -18,10 +19,17 @@ export function CreateForm({ act, close }: CreateFormProps) {
   const [owner, setOwner] = useState('');
   const [blockedBy, setBlockedBy] = useState('');
   const [blocks, setBlocks] = useState('');
+  const [priority, setPriority] = useState(String(DEFAULT_PRIORITY));
+  const [labels, setLabels] = useState('');
   const value = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement).value);
   const submit = async (e: Event) => {
     e.preventDefault();
-    const result = await act('POST', '/tasks', { subject, description, owner, blockedBy, blocks }, `created a task: ${subject}`);
+    const result = await act(
+      'POST',
+      '/tasks',
+      { subject, description, owner, blockedBy, blocks, priority: Number(priority), labels: typedLabels(labels) },
+      `created a task: ${subject}`,
+    );
     if (result) close(result.task);
   };
   return (
@@ -54,7 +62,25 @@ export function CreateForm({ act, close }: CreateFormProps) {
           </span>
           <input name="owner" value={owner} onInput={value(setOwner)} />
         </label>
-        <p class="muted">Notes and priority are not fields of a task yet (docs/format.md); put them in the description.</p>
+        <div class="row">
+          <label>
+            Priority
+            <select name="priority" value={priority} onChange={value(setPriority)}>
+              {PRIORITIES.map((p) => (
+                <option value={String(p)}>
+                  P{p}
+                  {p === 0 ? ' (most urgent)' : p === DEFAULT_PRIORITY ? ' (default)' : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            <span>
+              Labels <span class="muted">(ui, parser)</span>
+            </span>
+            <input name="labels" value={labels} onInput={value(setLabels)} />
+          </label>
+        </div>
         <div class="actions">
           <button type="submit" class="primary">
             Create

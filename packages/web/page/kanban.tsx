@@ -2,10 +2,29 @@ import { memo } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Column, WebState, WebTask } from '../src/wire';
 import type { Act, Notice } from './app';
-import { COLUMNS, doneOrder, formatLeft, planMove } from './model';
+import { claimOrder, COLUMNS, DEFAULT_PRIORITY, doneOrder, formatLeft, planMove } from './model';
 
 /** A column shows this many cards until asked for all (a 1,000-task board stays quick to draw). */
 const PAGE = 150;
+
+/** A priority other than the default as a `P0` badge, and the labels as `#label`: what `tasks list` shows after the subject. */
+export function PlanningTags({ task }: { task: WebTask }) {
+  if (task.priority === DEFAULT_PRIORITY && task.labels.length === 0) return null;
+  return (
+    <span class="tags">
+      {task.priority !== DEFAULT_PRIORITY && (
+        <span class={`prio p${task.priority}`} data-priority={task.priority} title={`priority ${task.priority} (0 most urgent, default 2)`}>
+          P{task.priority}
+        </span>
+      )}
+      {task.labels.map((label) => (
+        <span class="label" data-label={label}>
+          #{label}
+        </span>
+      ))}
+    </span>
+  );
+}
 
 /** Time left on a lease, ticking every second on the server's clock. */
 export function LeaseLeft({ expiresAt, offset }: { expiresAt: string | null; offset: number }) {
@@ -42,6 +61,7 @@ const Card = memo(function Card({ task, offset, open, drag }: CardProps) {
       class={`card ${task.state}${task.critical ? ' critical' : ''}`}
       draggable={task.column !== 'done'}
       data-task-id={task.id}
+      title={task.claimWhy ? `claim order: ${task.claimWhy}` : undefined}
       onDragStart={(e) => {
         e.dataTransfer?.setData('text/plain', String(task.id));
         if (e.dataTransfer) e.dataTransfer.effectAllowed = 'move';
@@ -56,6 +76,7 @@ const Card = memo(function Card({ task, offset, open, drag }: CardProps) {
         <span class="id">#{task.id}</span>
         <span class="subject">{task.subject}</span>
       </div>
+      <PlanningTags task={task} />
       {task.column === 'blocked' && <div class="meta">waits for {task.openBlockers.map((b) => `#${b}`).join(', ')}</div>}
       {task.column === 'ready' && task.owner !== '' && <div class="meta">assigned to {task.owner}</div>}
       {task.column === 'in_progress' && (
@@ -75,6 +96,11 @@ const Card = memo(function Card({ task, offset, open, drag }: CardProps) {
         </div>
       )}
       {task.column === 'done' && task.owner !== '' && <div class="meta">by {task.owner}</div>}
+      {task.notes.length > 0 && (
+        <div class="meta notes-count" title={task.notes.at(-1)!.text}>
+          {task.notes.length} note{task.notes.length === 1 ? '' : 's'}
+        </div>
+      )}
       {task.lastError && task.column !== 'done' && (
         <div class="meta error" title={task.lastError}>
           last run failed
@@ -106,6 +132,7 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
   const columns = useMemo(() => {
     const by: Record<Column, WebTask[]> = { ready: [], blocked: [], in_progress: [], done: [] };
     for (const t of state.tasks) if (!found || found.has(t.id)) by[t.column].push(t);
+    by.ready.sort(claimOrder);
     by.done.sort(doneOrder);
     return by;
   }, [state, found]);
@@ -146,7 +173,7 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
               if (taskId) void drop(id, taskId);
             }}
           >
-            <h2>
+            <h2 title={id === 'ready' ? 'in the order claim --next takes them: priority, the chain of open work behind, id' : undefined}>
               {title} <span class="count">{cards.length}</span>
             </h2>
             <div class="cards">

@@ -34,14 +34,39 @@ export function planMove(task: WebTask, to: Column): Move {
   return { kind: 'refuse', message: `#${task.id} is blocked only by tasks it waits for: add one in its panel` };
 }
 
-/** True when the search text finds the task: `#12`, or words in its subject, description, owner or progress text. */
+/**
+ * True when the search text finds the task: `#12`, or words in the fields
+ * `tasks search` reads (subject, labels, description, notes) or in its owner,
+ * progress text or branch; every word must be somewhere.
+ */
 export function matches(task: WebTask, query: string): boolean {
   const q = query.trim().toLowerCase();
   if (!q) return true;
   const id = /^#?(\d+)$/.exec(q);
   if (id) return task.id === Number(id[1]);
-  const hay = `${task.subject}\n${task.description}\n${task.owner}\n${task.activeForm ?? ''}\n${task.branch ?? ''}`.toLowerCase();
+  const notes = task.notes.map((n) => n.text).join('\n');
+  const hay =
+    `${task.subject}\n${task.labels.join('\n')}\n${task.description}\n${notes}\n${task.owner}\n${task.activeForm ?? ''}\n${task.branch ?? ''}`.toLowerCase();
   return q.split(/\s+/).every((word) => hay.includes(word));
+}
+
+/** The priority a task has when none is set (docs/protocol.md, "Order"). */
+export const DEFAULT_PRIORITY = 2;
+
+/** `P0` … `P4`. */
+export const PRIORITIES = [0, 1, 2, 3, 4] as const;
+
+/** The Ready column in the order `claim --next` takes it (the server's claimOrder), the id breaking any tie. */
+export function claimOrder(a: WebTask, b: WebTask): number {
+  return (a.claimOrder ?? Infinity) - (b.claimOrder ?? Infinity) || a.id - b.id;
+}
+
+/** Labels typed as the CLI's `--label` takes them: `ui, parser` (a label may hold spaces, so only commas part them). */
+export function typedLabels(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** True when the search text finds the event (its task, type, owner or other fields). */
@@ -79,6 +104,14 @@ function formatSpan(ms: number): string {
   const h = Math.floor(m / 60);
   if (h < 48) return `${h}h ${String(m % 60).padStart(2, '0')}m`;
   return `${Math.floor(h / 24)}d`;
+}
+
+/** `2026-01-02 10:15` in local time, from an ISO time. */
+export function dateTime(at: string): string {
+  const d = new Date(at);
+  if (Number.isNaN(d.getTime())) return at;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 /** `10:15:03` from an ISO time. */

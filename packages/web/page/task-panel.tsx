@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { WebTask } from '../src/wire';
 import type { Act } from './app';
 import { LeaseLeft } from './kanban';
+import { dateTime, DEFAULT_PRIORITY, PRIORITIES, typedLabels } from './model';
 
 interface Fields {
   subject: string;
@@ -30,9 +31,11 @@ function typedIds(text: string): string[] {
 }
 
 /**
- * One task: its fields to edit (as `tasks update`), its edges to add or
- * remove (as `tasks dep add|rm`), and the moves of the kanban as buttons,
- * with `force` for someone else's task (as `--force`).
+ * One task: its fields to edit (as `tasks update`), its priority and labels
+ * (each change saved at once, as `tasks update --priority / --label /
+ * --remove-label`), its notes and a line to add one (as `tasks note`), its
+ * edges to add or remove (as `tasks dep add|rm`), and the moves of the
+ * kanban as buttons, with `force` for someone else's task (as `--force`).
  */
 export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelProps) {
   const [fields, setFields] = useState<Fields>(() => fieldsOf(task));
@@ -42,6 +45,8 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
   const [force, setForce] = useState(false);
   const [newBlocker, setNewBlocker] = useState('');
   const [newDependent, setNewDependent] = useState('');
+  const [newLabels, setNewLabels] = useState('');
+  const [note, setNote] = useState('');
   useEffect(() => {
     if (!dirty) setFields(fieldsOf(task)); // follow changes made elsewhere until the person starts typing
   }, [task]);
@@ -70,6 +75,23 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
     for (const id of typedIds(newDependent))
       if (!(await act('POST', `/tasks/${id.replace(/^#/, '')}/blockers`, { blocker: task.id }, `${id} now waits for #${task.id}`))) return;
     setNewDependent('');
+  };
+  const setPriority = (priority: number) => act('PATCH', `/tasks/${task.id}`, { priority, force: force || undefined }, `#${task.id} is now P${priority}`);
+  const addLabels = async (e: Event) => {
+    e.preventDefault();
+    const labels = typedLabels(newLabels);
+    if (!labels.length) return;
+    if (
+      await act('PATCH', `/tasks/${task.id}`, { addLabels: labels, force: force || undefined }, `labelled #${task.id} ${labels.map((l) => `#${l}`).join(' ')}`)
+    )
+      setNewLabels('');
+  };
+  const removeLabel = (label: string) =>
+    act('PATCH', `/tasks/${task.id}`, { removeLabels: [label], force: force || undefined }, `#${task.id} no longer has #${label}`);
+  const addNote = async (e: Event) => {
+    e.preventDefault();
+    // Blank text goes to the server too: it refuses it in the words of `tasks note`.
+    if (await act('POST', `/tasks/${task.id}/notes`, { text: note }, `noted on #${task.id}`)) setNote('');
   };
   const name = (id: number) => {
     const t = byId.get(id);
@@ -104,6 +126,56 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
         </p>
       )}
       {task.lastError && <pre class="last-error">{task.lastError}</pre>}
+      <div class="plan">
+        <label class="prio-edit">
+          Priority{' '}
+          <select
+            name="priority"
+            value={String(task.priority)}
+            disabled={closed}
+            onChange={(e) => void setPriority(Number((e.target as HTMLSelectElement).value))}
+          >
+            {PRIORITIES.map((p) => (
+              <option value={String(p)}>
+                P{p}
+                {p === 0 ? ' (most urgent)' : p === DEFAULT_PRIORITY ? ' (default)' : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        {task.claimWhy && (
+          <span class="muted claim-why" title="why it stands where it does in Ready (tasks ready --explain)">
+            {task.claimOrder === 0 ? 'next to be claimed' : `${(task.claimOrder ?? 0) + 1}. to be claimed`}: {task.claimWhy}
+          </span>
+        )}
+        <div class="labels">
+          {task.labels.map((label) => (
+            <span class="label" data-label={label}>
+              #{label}
+              {!closed && (
+                <button class="x" title={`remove the label ${label}`} aria-label={`remove #${label}`} onClick={() => void removeLabel(label)}>
+                  ×
+                </button>
+              )}
+            </span>
+          ))}
+          {task.labels.length === 0 && <span class="muted">no labels</span>}
+        </div>
+        {!closed && (
+          <form onSubmit={addLabels} class="add-labels">
+            <input name="labels" placeholder="add labels: ui, parser" value={newLabels} onInput={(e) => setNewLabels((e.target as HTMLInputElement).value)} />
+            <button type="submit">Add</button>
+          </form>
+        )}
+        {task.paths.length > 0 && (
+          <p class="meta paths">
+            files:{' '}
+            {task.paths.map((p) => (
+              <code>{p}</code>
+            ))}
+          </p>
+        )}
+      </div>
       <form onSubmit={save} class="fields">
         <label>
           Subject
@@ -154,6 +226,31 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
           </label>
         )}
       </div>
+      <h3>Notes</h3>
+      <ul class="notes">
+        {task.notes.map((n) => (
+          <li data-note>
+            <span class="muted" title={n.at}>
+              {dateTime(n.at)}
+            </span>{' '}
+            <b>{n.owner || 'nobody'}</b>: <span class="text">{n.text}</span>
+          </li>
+        ))}
+        {task.notes.length === 0 && <li class="muted">none</li>}
+      </ul>
+      <form onSubmit={addNote} class="add-note">
+        <textarea
+          name="note"
+          rows={2}
+          placeholder="add a note: what you found, tried or decided"
+          value={note}
+          onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void addNote(e);
+          }}
+        />
+        <button type="submit">Add note</button>
+      </form>
       <h3>Waits for</h3>
       <ul class="edges">
         {task.blockedBy.map((id) => (

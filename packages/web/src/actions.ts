@@ -4,7 +4,8 @@ import type { WebWriteResult } from './wire.js';
 /**
  * The writes the page can ask for, each one TaskStore method, so a write from
  * the page is validated, locked, logged and refused exactly as the same
- * command of the CLI (create, update, start, done, release, delete, dep).
+ * command of the CLI (create, update, start, done, release, delete, dep,
+ * note).
  * Request bodies are checked for shape here; everything about the board is
  * the store's to decide.
  */
@@ -51,6 +52,31 @@ function idList(body: Body, key: string): number[] {
   return out;
 }
 
+/** Labels as the CLI's `--label` takes them: a list, or comma-separated in a string. */
+function labelList(body: Body, key: string): string[] | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  const parts = Array.isArray(value) ? value : [value];
+  if (parts.some((part) => typeof part !== 'string')) throw new TasksError('E_USAGE', `${key} must be a list of labels`);
+  return (parts as string[])
+    .flatMap((part) => part.split(','))
+    .map((label) => label.trim())
+    .filter(Boolean);
+}
+
+/**
+ * A priority as `--priority` takes it (`0` … `4`, also `"P0"`), or null for
+ * the default; the store checks the range and says it in the CLI's words.
+ */
+function optionalPriority(body: Body): number | null | undefined {
+  const value = body.priority;
+  if (value === undefined) return undefined;
+  if (value === null || typeof value === 'number') return value;
+  const m = typeof value === 'string' ? /^[pP]?(\d+)$/.exec(value.trim()) : null;
+  if (!m) throw new TasksError('E_USAGE', `priority takes 0 (highest) to 4, got ${JSON.stringify(value)}`);
+  return Number(m[1]);
+}
+
 const STATUSES: readonly string[] = ['pending', 'in_progress', 'completed', 'deleted'];
 
 function optionalStatus(body: Body): TaskStatus | undefined {
@@ -65,8 +91,10 @@ function answer(result: MutationResult): WebWriteResult {
 
 /**
  * Runs one write as `actor`. Routes (below /api):
- * `POST /tasks` create; `PATCH /tasks/N` change fields (as `tasks update`);
- * `POST /tasks/N/start|done|release|delete`; `POST /tasks/N/blockers`
+ * `POST /tasks` create; `PATCH /tasks/N` change fields (as `tasks update`:
+ * `priority`, `addLabels` and `removeLabels` among them);
+ * `POST /tasks/N/start|done|release|delete`; `POST /tasks/N/notes` `{text}`
+ * appends a note as `tasks note` does; `POST /tasks/N/blockers`
  * `{blocker}` and `DELETE /tasks/N/blockers/M`: N waits (no longer waits) for
  * M, as `tasks dep add|rm N M`. Returns undefined for a route it does not know.
  */
@@ -86,6 +114,8 @@ export async function runWrite(store: TaskStore, actor: string, request: WriteRe
         owner: optionalString(body, 'owner'),
         blockedBy: idList(body, 'blockedBy'),
         blocks: idList(body, 'blocks'),
+        priority: optionalPriority(body),
+        labels: labelList(body, 'labels'),
       },
       { actor },
     );
@@ -102,6 +132,9 @@ export async function runWrite(store: TaskStore, actor: string, request: WriteRe
       activeForm: activeForm === '' ? null : activeForm,
       owner: optionalString(body, 'owner'),
       status: optionalStatus(body),
+      priority: optionalPriority(body),
+      addLabels: labelList(body, 'addLabels'),
+      removeLabels: labelList(body, 'removeLabels'),
     };
     return answer(await store.updateTask(id, patch, { actor, force: optionalFlag(body, 'force') }));
   }
@@ -117,6 +150,12 @@ export async function runWrite(store: TaskStore, actor: string, request: WriteRe
         return answer(await store.releaseTask(id, { actor, force }));
       case 'delete':
         return answer(await store.deleteTask(id, { actor }));
+      case 'notes': {
+        // As `tasks note`: text that is only blanks is a usage error; the store trims it and appends it.
+        const text = optionalString(body, 'text');
+        if (!text?.trim()) throw new TasksError('E_USAGE', 'note needs some text');
+        return answer(await store.addNote(id, text, { actor }));
+      }
       case 'blockers': {
         const blockers = idList(body, 'blocker');
         if (blockers.length !== 1) throw new TasksError('E_USAGE', 'name one blocker: {"blocker": 3}');

@@ -1,4 +1,15 @@
-import { buildGraph, isReady, openBlockers, readLeases, type Task, type TaskLookup, type TaskStore } from '@dotasks/core/internal';
+import {
+  buildGraph,
+  explainRank,
+  isReady,
+  openBlockers,
+  priorityOf,
+  rankTasks,
+  readLeases,
+  type Task,
+  type TaskLookup,
+  type TaskStore,
+} from '@dotasks/core/internal';
 import type { Column, WebState, WebTask } from './wire.js';
 
 /** Which column a task stands in: in progress and done by status, pending by its open blockers. */
@@ -16,7 +27,8 @@ function text(value: unknown): string | undefined {
  * Reads the board for the page: every task that is not deleted with its
  * column, readiness, graph state, claim record and worktree; the graph's
  * edges and critical path as `tasks graph` computes them (the core's
- * buildGraph); bad files as problems. `completedSeq` maps a task to the
+ * buildGraph); the Ready column's place in the claim order (rankTasks, as
+ * `tasks ready` and `claim --next` order it); bad files as problems. `completedSeq` maps a task to the
  * event that completed it, for the Done column's order.
  */
 export function readBoardState(store: TaskStore, actor: string, completedSeq: ReadonlyMap<number, number>): WebState {
@@ -44,6 +56,10 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
       column: columnOf(task, open),
       state: node.state,
       critical: node.critical,
+      priority: priorityOf(task),
+      labels: [...(task.labels ?? [])],
+      notes: (task.notes ?? []).map((n) => ({ at: n.at, owner: n.owner, text: n.text })),
+      paths: [...(task.paths ?? [])],
     };
     const lease = leases.get(task.id);
     // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing.
@@ -63,6 +79,18 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
     tasks.push(view);
   }
   tasks.sort((a, b) => a.id - b.id);
+  // Assigned tasks stand in Ready too (ready for their assignee); the ranks compare alike whoever asks.
+  const ready = tasks.filter((t) => t.column === 'ready');
+  const ranks = rankTasks(
+    ready.map((t) => snapshot.byId.get(t.id)!),
+    lookup,
+  );
+  const byId = new Map(ready.map((t) => [t.id, t]));
+  ranks.forEach((rank, at) => {
+    const view = byId.get(rank.id)!;
+    view.claimOrder = at;
+    view.claimWhy = explainRank(rank);
+  });
   return {
     now: new Date().toISOString(), // first: the feed swaps it for a fresh one (board-feed.ts)
     board: store.dir,

@@ -22,6 +22,13 @@ export interface WebLease {
   expiresAt: string | null;
 }
 
+/** One of a task's notes (docs/protocol.md, "One task, one file"): when (ISO), who, what. */
+export interface WebNote {
+  at: string;
+  owner: string;
+  text: string;
+}
+
 /** One task, with what is computed on read (docs/protocol.md, "Ready"). */
 export interface WebTask {
   id: number;
@@ -38,6 +45,21 @@ export interface WebTask {
   state: WebNodeState;
   /** On the critical path of `tasks graph` (the longest chain of open tasks). */
   critical: boolean;
+  /** 0 (most urgent) … 4; 2 when the file has none (docs/protocol.md, "Order"). */
+  priority: number;
+  /** Sorted, without repeats. */
+  labels: string[];
+  /** Oldest first. */
+  notes: WebNote[];
+  /** The file scope: globs of the files the task expects to change. */
+  paths: string[];
+  /**
+   * Ready column only: the place in the order `claim --next` takes ready
+   * work (0 first: priority, the chain of open work behind, id; the core's
+   * rankTasks), and why, as `tasks ready --explain` prints it.
+   */
+  claimOrder?: number;
+  claimWhy?: string;
   /** metadata.worktree / metadata.branch (docs/protocol.md, "Claims"), else the lease's worktree. */
   worktree?: string;
   branch?: string;

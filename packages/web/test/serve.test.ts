@@ -26,6 +26,11 @@ async function columnIds(column: string): Promise<number[]> {
   return page.$$eval(`[data-column="${column}"] [data-task-id]`, (els) => els.map((e) => Number(e.getAttribute('data-task-id'))).sort((a, b) => a - b));
 }
 
+/** The ids of a column in the order the page shows them. */
+async function shownOrder(column: string): Promise<number[]> {
+  return page.$$eval(`[data-column="${column}"] [data-task-id]`, (els) => els.map((e) => Number(e.getAttribute('data-task-id'))));
+}
+
 /** Polls `check` until it holds, at most `ms` (no fixed sleeps). */
 async function until(check: () => boolean, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms;
@@ -193,6 +198,73 @@ describe('tasks serve in a browser', () => {
     await until(() => JSON.stringify(readTaskFile(board.board, 8).blockedBy) === '[6,9]', 5000, '#8 waits for #9');
     expect(readTaskFile(board.board, 9).blocks).toEqual([8]);
     await page.click('[data-panel="8"] .close');
+  });
+
+  it('plans: priority and labels on create and in the panel, Ready in claim order, notes to the file and followed live', async () => {
+    await page.click('button:text("New task")');
+    await page.fill('form.create input[name="subject"]', 'Tag the release');
+    await page.selectOption('form.create select[name="priority"]', '3');
+    await page.fill('form.create input[name="labels"]', 'release, ops');
+    await page.click('form.create button[type="submit"]');
+    await page.waitForSelector('[data-panel="11"]');
+    expect(readTaskFile(board.board, 11)).toMatchObject({ subject: 'Tag the release', priority: 3, labels: ['ops', 'release'] });
+    await page.waitForSelector(card(11, 'ready'));
+    expect(await page.textContent(card(11))).toContain('P3#ops#release');
+    expect(await shownOrder('ready')).toEqual([10, 11]);
+
+    // Priority 0 on a ready task: it moves to the top of Ready, in the order `tasks ready` (and claim --next) takes.
+    await page.selectOption('[data-panel="11"] select[name="priority"]', '0');
+    await until(() => readTaskFile(board.board, 11).priority === 0, 5000, '#11 at P0 on disk');
+    await expect.poll(() => shownOrder('ready'), { interval: 50 }).toEqual([11, 10]);
+    const ready = JSON.parse(tasks(board.root, ['ready', '--json']).stdout) as { tasks: { id: number }[] };
+    expect(ready.tasks.map((t) => t.id)).toEqual([11, 10]);
+    expect(await page.textContent('[data-panel="11"] .claim-why')).toContain('next to be claimed: P0');
+    // A priority out of range is refused with the store's words.
+    const tooLow = await httpRequest(server.origin, {
+      method: 'PATCH',
+      path: '/api/tasks/11',
+      headers: { 'x-tasks-token': server.token, origin: server.origin },
+      body: { priority: 7 },
+    });
+    expect(tooLow.status).toBe(400);
+    expect(tooLow.body.error?.message).toContain('a priority is an integer from 0 (highest) to 4');
+
+    // Labels: one removed, one added (a label may hold a space).
+    await page.click('[data-panel="11"] button[aria-label="remove #ops"]');
+    await until(() => JSON.stringify(readTaskFile(board.board, 11).labels) === '["release"]', 5000, '#ops removed');
+    await page.fill('[data-panel="11"] input[name="labels"]', 'ship it');
+    await page.click('[data-panel="11"] form.add-labels button');
+    await until(() => JSON.stringify(readTaskFile(board.board, 11).labels) === '["release","ship it"]', 5000, '"ship it" added');
+
+    // A note from the page is in the task file, as the server's actor; a blank one is refused as `tasks note` refuses it.
+    await page.fill('[data-panel="11"] textarea[name="note"]', 'waiting for the changelog (#10)');
+    await page.click('[data-panel="11"] form.add-note button');
+    await until(() => ((readTaskFile(board.board, 11).notes as unknown[] | undefined) ?? []).length === 1, 5000, 'the note on disk');
+    expect(readTaskFile(board.board, 11).notes).toEqual([{ at: expect.stringMatching(/Z$/), owner: 'ann', text: 'waiting for the changelog (#10)' }]);
+    await page.waitForSelector('[data-panel="11"] .notes li:has-text("waiting for the changelog")');
+    expect(await page.inputValue('[data-panel="11"] textarea[name="note"]')).toBe('');
+    await page.fill('[data-panel="11"] textarea[name="note"]', '   ');
+    await page.click('[data-panel="11"] form.add-note button');
+    await page.waitForSelector('[data-notice="error"]:has-text("note needs some text")');
+    await page.click('[data-notice="error"] .close');
+    expect(readTaskFile(board.board, 11).notes).toHaveLength(1);
+
+    // A note added with the CLI shows in the open panel, live.
+    expect(tasks(board.root, ['note', '11', 'the tag needs a signed key', '--owner', 'agent-1']).code).toBe(0);
+    await page.waitForSelector('[data-panel="11"] .notes li:has-text("agent-1: the tag needs a signed key")', { timeout: 2000 });
+    expect(await page.textContent(card(11))).toContain('2 notes');
+    await page.click('[data-panel="11"] .close');
+
+    // The search box reads labels and notes too; the priority filter keeps one priority.
+    await page.fill('input.search', 'ship it');
+    await expect.poll(() => page.$$eval('.kanban [data-task-id]', (els) => els.map((e) => e.getAttribute('data-task-id'))), { interval: 50 }).toEqual(['11']);
+    await page.fill('input.search', 'signed key');
+    await expect.poll(() => page.$$eval('.kanban [data-task-id]', (els) => els.map((e) => e.getAttribute('data-task-id'))), { interval: 50 }).toEqual(['11']);
+    await page.fill('input.search', '');
+    await page.selectOption('select.prio-filter', '0');
+    await expect.poll(() => page.$$eval('.kanban [data-task-id]', (els) => els.map((e) => e.getAttribute('data-task-id'))), { interval: 50 }).toEqual(['11']);
+    await page.selectOption('select.prio-filter', '');
+    await page.waitForSelector(card(1));
   });
 
   it('the agents panel shows every owner, its lease counting down, its branch and last events; the search box filters', async () => {

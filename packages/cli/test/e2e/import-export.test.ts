@@ -177,6 +177,9 @@ describe('tasks import and export', () => {
     const t = board();
     run(t.root, ['create', 'Run tests', '--blocked-by', '1,2', '--description', 'unit and e2e\nwith coverage']);
     run(t.root, ['start', '1', '--owner', 'agent-1', '--active-form', 'working']);
+    run(t.root, ['update', '3', '--priority', '0', '--label', 'release,ci', '--path', 'test/**']);
+    run(t.root, ['note', '3', 'flaky under load', '--owner', 'agent-1']);
+    run(t.root, ['note', '3', 'the *timeout* it was\nsee the log\n\nand the trace', '--owner', 'bob']);
     const json = JSON.parse(run(t.root, ['export'])) as { tasks: { id: number; openBlockers: number[] }[] };
     expect(json.tasks.map((x) => [x.id, x.openBlockers])).toEqual([
       [1, []],
@@ -185,16 +188,19 @@ describe('tasks import and export', () => {
     ]);
     const lines = run(t.root, ['export', '--format', 'jsonl']).trim().split('\n');
     expect(lines.map((l) => (JSON.parse(l) as { subject: string }).subject)).toEqual(['Existing task', 'Another one', 'Run tests']);
-    expect(run(t.root, ['export', '-f', 'markdown'])).toMatchInlineSnapshot(`
+    // A priority other than the default and the labels as `tasks list` shows them, the scope, the notes one line each.
+    expect(run(t.root, ['export', '-f', 'markdown']).replace(/\d{4}-\d\d-\d\d \d\d:\d\dZ/g, 'DATE TIMEZ')).toMatchInlineSnapshot(`
       "# Tasks
 
       0/3 done · 1 in progress · ready: #2 · 1 blocked
 
       - [ ] #1 Existing task — in progress by agent-1: working
       - [ ] #2 Another one — ready
-      - [ ] #3 Run tests — blocked by #1, #2
+      - [ ] #3 Run tests P0 #ci #release — blocked by #1, #2; paths \`test/**\`
         unit and e2e
         with coverage
+        - note by agent-1, DATE TIMEZ: flaky under load
+        - note by bob, DATE TIMEZ: the \\*timeout\\* it was (+2 more lines)
       "
     `);
   });

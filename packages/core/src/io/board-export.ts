@@ -1,6 +1,6 @@
-import { isClosed } from '../format/format.js';
+import { isClosed, type TaskNote } from '../format/format.js';
 import { openBlockers, type TaskLookup } from '../graph/graph.js';
-import { filterTasks, renderSummary, toTaskView } from '../views/render.js';
+import { filterTasks, planningTags, renderSummary, toTaskView } from '../views/render.js';
 import type { BoardSnapshot } from '../store.js';
 
 /** `tasks export`: the board for reports and other tools. */
@@ -16,7 +16,10 @@ export interface ExportOptions {
 /**
  * The board in a format: `json` is `{"tasks": [TaskView…]}` (the `--json`
  * shape of `tasks list`), `jsonl` one TaskView a line, `markdown` a checklist
- * with descriptions that reads well in a pull request or an issue.
+ * with descriptions that reads well in a pull request or an issue: a
+ * priority other than the default and the labels after the subject as in
+ * `tasks list` (`P0 #ui`), the file scope after the state, and the notes
+ * under the description, oldest first, one line each.
  */
 export function exportBoard(snapshot: BoardSnapshot, format: ExportFormat, options: ExportOptions = {}): string {
   const lookup: TaskLookup = (id) => snapshot.byId.get(id);
@@ -36,11 +39,32 @@ export function exportBoard(snapshot: BoardSnapshot, format: ExportFormat, optio
       else if (t.status === 'pending' && t.owner === '') notes.push('ready');
       if (t.status === 'pending' && t.owner) notes.push(`owner: ${t.owner}`);
     }
+    if (t.paths?.length) notes.push(`paths ${t.paths.map(codeSpan).join(', ')}`);
     const subject = t.status === 'deleted' ? `~~${markdownText(t.subject)}~~` : markdownText(t.subject);
-    lines.push(`- [${t.status === 'completed' ? 'x' : ' '}] #${t.id} ${subject}${notes.length ? ` — ${notes.join('; ')}` : ''}`);
+    const tags = markdownText(planningTags(t));
+    lines.push(`- [${t.status === 'completed' ? 'x' : ' '}] #${t.id} ${subject}${tags}${notes.length ? ` — ${notes.join('; ')}` : ''}`);
     if (t.description.trim()) for (const l of t.description.trimEnd().split('\n')) lines.push(l.trim() ? `  ${l}` : '');
+    for (const note of t.notes ?? []) lines.push(`  - ${noteLine(note)}`);
   }
   return lines.join('\n');
+}
+
+/** Longer notes (a worker's failure output) are cut: the export summarises, `tasks show` has the rest. */
+const NOTE_CHARS = 200;
+
+/** `note by ann, 2026-01-01 10:15Z: text`: a note's first line, escaped, with how many lines were left out. */
+function noteLine(note: TaskNote): string {
+  const [first, ...rest] = note.text.trim().split('\n');
+  const more = rest.filter((l) => l.trim()).length;
+  const text = first.length > NOTE_CHARS ? `${first.slice(0, NOTE_CHARS - 1)}…` : first;
+  const at = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)/.exec(note.at);
+  return `note by ${markdownText(note.owner || 'nobody')}${at ? `, ${at[1]} ${at[2]}Z` : ''}: ${markdownText(text)}${more ? ` (+${more} more line${more === 1 ? '' : 's'})` : ''}`;
+}
+
+/** A glob as inline code (so `*` stays a star), in a span long enough for the backticks it holds. */
+function codeSpan(text: string): string {
+  const fence = '`'.repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length)) + 1);
+  return fence.length > 1 ? `${fence} ${text} ${fence}` : `${fence}${text}${fence}`;
 }
 
 /** Keeps a subject from turning into Markdown syntax it did not mean. */
