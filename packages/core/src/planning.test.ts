@@ -161,3 +161,26 @@ describe('search', () => {
     expect(searchTasks(snapshot, '  ')).toEqual([]);
   });
 });
+
+describe('claim --next ranks on the board index and still sees at once what makes a task more claimable', () => {
+  it('a raised priority, a release, and a task its blocker just unblocked are taken next', async () => {
+    const store = board();
+    for (const subject of ['a', 'b', 'c', 'd', 'e']) await store.createTask({ subject });
+    await store.createTask({ subject: 'after c', blockedBy: [3] });
+    await store.createTask({ subject: 'after after c', blockedBy: [6] });
+    store.loadBoard(); // the index every claim below starts from
+
+    await store.updateTask(4, { priority: 0 });
+    expect((await store.claimNext({ owner: 'ann' })).task.id).toBe(4);
+
+    // #3 heads the longest chain (3 → 6 → 7). Claimed and indexed as in progress, then released: it is next again.
+    await store.claimTask(3, { owner: 'bob' });
+    store.loadBoard();
+    await store.releaseTask(3, { actor: 'bob' });
+    expect((await store.claimNext({ owner: 'cat' })).task.id).toBe(3);
+
+    // Completing it makes #6, which the index still has blocked, the task with the most work behind it.
+    await store.completeTask(3, { actor: 'cat' });
+    expect((await store.claimNext({ owner: 'dan' })).task.id).toBe(6);
+  });
+});

@@ -249,8 +249,11 @@ export class TaskStore implements TxHost {
    * Changes any fields of a task, its edges and its status, in one locked
    * step, deciding status and owner from what is read under the task's lock.
    */
-  updateTask(id: number, patch: UpdateTaskInput, options: UpdateOptions = {}): Promise<MutationResult> {
-    return mutations.updateTask(this, id, patch, options);
+  async updateTask(id: number, patch: UpdateTaskInput, options: UpdateOptions = {}): Promise<MutationResult> {
+    const result = await mutations.updateTask(this, id, patch, options);
+    // A new priority, a removed edge or a task back to pending changes what claim --next takes next.
+    if (patch.priority !== undefined || patch.status !== undefined || patch.removeBlockedBy?.length || patch.removeBlocks?.length) this.refreshIndex();
+    return result;
   }
 
   /** Adds the edge "`blocker` blocks `task`" on both sides, refusing cycles. */
@@ -259,8 +262,10 @@ export class TaskStore implements TxHost {
   }
 
   /** Removes the edge "`blocker` blocks `task`" from both sides. */
-  removeDependency(task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
-    return mutations.removeDependency(this, task, blocker, options);
+  async removeDependency(task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
+    const result = await mutations.removeDependency(this, task, blocker, options);
+    this.refreshIndex();
+    return result;
   }
 
   /** Completes a task and propagates; someone else's, or one still blocked, needs `force`. */
@@ -311,11 +316,13 @@ export class TaskStore implements TxHost {
   }
 
   /** Puts a claimed task back to pending with no owner; someone else's needs `force`; `note` is appended to its notes in the same step. */
-  releaseTask(
+  async releaseTask(
     id: number,
     options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string; note?: string } = {},
   ): Promise<MutationResult> {
-    return claims.releaseTask(this, id, options);
+    const result = await claims.releaseTask(this, id, options);
+    this.refreshIndex();
+    return result;
   }
 
   /** Renews the lease of `id` (or of every task the owner holds). */
@@ -324,8 +331,25 @@ export class TaskStore implements TxHost {
   }
 
   /** Releases every task whose lease expired or whose process is gone. */
-  reap(options: ActorOptions & { dryRun?: boolean; now?: number } = {}): Promise<ReapedTask[]> {
-    return claims.reap(this, options);
+  async reap(options: ActorOptions & { dryRun?: boolean; now?: number } = {}): Promise<ReapedTask[]> {
+    const reaped = await claims.reap(this, options);
+    if (reaped.length && !options.dryRun) this.refreshIndex();
+    return reaped;
+  }
+
+  /**
+   * An exact pass over the board, which rewrites its index: claimNext ranks
+   * candidates on what the index says (board-index.ts, `peek`), so a change
+   * that makes a task more claimable (released, reaped, a higher priority, an
+   * edge removed) reaches the order at once instead of at the next exact pass.
+   * Only a cache is at stake: a failure is ignored.
+   */
+  private refreshIndex(): void {
+    try {
+      loadBoardSnapshot(this.dir);
+    } catch {
+      // the next reader rebuilds it
+    }
   }
 
   /** Removes a claim record whose task is no longer held by its owner (checked under the task's lock). */

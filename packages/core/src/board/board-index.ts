@@ -110,6 +110,14 @@ export interface ClaimView {
   candidates: number[];
   /** The task with this id, for readiness; completed and deleted ones may come from the index. */
   lookup(id: number): Task | undefined;
+  /**
+   * The task as the index has it, without looking at its file: for ranking
+   * the candidates (priority, edges), which would otherwise cost a stat of
+   * every open task on every claim. Each candidate is looked up (checked
+   * against its file) before it is tried. Where the view looked at a file
+   * already, or has no index entry, this is lookup.
+   */
+  peek(id: number): Task | undefined;
   /** Forgets what is known about `id`: its file is read at the next lookup. */
   forget(id: number): void;
   /** True when every task file was looked at for this view. */
@@ -286,9 +294,11 @@ export function openClaimView(dir: string, options: { exact?: boolean } = {}): C
   }
   const snapshot = loadBoardSnapshot(dir);
   const stale = new Set<number>();
+  const lookup = (id: number) => (stale.has(id) ? peekTaskFile(dir, id) : snapshot.byId.get(id));
   return {
     candidates: snapshot.tasks.filter((t) => !isClosed(t.status)).map((t) => t.id),
-    lookup: (id) => (stale.has(id) ? peekTaskFile(dir, id) : snapshot.byId.get(id)),
+    lookup,
+    peek: lookup,
     forget: (id) => stale.add(id),
     exact: true,
   };
@@ -341,14 +351,25 @@ function viewFromIndex(dir: string, header: IndexHeader, openLines: string[]): C
     if (inRanges(closed, id)) return finalStub(id);
     return undefined;
   };
+  const peeked = new Map<number, Task>();
+  const lookup = (id: number): Task | undefined => {
+    if (!memo.has(id)) memo.set(id, find(id));
+    return memo.get(id);
+  };
   return {
     candidates,
-    lookup(id) {
-      if (!memo.has(id)) memo.set(id, find(id));
-      return memo.get(id);
+    lookup,
+    peek(id) {
+      if (memo.has(id) || stale.has(id)) return lookup(id);
+      const line = open.get(id);
+      if (line === undefined) return lookup(id);
+      let task = peeked.get(id);
+      if (task === undefined) peeked.set(id, (task = taskFromRaw((JSON.parse(line) as [number, number, number, number, number, Task])[5])));
+      return task;
     },
     forget(id) {
       memo.delete(id);
+      peeked.delete(id);
       stale.add(id);
       seen.forget(id);
     },

@@ -167,14 +167,22 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
   for (;;) {
     // The open tasks come from the index's open part (a stat each, a read only for a changed file); they are
     // ranked by priority, then the chain of open work behind them, then id (graph/ready-order.ts).
+    // Ranked on what the index says (a stat of every open task on every claim would cost more than the
+    // claim), then each candidate is checked against its file before it is tried. A blocker the index
+    // still has open is looked at, so a task its own claimant's last completion unblocked ranks at once.
+    const readiness = (id: number) => {
+      const task = view.peek(id);
+      return task && !isClosed(task.status) ? lookup(id) : task;
+    };
     const ready: Task[] = [];
     for (const id of view.candidates) {
       if (exclude.has(id)) continue;
-      const task = lookup(id);
-      if (task && isReady(task, lookup, options.owner)) ready.push(task);
+      const task = view.peek(id);
+      if (task && isReady(task, readiness, options.owner)) ready.push(task);
     }
-    for (const { id } of rankTasks(ready, lookup)) {
-      const task = lookup(id)!;
+    for (const { id } of rankTasks(ready, (n) => view.peek(n))) {
+      const task = lookup(id);
+      if (!task || !isReady(task, lookup, options.owner)) continue;
       if (await scopeBusy(task)) continue;
       const won = await attempt(task, true);
       if (won) return won;
