@@ -290,7 +290,7 @@ export function openClaimView(dir: string, options: { exact?: boolean } = {}): C
   if (!options.exact) {
     const head = readIndexHead(boardIndexPath(dir));
     const age = head ? Date.now() - head.verifiedAt : Infinity;
-    if (head && age >= 0 && age < FINAL_TRUST_MS) return viewFromIndex(dir, head.header, head.open);
+    if (head && age >= 0 && age < FINAL_TRUST_MS) return viewFromIndex(dir, head.header, head.open, `${dir}\0${head.header.openBytes}\0${head.seal}`);
   }
   const snapshot = loadBoardSnapshot(dir);
   const stale = new Set<number>();
@@ -304,7 +304,18 @@ export function openClaimView(dir: string, options: { exact?: boolean } = {}): C
   };
 }
 
-function viewFromIndex(dir: string, header: IndexHeader, openLines: string[]): ClaimView {
+/**
+ * The open part of the last index this process ranked claims on, parsed: a
+ * worker or the agent tool claims again and again from one index (until the
+ * next exact pass rewrites it), so each claim does not parse every open task
+ * again. Keyed by the board and the open part's length and seal. The tasks are
+ * only read (ranking), never handed out.
+ */
+let peekCache: { key: string; tasks: Map<number, Task> } | undefined;
+
+function viewFromIndex(dir: string, header: IndexHeader, openLines: string[], cacheKey: string): ClaimView {
+  if (peekCache?.key !== cacheKey) peekCache = { key: cacheKey, tasks: new Map() };
+  const parsedOpen = peekCache.tasks;
   const open = new Map<number, string>();
   for (const line of openLines) open.set(leadingId(line), line);
   const unsure = new Set(header.unsure);
@@ -351,7 +362,6 @@ function viewFromIndex(dir: string, header: IndexHeader, openLines: string[]): C
     if (inRanges(closed, id)) return finalStub(id);
     return undefined;
   };
-  const peeked = new Map<number, Task>();
   const lookup = (id: number): Task | undefined => {
     if (!memo.has(id)) memo.set(id, find(id));
     return memo.get(id);
@@ -363,13 +373,12 @@ function viewFromIndex(dir: string, header: IndexHeader, openLines: string[]): C
       if (memo.has(id) || stale.has(id)) return lookup(id);
       const line = open.get(id);
       if (line === undefined) return lookup(id);
-      let task = peeked.get(id);
-      if (task === undefined) peeked.set(id, (task = taskFromRaw((JSON.parse(line) as [number, number, number, number, number, Task])[5])));
+      let task = parsedOpen.get(id);
+      if (task === undefined) parsedOpen.set(id, (task = taskFromRaw((JSON.parse(line) as [number, number, number, number, number, Task])[5])));
       return task;
     },
     forget(id) {
       memo.delete(id);
-      peeked.delete(id);
       stale.add(id);
       seen.forget(id);
     },
@@ -711,7 +720,7 @@ function parseEntries(index: IndexFile): { items: EntryItem[]; positions: Map<nu
 }
 
 /** The header and open part of the index, checked; reads only those bytes. */
-function readIndexHead(file: string): { header: IndexHeader; open: string[]; verifiedAt: number } | undefined {
+function readIndexHead(file: string): { header: IndexHeader; open: string[]; verifiedAt: number; seal: string } | undefined {
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -751,7 +760,7 @@ function readIndexHead(file: string): { header: IndexHeader; open: string[]; ver
     if (!sealed(buf, want)) return undefined;
     const open = splitLines(buf.toString('utf8', eol + 1, header.openBytes));
     if (open.length !== header.open) return undefined;
-    return { header, open, verifiedAt: fstatSync(fd).mtimeMs };
+    return { header, open, verifiedAt: fstatSync(fd).mtimeMs, seal: buf.toString('latin1', header.openBytes, want) };
   } catch {
     return undefined;
   } finally {

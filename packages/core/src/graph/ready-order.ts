@@ -67,6 +67,11 @@ export function openChains(ids: Iterable<number>, lookup: TaskLookup): Map<numbe
   const visited = new Set<number>();
   const out = new Map<number, number[]>();
   for (const id of ids) {
+    // Most ready tasks have nothing open behind them: their chain is themselves, with no walk.
+    if (!visited.has(id) && lookup(id)?.blocks.length === 0) {
+      out.set(id, [id]);
+      continue;
+    }
     walkDepthFirst(id, visitor, visited);
     const chain: number[] = [];
     for (let at: number | undefined = id; at !== undefined && chain.length <= best.size; at = best.get(at)?.next) chain.push(at);
