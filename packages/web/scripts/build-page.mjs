@@ -29,9 +29,13 @@ if (!process.argv.includes('--force') && existsSync(join(out, 'index.html')) && 
   process.exit(0);
 
 const started = Date.now();
+// A production build whoever runs it: under vitest NODE_ENV is `test`, and the JSX transform would then
+// build the development runtime into the page, with this checkout's paths in it.
+process.env.NODE_ENV = 'production';
 const { build } = await import('vite');
 await build({
   configFile: false,
+  mode: 'production',
   root: page,
   // Relative asset URLs: the page works wherever the server mounts it.
   base: './',
