@@ -171,6 +171,20 @@ describe('tasks sync', () => {
     expect((error as TasksError).message).toMatch(/no git remote named 'nowhere'/);
   });
 
+  it('brings in a hundred changes to tasks this clone has, in one transaction that asks for their locks at once', async () => {
+    const { clones } = setup(2);
+    const [a, b] = clones;
+    await a.store.batchWrite(Array.from({ length: 120 }, (_, i) => ({ subject: `task ${i + 1}` })));
+    await syncBoard(a.store);
+    await syncBoard(b.store);
+    await a.store.batchWrite(Array.from({ length: 120 }, (_, i) => ({ id: i + 1, description: `changed on a ${i + 1}` })));
+    await syncBoard(a.store);
+    const got = await syncBoard(b.store);
+    expect(got.incoming).toHaveLength(120);
+    expect(b.store.getTask(120).description).toBe('changed on a 120');
+    expect(boardFiles(b.store)).toEqual(boardFiles(a.store));
+  });
+
   it('works through git daemon on 127.0.0.1', async () => {
     const port = await freePort();
     setup(0);

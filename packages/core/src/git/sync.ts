@@ -319,6 +319,7 @@ async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: 
     }
   }
 
+  const writes: { id: number; path: string; local: string | undefined; merged: string | undefined; meant: string | undefined; after: Task | undefined }[] = [];
   for (const name of taskNames) {
     const id = idFromFileName(name)!;
     const path = store.taskPath(id);
@@ -345,24 +346,27 @@ async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: 
     plan.merged.set(name, merged);
     const after = tryParse(merged, path);
 
-    if (merged !== local) {
-      // Came in, or moved to a new id: written here, under the task's lock.
-      if (merged === undefined) tx.removeTask(id);
-      else {
-        if (local === undefined) await tx.lockNewTask(id);
-        tx.putText(id, merged);
-      }
-      if (merged !== o) {
-        const before = moved.has(id) ? undefined : tryParse(local, path);
-        plan.incoming.push({ id, what: describe(before, after) });
-        if (before && before.status === 'in_progress' && before.owner && (after?.owner !== before.owner || after.status !== 'in_progress')) {
-          plan.withdrawn.push({ id, owner: before.owner, winner: after?.owner ?? '' });
-          if (tx.readLease(id)?.owner === before.owner) tx.dropLease(id);
-          tx.event({ type: 'released', task: id, owner: before.owner, reason: `claimed on the remote by ${after?.owner || 'someone else'} first` });
-        }
-      }
-    }
+    if (merged !== local) writes.push({ id, path, local, merged, meant: o, after });
     if ((merged === undefined ? undefined : blobId(merged)) !== t?.sha) plan.outgoing.push({ id, what: describe(tryParse(textOf(b), path), after) });
+  }
+  // Every lock the writes need, asked for at once: a transaction that asks one lock at a time starts over
+  // once per lock, and a sync that brings in a hundred changes would give up.
+  tx.need({ tasks: writes.filter((w) => w.local !== undefined).map((w) => w.id) });
+  for (const { id, path, local, merged, meant, after } of writes) {
+    // Came in, or moved to a new id: written here, under the task's lock.
+    if (merged === undefined) tx.removeTask(id);
+    else {
+      if (local === undefined) await tx.lockNewTask(id);
+      tx.putText(id, merged);
+    }
+    if (merged === meant) continue;
+    const before = moved.has(id) ? undefined : tryParse(local, path);
+    plan.incoming.push({ id, what: describe(before, after) });
+    if (before && before.status === 'in_progress' && before.owner && (after?.owner !== before.owner || after.status !== 'in_progress')) {
+      plan.withdrawn.push({ id, owner: before.owner, winner: after?.owner ?? '' });
+      if (tx.readLease(id)?.owner === before.owner) tx.dropLease(id);
+      tx.event({ type: 'released', task: id, owner: before.owner, reason: `claimed on the remote by ${after?.owner || 'someone else'} first` });
+    }
   }
   publishClaims(store, tx, side, plan);
   for (const { from, to } of plan.renumbered) {
@@ -390,6 +394,7 @@ function publishClaims(store: TaskStore, tx: Transaction, side: Side, plan: Plan
   const withdrawn = new Set(plan.withdrawn.map((w) => w.id));
   const local = new Map(listLeases(store.runtimeDir).map((l) => [l.task, l]));
   const now = Date.now();
+  const expired: PublishedClaim[] = [];
   for (const id of new Set([...local.keys(), ...side.theirsClaims.keys()])) {
     const name = taskFileName(id);
     const text = plan.merged.get(name);
@@ -403,20 +408,25 @@ function publishClaims(store: TaskStore, tx: Transaction, side: Side, plan: Plan
       const theirs = side.theirsClaims.get(id);
       if (!theirs || theirs.owner !== task.owner) continue;
       if (theirs.expiresAt !== null && Date.parse(theirs.expiresAt) + SYNC_CLOCK_GRACE_MS < now) {
-        const released = tx.edit(id);
-        released.status = 'pending';
-        released.owner = '';
-        tx.put(released);
-        const after = serializeTask(released);
-        plan.merged.set(name, after);
-        tx.event({ type: 'reaped', task: id, previousOwner: theirs.owner, reason: `lease expired on ${theirs.machine}` });
-        plan.reaped.push({ id, owner: theirs.owner, machine: theirs.machine, expiredAt: theirs.expiresAt });
-        if (!plan.outgoing.some((c) => c.id === id)) plan.outgoing.push({ id, what: 'reaped' });
+        expired.push(theirs);
         continue;
       }
       claim = theirs;
     }
     plan.claims.set(name, JSON.stringify(claim, null, 2) + '\n');
+  }
+  // Their locks at once (see mergeBoard), then each task back to pending.
+  tx.need({ tasks: expired.map((c) => c.task) });
+  for (const claim of expired) {
+    const id = claim.task;
+    const released = tx.edit(id);
+    released.status = 'pending';
+    released.owner = '';
+    tx.put(released);
+    plan.merged.set(taskFileName(id), serializeTask(released));
+    tx.event({ type: 'reaped', task: id, previousOwner: claim.owner, reason: `lease expired on ${claim.machine}` });
+    plan.reaped.push({ id, owner: claim.owner, machine: claim.machine, expiredAt: claim.expiresAt! });
+    if (!plan.outgoing.some((c) => c.id === id)) plan.outgoing.push({ id, what: 'reaped' });
   }
 }
 
