@@ -1,6 +1,6 @@
 import { isClosed, type Task, type TaskStatus } from '../format/format.js';
 import { isReady, openBlockers, type TaskLookup } from './graph.js';
-import { walkDepthFirst, type DepthFirstVisitor, type WalkEdge } from './walk.js';
+import { LongestChains, walkDepthFirst, type DepthFirstVisitor, type WalkEdge } from './walk.js';
 
 /**
  * `tasks graph`: the dependency graph as Mermaid (renders on GitHub), Graphviz
@@ -106,38 +106,10 @@ function longestOpenChain(tasks: Task[], edges: GraphEdge[]): number[] {
   const next = new Map<number, number[]>();
   for (const e of edges) if (open.has(e.from) && open.has(e.to) && e.from !== e.to) (next.get(e.from) ?? next.set(e.from, []).get(e.from)!).push(e.to);
   for (const list of next.values()) list.sort((a, b) => a - b);
-  const best = new Map<number, { length: number; next?: number }>();
-  // Length and next step of the tasks on the walk's current path, settled into `best` when left.
-  const length = new Map<number, number>();
-  const step = new Map<number, number>();
-  const lengthen = (id: number, via: number, viaLength: number) => {
-    if (viaLength + 1 <= length.get(id)!) return;
-    length.set(id, viaLength + 1);
-    step.set(id, via);
-  };
-  const visitor: DepthFirstVisitor = {
-    next: (id) => next.get(id) ?? [],
-    enter: (id) => {
-      length.set(id, 1);
-    },
-    // A task on the current path closes a cycle: cut, not followed.
-    revisit: (id, edge) => {
-      const known = best.get(id);
-      if (known) lengthen(edge.from, id, known.length);
-    },
-    leave: (id, parent) => {
-      best.set(id, { length: length.get(id)!, next: step.get(id) });
-      if (parent !== undefined) lengthen(parent, id, length.get(id)!);
-    },
-  };
-  const visited = new Set<number>();
+  const chains = new LongestChains((id) => next.get(id) ?? []);
   let start: number | undefined;
-  for (const id of [...open].sort((a, b) => a - b)) {
-    walkDepthFirst(id, visitor, visited);
-    if (start === undefined || best.get(id)!.length > best.get(start)!.length) start = id;
-  }
-  const longest: number[] = [];
-  for (let at = start; at !== undefined; at = best.get(at)!.next) longest.push(at);
+  for (const id of [...open].sort((a, b) => a - b)) if (start === undefined || chains.length(id) > chains.length(start)) start = id;
+  const longest = start === undefined ? [] : chains.chain(start);
   return longest.length >= 2 ? longest : [];
 }
 

@@ -1,6 +1,6 @@
 import { isClosed, priorityOf, type Task } from '../format/format.js';
 import { isReady, type TaskLookup } from './graph.js';
-import { walkDepthFirst, type DepthFirstVisitor } from './walk.js';
+import { LongestChains } from './walk.js';
 
 /**
  * The order in which ready work is handed out (`tasks claim --next`, `tasks
@@ -41,41 +41,15 @@ export function openChains(ids: Iterable<number>, lookup: TaskLookup): Map<numbe
       return dependent !== undefined && !isClosed(dependent.status) && d !== id;
     });
   };
-  const best = new Map<number, { length: number; next?: number }>();
-  const length = new Map<number, number>();
-  const step = new Map<number, number>();
-  const lengthen = (id: number, via: number, viaLength: number) => {
-    const current = length.get(id)!;
-    if (viaLength + 1 < current || (viaLength + 1 === current && via > step.get(id)!)) return;
-    length.set(id, viaLength + 1);
-    step.set(id, via);
-  };
-  const visitor: DepthFirstVisitor = {
-    next: (id) => [...next(id)].sort((a, b) => a - b),
-    enter: (id) => {
-      length.set(id, 1);
-    },
-    revisit: (id, edge) => {
-      const known = best.get(id);
-      if (known) lengthen(edge.from, id, known.length);
-    },
-    leave: (id, parent) => {
-      best.set(id, { length: length.get(id)!, next: step.get(id) });
-      if (parent !== undefined) lengthen(parent, id, length.get(id)!);
-    },
-  };
-  const visited = new Set<number>();
+  const chains = new LongestChains((id) => [...next(id)].sort((a, b) => a - b));
   const out = new Map<number, number[]>();
   for (const id of ids) {
     // Most ready tasks have nothing open behind them: their chain is themselves, with no walk.
-    if (!visited.has(id) && lookup(id)?.blocks.length === 0) {
+    if (lookup(id)?.blocks.length === 0) {
       out.set(id, [id]);
       continue;
     }
-    walkDepthFirst(id, visitor, visited);
-    const chain: number[] = [];
-    for (let at: number | undefined = id; at !== undefined && chain.length <= best.size; at = best.get(at)?.next) chain.push(at);
-    out.set(id, chain);
+    out.set(id, chains.chain(id));
   }
   return out;
 }

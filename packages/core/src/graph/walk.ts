@@ -101,3 +101,57 @@ export function walkDepthFirst(root: number, visitor: DepthFirstVisitor, visited
     visitor.leave?.(frame.id, frames.at(-1)?.id);
   }
 }
+
+/**
+ * Longest chains (by task count) through `next`, for the critical path of
+ * `tasks graph` and the ready order's "work it unblocks": one depth-first
+ * walk over what the roots reach, each task visited once, remembering each
+ * task's best length and next step instead of whole chains. Cycles are cut,
+ * not followed; ties go to the lower id when `next` lists ids in ascending
+ * order.
+ */
+export class LongestChains {
+  private readonly best = new Map<number, { length: number; next?: number }>();
+  private readonly visited = new Set<number>();
+  private readonly visitor: DepthFirstVisitor;
+
+  constructor(next: (id: number) => readonly number[]) {
+    // Length and next step of the tasks on the walk's current path, settled into `best` when left.
+    const length = new Map<number, number>();
+    const step = new Map<number, number>();
+    const lengthen = (id: number, via: number, viaLength: number) => {
+      if (viaLength + 1 <= length.get(id)!) return;
+      length.set(id, viaLength + 1);
+      step.set(id, via);
+    };
+    this.visitor = {
+      next,
+      enter: (id) => {
+        length.set(id, 1);
+      },
+      // A task on the current path closes a cycle: cut, not followed.
+      revisit: (id, edge) => {
+        const known = this.best.get(id);
+        if (known) lengthen(edge.from, id, known.length);
+      },
+      leave: (id, parent) => {
+        this.best.set(id, { length: length.get(id)!, next: step.get(id) });
+        if (parent !== undefined) lengthen(parent, id, length.get(id)!);
+      },
+    };
+  }
+
+  /** The number of tasks on the longest chain from `id` (itself included). */
+  length(id: number): number {
+    walkDepthFirst(id, this.visitor, this.visited);
+    return this.best.get(id)!.length;
+  }
+
+  /** The longest chain from `id`, `id` first. */
+  chain(id: number): number[] {
+    walkDepthFirst(id, this.visitor, this.visited);
+    const out: number[] = [];
+    for (let at: number | undefined = id; at !== undefined && out.length <= this.best.size; at = this.best.get(at)?.next) out.push(at);
+    return out;
+  }
+}
