@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TasksError, isErrnoException } from '../errors.js';
-import { TASK_STATUSES, cloneJson, createRecord, setOwn, type TaskStatus } from '../format/format.js';
+import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, setOwn, type TaskStatus } from '../format/format.js';
 import { planningFields, type ForeignList, type ForeignTask } from './board-import.js';
 import { extras, idList, isObject, parseSourceJson, readSourceText, subjectOf, text } from './foreign-fields.js';
 
@@ -369,24 +369,8 @@ export function readBeadsIssues(path: string): ForeignList {
 
 // ------------------------------------------------------------------- dotasks
 
-/** What `tasks export --format json` writes per task; `ready` and `openBlockers` are computed on read and dropped. */
-const VIEW_KEYS = new Set([
-  'id',
-  'subject',
-  'description',
-  'status',
-  'owner',
-  'activeForm',
-  'blockedBy',
-  'blocks',
-  'metadata',
-  'ready',
-  'openBlockers',
-  'priority',
-  'labels',
-  'paths',
-  'notes',
-]);
+/** What `tasks export --format json` writes per task: the task's own keys, and `ready` and `openBlockers`, computed on read and dropped. */
+const VIEW_KEYS = new Set<string>([...TASK_KEYS, 'ready', 'openBlockers']);
 
 /** `notes` and `paths` of a view, as fields when they have the format's shape; otherwise kept in metadata, with a warning (nothing is dropped). */
 function carryListFields(view: Record<string, unknown>, task: ForeignTask, where: string, warnings: string[]): void {
