@@ -7,7 +7,7 @@ import {
   idFromFileName,
   readLeases,
   type BoardSnapshot,
-  type Follower,
+  type EventFollower,
   type Lease,
   type TaskEvent,
   type TaskStore,
@@ -102,6 +102,8 @@ export function createBoardSource(store: TaskStore, options: BoardSourceOptions 
   let debounce: NodeJS.Timeout | undefined;
   let firstAt: number | undefined;
   const refresh = () => {
+    // The log first, so a completion read in the files already has its seq (Done is latest first).
+    if (!closed) follower?.catchUp();
     clearTimeout(debounce);
     debounce = undefined;
     firstAt = undefined;
@@ -117,7 +119,7 @@ export function createBoardSource(store: TaskStore, options: BoardSourceOptions 
     debounce = setTimeout(refresh, Math.max(0, Math.min(debounceMs, firstAt + maxWaitMs - now)));
   };
 
-  let follower: Follower | undefined;
+  let follower: EventFollower | undefined;
   const onEvent = (event: TaskEvent) => {
     if (event.type === 'completed' && typeof event.task === 'number') completedSeq.set(event.task, event.seq);
     if (event.type === 'cleared') completedSeq.clear();

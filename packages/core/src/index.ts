@@ -56,7 +56,15 @@ export { EXPORT_FORMATS, exportBoard, type ExportFormat, type ExportOptions } fr
 
 // The event log.
 export { EVENTS_FILE, parseEvents, type EventType, type TaskEvent } from './events/events.js';
-export { followEvents, waitForTask, type FollowEventsOptions, type Follower, type WaitForTaskOptions, type WaitOutcome } from './events/follow.js';
+export {
+  followEvents,
+  waitForTask,
+  type EventFollower,
+  type FollowEventsOptions,
+  type Follower,
+  type WaitForTaskOptions,
+  type WaitOutcome,
+} from './events/follow.js';
 
 // Claims held by a process of its own, and claims with a worktree.
 export { watchClaim, type ClaimLoss, type ClaimLossReason, type ClaimWatch, type WatchClaimOptions } from './runtime/claim-watch.js';

@@ -1,6 +1,6 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { followEvents, isErrnoException, LEASES_DIR, type Follower, type TaskStore } from '@dotasks/core/internal';
+import { followEvents, isErrnoException, LEASES_DIR, type EventFollower, type TaskStore } from '@dotasks/core/internal';
 import { readBoardState } from './board-state.js';
 import type { WebEvent, WebState } from './wire.js';
 
@@ -110,6 +110,9 @@ export function createBoardFeed(store: TaskStore, options: BoardFeedOptions): Bo
   };
   const refresh = () => {
     if (closed) return;
+    // The log first: a write this refresh answers has appended its events by now, and a state read
+    // before its `completed` event is seen puts the task at the bottom of Done (no seq yet).
+    follower.catchUp();
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (pending.length) {
@@ -136,7 +139,7 @@ export function createBoardFeed(store: TaskStore, options: BoardFeedOptions): Bo
     pending.push(event);
     soon();
   };
-  const follower: Follower = followEvents(store, { onEvent: (e) => onEvent(e as WebEvent), pollMs: options.pollMs ?? 2000 });
+  const follower: EventFollower = followEvents(store, { onEvent: (e) => onEvent(e as WebEvent), pollMs: options.pollMs ?? 2000 });
   pending = []; // the log as it was at the start is served by recentEvents(), not pushed
   current = read();
   last = withoutClock(current);

@@ -131,7 +131,9 @@ describe('tasks serve in a browser', () => {
     expect(readTaskFile(board.board, 4).blockedBy).toEqual([]);
     await page.waitForSelector(card(4, 'ready'));
     await page.waitForSelector('[data-notice="ok"]:has-text("completed #3: Emit output; unblocked #4")');
-    // Latest first.
+    // Latest first. The page's state and the action's answer come by different connections, so wait for the state.
+    const doneIds = `[...document.querySelectorAll('[data-column="done"] [data-task-id]')].map((e) => e.getAttribute('data-task-id')).join()`;
+    await page.waitForFunction(`${doneIds} === '3,2,1,5'`, undefined, { timeout: 2000 }).catch(() => undefined); // the assertion below says what the page shows instead
     expect(await page.$$eval('[data-column="done"] [data-task-id]', (els) => els.map((e) => Number(e.getAttribute('data-task-id'))))).toEqual([3, 2, 1, 5]);
   });
 

@@ -18,6 +18,12 @@ export interface Follower {
   close(): void;
 }
 
+/** A follower of the event log, which can also be asked to read what was appended so far. */
+export interface EventFollower extends Follower {
+  /** Reads the log's new lines now, calling `onEvent` for each, instead of waiting for the watch or the poll. */
+  catchUp(): void;
+}
+
 /**
  * Calls `onChange` when something in `dir` changes (fs.watch), and at least
  * every `pollMs`. Re-attaches when the folder is removed and re-created.
@@ -79,7 +85,7 @@ export interface FollowEventsOptions {
  * added since the last read, keeps a partial last line until its newline
  * arrives, and starts over when the log is replaced or truncated.
  */
-export function followEvents(store: TaskStore, options: FollowEventsOptions): Follower {
+export function followEvents(store: TaskStore, options: FollowEventsOptions): EventFollower {
   const file = join(store.runtimeDir, EVENTS_FILE);
   let sinceSeq = options.sinceSeq ?? 0;
   let offset = 0;
@@ -136,6 +142,7 @@ export function followEvents(store: TaskStore, options: FollowEventsOptions): Fo
     if (name === null || name === EVENTS_FILE) readNew();
   });
   return {
+    catchUp: readNew,
     close() {
       closed = true;
       folder.close();
