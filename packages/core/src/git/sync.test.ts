@@ -185,6 +185,37 @@ describe('tasks sync', () => {
     expect(boardFiles(b.store)).toEqual(boardFiles(a.store));
   });
 
+  it('writes the trees it pushes in the order git sorts them, keeping the files and folders it does not know', async () => {
+    const { bare, clones } = setup(1);
+    const [a] = clones;
+    await a.store.createTask({ subject: 'one' });
+    await a.store.claimTask(1, { owner: 'agent-1', lease: { ttlSeconds: 600 } });
+    await syncBoard(a.store);
+    // Someone adds names that sort around the claims folder ("claims-x" < "claims.y" < "claims/" < "claimsz").
+    const work = join(root, 'other');
+    git(root, 'clone', '-q', '-b', 'tasks', bare, work);
+    for (const name of ['claims-x', 'claims.y', 'claimsz', 'zz/inner.txt']) {
+      const path = join(work, name);
+      if (name.includes('/')) execFileSync('mkdir', ['-p', join(path, '..')]);
+      writeFileSync(path, `${name}\n`);
+    }
+    git(work, 'add', '.');
+    git(work, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'names around claims');
+    git(work, 'push', '-q', 'origin', 'tasks');
+    // A change here makes the sync write a new top tree (and a new claims tree) on top of that one.
+    await a.store.createTask({ subject: 'two' });
+    await a.store.claimTask(2, { owner: 'agent-2', lease: { ttlSeconds: 600 } });
+    await syncBoard(a.store);
+    const listing = git(bare, 'ls-tree', 'tasks');
+    expect(listing).toMatch(/claims-x[\s\S]*claims\.y[\s\S]*\tclaims\n[\s\S]*claimsz[\s\S]*zz/);
+    // git mktree writes the canonical tree for the same entries: the same id, or the order was wrong.
+    expect(execFileSync('git', ['mktree'], { cwd: bare, input: listing + '\n', encoding: 'utf8' }).trim()).toBe(git(bare, 'rev-parse', 'tasks^{tree}'));
+    const claims = git(bare, 'ls-tree', 'tasks:claims');
+    expect(execFileSync('git', ['mktree'], { cwd: bare, input: claims + '\n', encoding: 'utf8' }).trim()).toBe(git(bare, 'rev-parse', 'tasks:claims'));
+    expect(claims.split('\n').map((l) => l.split('\t')[1])).toEqual(['task_1.json', 'task_2.json']);
+    expect(git(bare, 'fsck', '--strict', '--no-dangling')).toBe('');
+  });
+
   it('works through git daemon on 127.0.0.1', async () => {
     const port = await freePort();
     setup(0);

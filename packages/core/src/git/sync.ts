@@ -127,24 +127,48 @@ interface TreeEntry {
   sha: string;
 }
 
-/** The top-level entries of a commit's tree, by name. */
-function readTree(cwd: string, commit: string | undefined): Map<string, TreeEntry> {
+/**
+ * What this process read of git's objects, by id: an object never changes, so
+ * a worker that syncs again and again reads each tree and blob once. Spawning
+ * git is what a sync costs (each process forks this one); a round that finds
+ * the remote where it left it runs no git but the fetch and one ref read.
+ */
+const treeCache = new Map<string, Map<string, TreeEntry>>();
+const blobCache = new Map<string, string>();
+/** Past this many objects a cache starts again (a long-running watcher on a busy board). */
+const CACHE_LIMIT = 20_000;
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): V {
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(key, value);
+  return value;
+}
+
+/** The top-level entries of a tree (a commit, or a tree's id), by name. */
+function readTree(cwd: string, rev: string | undefined): Map<string, TreeEntry> {
+  if (!rev) return new Map();
+  const known = treeCache.get(rev);
+  if (known) return known;
   const entries = new Map<string, TreeEntry>();
-  if (!commit) return entries;
-  const text = git(cwd, ['ls-tree', '--full-tree', '-z', commit]).stdout.toString('utf8');
+  const text = git(cwd, ['ls-tree', '--full-tree', '-z', rev]).stdout.toString('utf8');
   for (const item of text.split('\0')) {
     if (!item) continue;
     const tab = item.indexOf('\t');
     const [mode, type, sha] = item.slice(0, tab).split(' ');
     entries.set(item.slice(tab + 1), { mode, type, sha });
   }
-  return entries;
+  return remember(treeCache, rev, entries);
 }
 
-/** The contents of blobs, by id, in one `git cat-file --batch`. */
+/** The contents of blobs, by id: those not read before in one `git cat-file --batch`. */
 function readBlobs(cwd: string, shas: Iterable<string>): Map<string, string> {
-  const wanted = [...new Set(shas)];
   const texts = new Map<string, string>();
+  const wanted: string[] = [];
+  for (const sha of new Set(shas)) {
+    const known = blobCache.get(sha);
+    if (known === undefined) wanted.push(sha);
+    else texts.set(sha, known);
+  }
   if (wanted.length === 0) return texts;
   const buf = git(cwd, ['cat-file', '--batch'], { input: wanted.join('\n') + '\n' }).stdout;
   let at = 0;
@@ -153,44 +177,74 @@ function readBlobs(cwd: string, shas: Iterable<string>): Map<string, string> {
     const header = buf.toString('utf8', at, eol).split(' ');
     if (header[1] !== 'blob') throw new TasksError('E_GIT', `git cat-file: ${sha} is not a blob (${header.join(' ')})`);
     const size = Number(header[2]);
-    texts.set(sha, buf.toString('utf8', eol + 1, eol + 1 + size));
+    texts.set(sha, remember(blobCache, sha, buf.toString('utf8', eol + 1, eol + 1 + size)));
     at = eol + 1 + size + 1;
   }
   return texts;
 }
 
-/** Writes texts as blobs (one git process), returning their ids in order. */
-function writeBlobs(cwd: string, texts: string[]): string[] {
-  if (texts.length === 0) return [];
+/** git's id of an object: the SHA-1 of its type, size and body. */
+function objectId(type: 'blob' | 'tree', body: Buffer): string {
+  return createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex');
+}
+
+/**
+ * A tree object's body: its entries sorted as git sorts them (by name, a
+ * folder's name as if it ended in `/`), each `mode name\0` and the raw id.
+ * git does not check the order when it stores a tree: a test compares with
+ * what `git mktree` makes of the same entries.
+ */
+function treeBody(entries: Iterable<[string, TreeEntry]>): Buffer {
+  const key = ([name, e]: [string, TreeEntry]) => (e.type === 'tree' ? `${name}/` : name);
+  const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(key(a)), Buffer.from(key(b))));
+  return Buffer.concat(sorted.flatMap(([name, e]) => [Buffer.from(`${e.mode.replace(/^0+/, '')} ${name}\0`), Buffer.from(e.sha, 'hex')]));
+}
+
+/**
+ * Stores objects of one type (one git process), returning their ids in
+ * order. The ids are known beforehand (objectId), so a tree can name a tree
+ * written in the same call.
+ */
+function writeObjects(cwd: string, type: 'blob' | 'tree', bodies: Buffer[]): string[] {
+  if (bodies.length === 0) return [];
   const dir = mkdtempSync(join(tmpdir(), 'dotasks-sync-'));
   try {
-    const paths = texts.map((text, i) => {
+    const paths = bodies.map((body, i) => {
       const path = join(dir, String(i));
-      writeFileSync(path, text);
+      writeFileSync(path, body);
       return path;
     });
-    return out(git(cwd, ['hash-object', '-w', '--no-filters', '--stdin-paths'], { input: paths.join('\n') + '\n' })).split('\n');
+    const ids = out(git(cwd, ['hash-object', '-w', '-t', type, '--no-filters', '--stdin-paths'], { input: paths.join('\n') + '\n' })).split('\n');
+    bodies.forEach((body, i) => {
+      if (ids[i] !== objectId(type, body)) throw new TasksError('E_GIT', `git hash-object gave ${ids[i]} for a ${type} whose id is ${objectId(type, body)}`);
+    });
+    return ids;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-function revParse(cwd: string, ref: string): string | undefined {
-  const r = git(cwd, ['rev-parse', '--verify', '-q', `${ref}^{commit}`], { allowFail: true });
-  return r.status === 0 ? out(r) : undefined;
+/** The commits refs point at (one git process); a ref that does not exist is left out. */
+function readRefs(cwd: string, refs: string[]): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const line of out(git(cwd, ['for-each-ref', '--format=%(objectname) %(refname)', ...refs])).split('\n')) {
+    const space = line.indexOf(' ');
+    if (space > 0 && refs.includes(line.slice(space + 1))) found.set(line.slice(space + 1), line.slice(0, space));
+  }
+  return found;
 }
 
-/** Fetches the board branch; undefined when the remote does not have it yet. */
-function fetchBranch(cwd: string, remote: string, branch: string, trackingRef: string): string | undefined {
+/** Fetches the board branch; false when the remote does not have it yet. */
+function fetchBranch(cwd: string, remote: string, branch: string, trackingRef: string): boolean {
   const r = git(cwd, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--refmap=', remote, `+refs/heads/${branch}:${trackingRef}`], {
     allowFail: true,
   });
   if (r.status !== 0) {
-    if (/couldn't find remote ref|could not find remote ref/i.test(r.stderr)) return undefined;
+    if (/couldn't find remote ref|could not find remote ref/i.test(r.stderr)) return false;
     const line = r.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${r.status}`;
     throw new TasksError('E_GIT', `git fetch ${remote} failed: ${line}`, { remote, stderr: r.stderr });
   }
-  return revParse(cwd, trackingRef);
+  return true;
 }
 
 /** What changed from `before` to `after`, in a few words. */
@@ -434,7 +488,7 @@ function publishClaims(store: TaskStore, tx: Transaction, side: Side, plan: Plan
 function readClaims(cwd: string, commit: string | undefined, tree: Map<string, TreeEntry>): Map<number, PublishedClaim> {
   const claims = new Map<number, PublishedClaim>();
   if (!commit || tree.get(CLAIMS_DIR)?.type !== 'tree') return claims;
-  const entries = readTree(cwd, `${commit}:${CLAIMS_DIR}`);
+  const entries = readTree(cwd, tree.get(CLAIMS_DIR)!.sha);
   const blobs = readBlobs(
     cwd,
     [...entries.values()].map((e) => e.sha),
@@ -460,50 +514,55 @@ function commitMessage(outgoing: SyncChange[], renumbered: { from: number; to: n
   return `${summary || 'board'} (${hostname()})\n\n${lines.join('\n')}\n`;
 }
 
+/** The committer environment of each repository this process synced (it does not change while it runs). */
+const commitEnvs = new Map<string, NodeJS.ProcessEnv>();
+
 /** A committer identity: the user's, else one naming dotasks and this machine. */
 function commitEnv(cwd: string): NodeJS.ProcessEnv {
-  if (git(cwd, ['var', 'GIT_COMMITTER_IDENT'], { allowFail: true }).status === 0) return process.env;
+  const known = commitEnvs.get(cwd);
+  if (known) return known;
+  if (git(cwd, ['var', 'GIT_COMMITTER_IDENT'], { allowFail: true }).status === 0) return remember(commitEnvs, cwd, process.env);
   const name = `dotasks on ${hostname()}`;
   const email = 'dotasks@localhost';
-  return { ...process.env, GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
+  return remember(commitEnvs, cwd, { ...process.env, GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email });
 }
 
-/** Builds the tree of the merged board on top of the remote's tree; undefined when it equals the remote's. */
+/**
+ * Builds the tree of the merged board on top of the remote's tree (two git
+ * processes: the blobs, then the claims folder's tree and the top tree);
+ * undefined when it equals the remote's.
+ */
 function buildTree(cwd: string, theirs: Map<string, TreeEntry>, merged: Map<string, string | undefined>, claims: Map<string, string>): string | undefined {
   const entries = new Map(theirs);
-  const claimsTree = claims.size
-    ? mktree(
-        cwd,
-        [...claims].sort(([a], [b]) => (a < b ? -1 : 1)),
-      )
-    : undefined;
-  if (claimsTree) entries.set(CLAIMS_DIR, { mode: '040000', type: 'tree', sha: claimsTree });
-  else entries.delete(CLAIMS_DIR);
-  const claimsChanged = theirs.get(CLAIMS_DIR)?.sha !== claimsTree;
   const changed: [string, string][] = [];
   for (const [name, text] of merged) {
     if (text === undefined) entries.delete(name);
     else if (entries.get(name)?.sha !== blobId(text)) changed.push([name, text]);
   }
+  const claimFiles = [...claims];
+  const claimBlobs = claimFiles.map(([name, text]): [string, TreeEntry] => [name, { mode: '100644', type: 'blob', sha: blobId(text) }]);
+  const claimsBody = claimFiles.length ? treeBody(claimBlobs) : undefined;
+  const claimsTree = claimsBody && objectId('tree', claimsBody);
+  if (claimsTree) entries.set(CLAIMS_DIR, { mode: '040000', type: 'tree', sha: claimsTree });
+  else entries.delete(CLAIMS_DIR);
+  const claimsChanged = theirs.get(CLAIMS_DIR)?.sha !== claimsTree;
   const removed = [...theirs.keys()].some((name) => !entries.has(name));
   if (changed.length === 0 && !removed && !claimsChanged) return undefined;
-  const shas = writeBlobs(
+  for (const [name, text] of changed) entries.set(name, { mode: '100644', type: 'blob', sha: blobId(text) });
+  // Only what the remote does not have yet is written: the claims when they changed, and the changed files.
+  const written = [...(claimsChanged ? claimFiles : []), ...changed];
+  writeObjects(
     cwd,
-    changed.map(([, text]) => text),
+    'blob',
+    written.map(([, text]) => Buffer.from(text, 'utf8')),
   );
-  changed.forEach(([name], i) => entries.set(name, { mode: '100644', type: 'blob', sha: shas[i] }));
-  const listing = [...entries].map(([name, e]) => `${e.mode} ${e.type} ${e.sha}\t${name}`).join('\0');
-  return out(git(cwd, ['mktree', '-z'], { input: listing + '\0' }));
-}
-
-/** A tree of blobs with these names and texts. */
-function mktree(cwd: string, files: [string, string][]): string {
-  const shas = writeBlobs(
-    cwd,
-    files.map(([, text]) => text),
-  );
-  const listing = files.map(([name], i) => `100644 blob ${shas[i]}\t${name}`).join('\0');
-  return out(git(cwd, ['mktree', '-z'], { input: listing + '\0' }));
+  for (const [, text] of written) remember(blobCache, blobId(text), text);
+  if (claimsTree) remember(treeCache, claimsTree, new Map(claimBlobs));
+  const top = treeBody(entries);
+  const [tree] = writeObjects(cwd, 'tree', claimsBody && claimsChanged ? [claimsBody, top] : [top]).slice(-1);
+  // The next round's base is this tree's commit: its entries are known without asking git.
+  remember(treeCache, tree, entries);
+  return tree;
 }
 
 /**
@@ -522,8 +581,12 @@ export async function syncBoard(store: TaskStore, options: SyncOptions = {}): Pr
     if (/not a git repository/i.test(url.stderr)) throw new TasksError('E_USAGE', `the board ${cwd} is not in a git repository; sync needs one with a remote`);
     throw new TasksError('E_USAGE', `no git remote named '${remote}'; add one (git remote add ${remote} URL) or pass --remote`, { remote });
   }
-  if (git(cwd, ['check-ref-format', `refs/heads/${branch}`], { allowFail: true }).status !== 0 || branch.startsWith('-'))
-    throw new TasksError('E_USAGE', `not a usable branch name: '${branch}'`, { branch });
+  const branchChecked = `${checked}\0${branch}`;
+  if (!checkedRemotes.has(branchChecked)) {
+    if (git(cwd, ['check-ref-format', `refs/heads/${branch}`], { allowFail: true }).status !== 0 || branch.startsWith('-'))
+      throw new TasksError('E_USAGE', `not a usable branch name: '${branch}'`, { branch });
+    checkedRemotes.add(branchChecked);
+  }
   const trackingRef = `refs/dotasks/remote/${remote}/${branch}`;
   const syncedRef = `refs/dotasks/synced/${remote}/${branch}`;
   const report: SyncReport = { remote, branch, incoming: [], outgoing: [], renumbered: [], conflicts: [], withdrawn: [], reaped: [], warnings: [], rounds: 0 };
@@ -553,8 +616,10 @@ async function rounds(
   let env: NodeJS.ProcessEnv | undefined;
   for (let round = 1; round <= maxRounds; round++) {
     report.rounds = round;
-    const theirsCommit = fetchBranch(cwd, remote, branch, trackingRef);
-    const baseCommit = revParse(cwd, syncedRef);
+    const fetched = fetchBranch(cwd, remote, branch, trackingRef);
+    const refs = readRefs(cwd, [trackingRef, syncedRef]);
+    const theirsCommit = fetched ? refs.get(trackingRef) : undefined;
+    const baseCommit = refs.get(syncedRef);
     const theirs = readTree(cwd, theirsCommit);
     const side: Side = {
       base: baseCommit === theirsCommit ? theirs : readTree(cwd, baseCommit),
@@ -575,6 +640,8 @@ async function rounds(
     }
     const parents = theirsCommit ? ['-p', theirsCommit] : [];
     const commit = out(git(cwd, ['commit-tree', tree, ...parents], { input: commitMessage(plan.outgoing, plan.renumbered), env: (env ??= commitEnv(cwd)) }));
+    const committed = treeCache.get(tree);
+    if (committed) remember(treeCache, commit, committed);
     const push = git(cwd, ['push', '--porcelain', '--quiet', remote, `${commit}:refs/heads/${branch}`], { allowFail: true });
     if (push.status === 0) {
       git(cwd, ['update-ref', '--stdin'], { input: `update ${syncedRef} ${commit}\nupdate ${trackingRef} ${commit}\n` });
