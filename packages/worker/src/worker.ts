@@ -148,6 +148,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   let taken = 0;
   let idleSince: number | undefined;
   let waitingReported = false;
+  /** With --sync: a task's outcome is on this board but not yet on the remote. */
+  let unpublished = false;
   for (;;) {
     if (options.signal?.aborted) return stop('aborted');
     if (options.maxTasks !== undefined && taken >= options.maxTasks) return stop('max_tasks');
@@ -179,6 +181,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         continue;
       }
       if (!(error instanceof ClaimError) || error.reason !== 'nothing_ready') throw error;
+      // Nothing to claim here: the last completion goes out now instead of with the next claim.
+      if (unpublished) await publish();
       const inProgress = waitingOn(store, owner, excluded);
       if (inProgress === undefined) return stop('drained');
       idleSince ??= Date.now();
@@ -192,11 +196,14 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     waitingReported = false;
     taken++;
     await work(claim);
-    if (options.sync) await publish();
+    // With --sync the outcome goes out with the sync of the next claim, which follows at once: one push
+    // per task instead of two halves the pushes the machines race on. Whatever else ends the loop publishes first.
+    unpublished = !!options.sync;
   }
 
   /** Sends a completion or release to the remote; a remote that is down now gets it with the next sync. */
   async function publish(): Promise<void> {
+    unpublished = false;
     try {
       await syncBoard(store, options.sync);
     } catch (error) {
@@ -204,7 +211,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     }
   }
 
-  function stop(reason: StopReason): WorkerSummary {
+  async function stop(reason: StopReason): Promise<WorkerSummary> {
+    if (unpublished) await publish();
     summary.reason = reason;
     emit({ type: 'worker.stopped', reason, completed: summary.completed, failed: summary.failed, gaveUp: summary.gaveUp, lost: summary.lost });
     return summary;
