@@ -16,8 +16,9 @@ export default defineConfig({
     globalSetup: ['./scripts/vitest-global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    // 2 cores: concurrency tests start many real processes themselves.
-    maxWorkers: 2,
+    // 2 cores, 3 files at a time: much of the end-to-end suite waits (stale locks, leases, polls), and a third
+    // file fills those waits (the suite then keeps both cores busy); concurrency tests start their own processes.
+    maxWorkers: 3,
     // `npm run coverage`: what the in-process tests reach (the end-to-end tests' own processes are not counted).
     coverage: { provider: 'v8', include: ['packages/*/src/**/*.ts'], exclude: ['**/*.test.ts', '**/*.d.ts'], reporter: ['text-summary'] },
     ...(plainOutput ? { reporters: ['default', './scripts/vitest-slowest-files.ts'], slowTestThreshold: 10_000 } : {}),
