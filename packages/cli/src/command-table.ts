@@ -559,28 +559,60 @@ export type CommandArgs<N extends CommandName> = ArgsOf<(typeof COMMANDS)[N]>;
 type Handler<N extends CommandName> = (args: CommandArgs<N>) => Promise<CommandOutput>;
 
 /** Each command's handler, loaded when the command runs; the compiler checks it takes what the table declares. */
+/**
+ * A module of this package, loaded synchronously where Node can (`require`
+ * of an ES module: Node >= 20.19, no top-level await in its graph). The
+ * asynchronous loader reads each file through the thread pool and loads
+ * node:fs/promises and the stream modules to do it: about 7 ms of every
+ * everyday command (docs/decisions.md, "The board index"). Anything else is
+ * imported as usual; both give the same module instance.
+ */
+const requireHere = process.getBuiltinModule('node:module').createRequire(import.meta.url);
+export async function loadModule<T>(specifier: string): Promise<T> {
+  if ((process.features as { require_module?: boolean }).require_module) {
+    try {
+      return requireHere(specifier) as T;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ERR_REQUIRE_ASYNC_MODULE') throw error;
+    }
+  }
+  return (await import(specifier)) as T;
+}
+
+type Commands = {
+  list: typeof import('./commands/list.js');
+  show: typeof import('./commands/show.js');
+  start: typeof import('./commands/start.js');
+  done: typeof import('./commands/done.js');
+  claim: typeof import('./commands/claim.js');
+  release: typeof import('./commands/release.js');
+  heartbeat: typeof import('./commands/heartbeat.js');
+};
+/** A command of the fast path, loaded by loadModule. */
+const fastCommand = <N extends keyof Commands>(name: N): Promise<Commands[N]> => loadModule<Commands[N]>(`./commands/${name}.js`);
+
 export const HANDLERS: { readonly [N in CommandName]: () => Promise<Handler<N>> } = {
   completion: async () => (await import('./completion.js')).completionCommand,
   init: async () => (await import('./commands/init.js')).init,
   create: async () => (await import('./commands/create.js')).create,
-  list: async () => (await import('./commands/list.js')).list,
+  list: async () => (await fastCommand('list')).list,
   ready: async () => {
-    const { list } = await import('./commands/list.js');
+    const { list } = await fastCommand('list');
     return (args) => list({ ...args, ready: true });
   },
-  show: async () => (await import('./commands/show.js')).show,
+  show: async () => (await fastCommand('show')).show,
   search: async () => (await import('./commands/search.js')).search,
   note: async () => (await import('./commands/note.js')).note,
   update: async () => (await import('./commands/update.js')).update,
-  start: async () => (await import('./commands/start.js')).start,
-  done: async () => (await import('./commands/done.js')).done,
+  start: async () => (await fastCommand('start')).start,
+  done: async () => (await fastCommand('done')).done,
   dep: async () => (await import('./commands/dep.js')).dep,
   delete: async () => (await import('./commands/delete.js')).deleteCommand,
   clear: async () => (await import('./commands/clear.js')).clear,
-  claim: async () => (await import('./commands/claim.js')).claim,
-  release: async () => (await import('./commands/release.js')).release,
+  claim: async () => (await fastCommand('claim')).claim,
+  release: async () => (await fastCommand('release')).release,
   whoami: async () => (await import('./commands/whoami.js')).whoami,
-  heartbeat: async () => (await import('./commands/heartbeat.js')).heartbeat,
+  heartbeat: async () => (await fastCommand('heartbeat')).heartbeat,
   reap: async () => (await import('./commands/reap.js')).reap,
   events: async () => {
     const { events } = await import('./commands/events.js');

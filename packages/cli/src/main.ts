@@ -4,22 +4,27 @@
  * table; everything else goes to the yargs command line.
  */
 import { parseFast } from './fast-path.js';
+import { loadModule } from './command-table.js';
 
 // A closed pipe (`tasks list | head -1`) ends the command quietly with its usual status, as for any Unix tool.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
+// The fast path writes with run.ts's writeOut, which does the same without making the streams.
+function quietOnClosedPipes(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  }
 }
 
 const argv = process.argv.slice(2);
 const fast = parseFast(argv);
-if (fast) {
-  const { runCommand } = await import('./run.js');
-  await runCommand(fast.spec, fast.args);
-} else if (argv[0] === '--get-yargs-completions') {
+// No top-level await here: bin/tasks.js requires this module, which Node does synchronously (see loadModule).
+if (fast) void loadModule<typeof import('./run.js')>('./run.js').then(({ runCommand }) => runCommand(fast.spec, fast.args));
+else {
+  quietOnClosedPipes();
   // The completion scripts ask here, word by word (the name is kept for scripts already in people's shell rc files).
-  const { answerCompletion } = await import('./completion.js');
-  process.stdout.write(answerCompletion(argv.slice(1)));
-} else await (await import('./cli.js')).main(argv);
+  if (argv[0] === '--get-yargs-completions')
+    void import('./completion.js').then(({ answerCompletion }) => process.stdout.write(answerCompletion(argv.slice(1))));
+  else void import('./cli.js').then(({ main }) => main(argv));
+}
