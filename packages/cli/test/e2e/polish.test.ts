@@ -83,6 +83,39 @@ describe('a shell that behaves', () => {
   });
 });
 
+describe('output through a pipe that does not block', () => {
+  it('a full non-blocking pipe (a parent that shares one) still gets the whole listing, in order', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { TaskStore } = await import('@dotasks/core');
+    const { TASKS_BIN, cleanEnv } = await import('../helpers.js');
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    await new TaskStore(t.board).batchWrite(Array.from({ length: 3000 }, (_, i) => ({ subject: `Task ${i + 1}, long enough that 3,000 of them fill a pipe` })));
+    const expected = spawnSync(process.execPath, [TASKS_BIN, 'list'], { cwd: t.root, env: cleanEnv(), encoding: 'utf8', maxBuffer: 1 << 26 }).stdout;
+    expect(expected.length).toBeGreaterThan(150_000); // more than twice a pipe's 64 KiB
+    // python: a pipe whose write end is O_NONBLOCK, read only once the child has filled it.
+    const py = [
+      'import fcntl, os, subprocess, sys, time',
+      'r, w = os.pipe()',
+      'fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)',
+      'p = subprocess.Popen(sys.argv[1:], stdout=w)',
+      'os.close(w)',
+      'time.sleep(0.3)',
+      'data = b""',
+      'while True:',
+      '    chunk = os.read(r, 65536)',
+      '    if not chunk: break',
+      '    data += chunk',
+      'sys.stdout.buffer.write(data)',
+      'sys.exit(p.wait())',
+    ].join('\n');
+    const r = spawnSync('python3', ['-c', py, process.execPath, TASKS_BIN, 'list'], { cwd: t.root, env: cleanEnv(), encoding: 'utf8', maxBuffer: 1 << 26 });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout === expected, `got ${r.stdout.length} of ${expected.length} characters`).toBe(true);
+  });
+});
+
 describe('file system errors say what and where in one line', () => {
   it('init --dir on or under a file, a merge driver given a missing file, a board folder that is a file', async () => {
     const { writeFileSync, mkdirSync } = await import('node:fs');

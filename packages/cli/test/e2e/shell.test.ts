@@ -110,6 +110,29 @@ describe('a read command given --owner filters by it', () => {
   });
 });
 
+const hasScript = spawnSync('script', ['--version']).status === 0;
+
+describe('colour', () => {
+  it.skipIf(!hasScript)('list is coloured on a terminal (a real pty, through script), plain through a pipe, and never with NO_COLOR', () => {
+    const t = board();
+    const onTerminal = (env: Record<string, string>) =>
+      spawnSync('script', ['-qec', `"${process.execPath}" "${TASKS_BIN}" list`, '/dev/null'], {
+        cwd: t.root,
+        env: cleanEnv({ NO_COLOR: '', ...env }),
+        encoding: 'utf8',
+      });
+    const coloured = onTerminal({});
+    expect(coloured.status, coloured.stderr).toBe(0);
+    expect(coloured.stdout).toContain('\u001b[32m[x] #1: Parse AST');
+    const noColor = onTerminal({ NO_COLOR: '1' });
+    expect(noColor.stdout).toContain('[x] #1: Parse AST');
+    expect(noColor.stdout).not.toContain('\u001b[');
+    const piped = spawnSync(process.execPath, [TASKS_BIN, 'list'], { cwd: t.root, env: cleanEnv({ NO_COLOR: '' }), encoding: 'utf8' });
+    expect(piped.stdout).toContain('[x] #1: Parse AST');
+    expect(piped.stdout).not.toContain('\u001b[');
+  });
+});
+
 describe('text from the board never reaches the terminal raw', () => {
   it('a subject with escape sequences is listed, shown and graphed without an ESC byte; --json keeps it', () => {
     const t = tempBoard();
