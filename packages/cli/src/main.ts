@@ -20,7 +20,11 @@ function quietOnClosedPipes(): void {
 const argv = process.argv.slice(2);
 const fast = parseFast(argv);
 // No top-level await here: bin/tasks.js requires this module, which Node does synchronously (see loadModule).
-if (fast) void loadModule<typeof import('./run.js')>('./run.js').then(({ runCommand }) => runCommand(fast.spec, fast.args));
+if (fast)
+  void loadModule<typeof import('./run.js')>('./run.js').then(async ({ runCommand, exitAnswered }) => {
+    await runCommand(fast.spec, fast.args);
+    exitAnswered();
+  });
 else {
   quietOnClosedPipes();
   // The completion scripts ask here, word by word (the name is kept for scripts already in people's shell rc files).
