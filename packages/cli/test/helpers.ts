@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,4 +63,51 @@ export function tempBoard(options: { init?: boolean } = {}): { root: string; boa
 /** Reads and parses `.tasks/task_N.json`. */
 export function readTaskFile(board: string, id: number): Record<string, unknown> {
   return JSON.parse(readFileSync(join(board, `task_${id}.json`), 'utf8')) as Record<string, unknown>;
+}
+
+/**
+ * What a `tasks` run loads, whichever of Node's loaders loads it (the entry
+ * requires the everyday commands, which module hooks do not see): the files
+ * it opened, traced by strace, and the built-in modules it loaded
+ * (process.moduleLoadList, written by a preload when it exits).
+ */
+export function traceLoads(cwd: string, args: string[], input = ''): RunResult & { files: string[]; builtins: string[] } {
+  const dir = mkdtempSync(join(tmpdir(), 'dotasks-trace-'));
+  try {
+    const trace = join(dir, 'strace.txt');
+    const builtinsFile = join(dir, 'builtins.txt');
+    const preload = join(dir, 'preload.cjs');
+    writeFileSync(
+      preload,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(builtinsFile)}, process.moduleLoadList.join('\\n')));\n`,
+    );
+    const r = spawnSync(
+      'strace',
+      ['-f', '-qq', '-e', 'trace=openat,open', '-e', 'signal=none', '-o', trace, process.execPath, '-r', preload, TASKS_BIN, ...args],
+      {
+        cwd,
+        env: cleanEnv(),
+        encoding: 'utf8',
+        input,
+        timeout: 60_000,
+      },
+    );
+    if (r.error) throw r.error;
+    // `123 openat(AT_FDCWD, "/path", O_RDONLY|O_CLOEXEC) = 21`: the files opened, not those only looked for. With
+    // several threads a call can be split (`… <unfinished ...>`, its result on a later line): that one counts too.
+    const files = readFileSync(trace, 'utf8')
+      .split('\n')
+      .filter((line) => !/= -1 E/.test(line))
+      .map((line) => /open(?:at)?\((?:[^,"]*, )?"([^"]*)"/.exec(line)?.[1])
+      .filter((path): path is string => path !== undefined);
+    const builtins = existsSync(builtinsFile)
+      ? readFileSync(builtinsFile, 'utf8')
+          .split('\n')
+          .filter((l) => l.startsWith('NativeModule '))
+          .map((l) => l.slice('NativeModule '.length))
+      : [];
+    return { code: r.status ?? 1, stdout: r.stdout, stderr: r.stderr, files, builtins };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openBlockers, TaskStore, type BatchItem } from '@dotasks/core';
 import type { Browser } from 'playwright-core';
-import { TASKS_BIN, cleanEnv, tempBoard } from '../../cli/test/helpers.js';
+import { TASKS_BIN, cleanEnv, tempBoard, traceLoads } from '../../cli/test/helpers.js';
 import { spawnSync } from 'node:child_process';
 import { launchBrowser, serve, type Served } from './serve-helpers.js';
 
@@ -66,24 +66,19 @@ describe('a board of 1,000 tasks', () => {
   });
 
   it('tasks list loads none of the web code', () => {
-    const hook = join(board.root, 'log-loads.mjs');
-    writeFileSync(
-      hook,
-      `export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('loaded ' + r.url + '\\n'); return r; }\n`,
-    );
-    const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify('file://' + hook)})`;
     for (const args of [['list'], ['list', '--all', '--json'], ['ls', '-a']]) {
-      const r = spawnSync(process.execPath, ['--import', register, TASKS_BIN, ...args], { cwd: board.root, env: cleanEnv(), encoding: 'utf8' });
-      expect(r.status, r.stderr).toBe(0);
-      const loaded = r.stderr.split('\n').filter((l) => l.startsWith('loaded '));
+      const r = traceLoads(board.root, args);
+      expect(r.code, r.stderr).toBe(0);
       expect(
-        loaded.some((l) => l.includes('/core/')),
-        'the hook sees the modules that load',
+        r.files.some((f) => f.includes('/core/dist/')),
+        'the trace sees the modules that load',
       ).toBe(true);
       expect(
-        loaded.filter((l) => /\/web\/|preact|dagre|node:http\b/.test(l)),
+        r.files.filter((f) => /\/web\/|preact|dagre/.test(f)),
         args.join(' '),
       ).toEqual([]);
+      expect(r.builtins, 'the preload sees the built-in modules that load').toContain('fs');
+      expect(r.builtins, args.join(' ')).not.toContain('http');
     }
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskStore } from '@dotasks/core';
-import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
+import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tasksAsync, tempBoard, traceLoads } from '../helpers.js';
 
 /**
  * `tasks board` through a real pseudo-terminal: tmux runs it on its own
@@ -264,28 +264,16 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
       "
     `);
 
-    // A module hook names every package the command imports by bare name.
-    writeFileSync(
-      join(t.root, 'hook.mjs'),
-      'export async function resolve(s, c, next) { if (!/^[.\\/]|^node:|^file:/.test(s)) process.stderr.write(`import ${s}\\n`); return next(s, c); }\n',
-    );
-    writeFileSync(
-      join(t.root, 'register.mjs'),
-      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(t.root, 'hook.mjs')).href)});\n`,
-    );
-    const imported = (...args: string[]) => {
-      const r = spawnSync(process.execPath, ['--import', pathToFileURL(join(t.root, 'register.mjs')).href, TASKS_BIN, ...args], {
-        cwd: t.root,
-        env: cleanEnv(),
-        encoding: 'utf8',
-      });
-      expect(r.status).toBe(0);
-      return new Set([...r.stderr.matchAll(/^import (\S+)$/gm)].map((m) => m[1]));
+    // What each command loads, whichever loader loads it: the files it opens.
+    const loaded = (...args: string[]) => {
+      const r = traceLoads(t.root, args);
+      expect(r.code, r.stderr).toBe(0);
+      return r.files;
     };
-    const viaYargs = imported('events');
-    expect(viaYargs).toContain('yargs'); // the hook sees the imports
-    for (const seen of [viaYargs, imported('list'), imported('board'), imported('done', '3')]) {
-      expect([...seen].filter((name) => /^(ink|react|@dotasks\/board)$/.test(name))).toEqual([]);
+    const viaYargs = loaded('events');
+    expect(viaYargs.some((f) => f.includes('/node_modules/yargs/'))).toBe(true); // the trace sees the packages that load
+    for (const files of [viaYargs, loaded('list'), loaded('board'), loaded('done', '3')]) {
+      expect(files.filter((f) => /\/node_modules\/(ink|react)\/|@dotasks\/board|\/packages\/board\/dist\//.test(f))).toEqual([]);
     }
   });
 });
