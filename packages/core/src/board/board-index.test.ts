@@ -374,6 +374,37 @@ describe('the board index (claimNext)', () => {
     expect((await store.claimNext({ owner: 'c' })).task.id).toBe(2);
   });
 
+  it('when the trust runs out, one claimant makes the exact pass; the others go on with the index meanwhile, for 2 s at most', async () => {
+    const store = newBoard();
+    for (const subject of ['Done', 'Done too', 'Ready', 'Ready too']) await store.createTask({ subject });
+    await store.completeTask(1);
+    await store.completeTask(2);
+    await settle(store.dir);
+    store.loadBoard();
+    reopen(store, 1); // by hand: only an exact pass sees it
+    const index = join(store.runtimeDir, BOARD_INDEX_FILE);
+    const turn = join(store.runtimeDir, 'board-index-refresh.lock');
+    const ranOut = (by: number) => {
+      const then = (Date.now() - FINAL_TRUST_MS - by) / 1000;
+      utimesSync(index, then, then);
+    };
+    // Another claimant is making the pass (its turn is fresh): this one takes the index's word, #3.
+    ranOut(500);
+    mkdirSync(turn);
+    expect((await store.claimNext({ owner: 'a' })).task.id).toBe(3);
+    // The turn left by a claimant that died is taken over once it is 2 s old: the exact pass sees #1 reopened.
+    const old = (Date.now() - 3000) / 1000;
+    utimesSync(turn, old, old);
+    expect((await store.claimNext({ owner: 'b' })).task.id).toBe(1);
+    expect(readdirSync(store.runtimeDir)).not.toContain('board-index-refresh.lock'); // given back after the pass
+    // Nobody waits on a turn for longer than that: 2 s past the trust, the pass is made whoever holds it.
+    reopen(store, 2);
+    ranOut(2500);
+    mkdirSync(turn);
+    expect((await store.claimNext({ owner: 'c' })).task.id).toBe(2);
+    rmSync(turn, { recursive: true });
+  });
+
   it('on 10,000 tasks of which 9,990 are completed, reads a handful of task files', async () => {
     const store = newBoard();
     const count = 10_000;
