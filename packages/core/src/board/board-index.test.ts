@@ -397,12 +397,25 @@ describe('the board index (claimNext)', () => {
     utimesSync(turn, old, old);
     expect((await store.claimNext({ owner: 'b' })).task.id).toBe(1);
     expect(readdirSync(store.runtimeDir)).not.toContain('board-index-refresh.lock'); // given back after the pass
-    // Nobody waits on a turn for longer than that: 2 s past the trust, the pass is made whoever holds it.
+    // 2 s past the trust the index is not used any more: a claimant waits for the one making the pass, then
+    // ranks on the index it wrote (one pass for all, not one each) ...
     reopen(store, 2);
     ranOut(2500);
     mkdirSync(turn);
-    expect((await store.claimNext({ owner: 'c' })).task.id).toBe(2);
+    const started = Date.now();
+    const waiting = store.claimNext({ owner: 'c' });
+    await new Promise((done) => setTimeout(done, 100));
+    store.loadBoard(); // the other claimant's pass
     rmSync(turn, { recursive: true });
+    expect((await waiting).task.id).toBe(2);
+    expect(Date.now() - started).toBeLessThan(1500);
+    // ... and waits 2 s at most for a turn that is not given back, then takes it over and makes the pass.
+    ranOut(2500);
+    mkdirSync(turn);
+    const stuck = Date.now();
+    expect((await store.claimNext({ owner: 'd' })).task.id).toBe(4);
+    expect(Date.now() - stuck).toBeLessThan(3500);
+    expect(readdirSync(store.runtimeDir)).not.toContain('board-index-refresh.lock');
   });
 
   it('on 10,000 tasks of which 9,990 are completed, reads a handful of task files', async () => {

@@ -356,6 +356,24 @@ function takeRefreshTurn(dir: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Waits, at most REFRESH_TURN_MS, while another claimant makes an exact pass
+ * that this one would otherwise have to make too (no index yet, or one whose
+ * trust ran out long ago): claimants that start together then make one pass,
+ * not one each. Returns at once when the index can be used, or when nobody
+ * has the turn.
+ */
+export async function awaitExactPass(dir: string): Promise<void> {
+  const turn = join(dir, RUNTIME, REFRESH_TURN);
+  for (const until = Date.now() + REFRESH_TURN_MS; Date.now() < until; await new Promise((done) => setTimeout(done, 5))) {
+    const head = readIndexHead(boardIndexPath(dir));
+    const age = head ? Date.now() - head.verifiedAt : Infinity;
+    if (age >= 0 && age < FINAL_TRUST_MS + REFRESH_TURN_MS) return;
+    const stat = statSync(turn, NO_THROW);
+    if (!stat || Date.now() - stat.mtimeMs >= REFRESH_TURN_MS) return;
+  }
+}
+
 function rmdirQuiet(path: string): void {
   try {
     rmdirSync(path);

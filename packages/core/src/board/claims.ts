@@ -8,7 +8,7 @@ import { isReady, openBlockers } from '../graph/graph.js';
 import { rankTasks } from '../graph/ready-order.js';
 import { createLease, leaseExpiry, listLeases, readLease, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
-import { openClaimView } from './board-index.js';
+import { awaitExactPass, openClaimView } from './board-index.js';
 import { assertOwnerFree } from './mutations.js';
 import { applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
@@ -131,6 +131,7 @@ async function overlapsInProgress(store: TaskStore, task: Task, busy: Task[]): P
 export async function claimNext(store: TaskStore, options: ClaimOptions): Promise<ClaimResult> {
   const exclude = new Set(options.exclude ?? []);
   // Candidates come from the board index; the claim itself re-checks under the lock (board-index.ts).
+  await awaitExactPass(store.dir);
   let view = openClaimView(store.dir);
   const lookup = (n: number) => view.lookup(n);
   const busy: number[] = [];
