@@ -189,7 +189,8 @@ describe('tasks sync across clones', () => {
         collectOutput(
           spawn(process.execPath, [TASKS_BIN, 'worker', '--sync', '--idle-exit', '20', '--owner', `m${i + 1}-w${w}`, '--', process.execPath, script], {
             cwd: m,
-            env: cleanEnv({ WORK_LOG: log, MACHINE: `m${i + 1}` }),
+            // TASKS_DEBUG: an unexpected error comes with its stack (CI once saw a JSON syntax error with none).
+            env: cleanEnv({ WORK_LOG: log, MACHINE: `m${i + 1}`, TASKS_DEBUG: '1' }),
           }),
         ),
       ),

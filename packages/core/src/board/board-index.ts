@@ -395,7 +395,7 @@ function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimVie
   if (peekCache?.key !== cacheKey) peekCache = { key: cacheKey, tasks: new Map() };
   const parsedOpen = peekCache.tasks;
   const header = head.header;
-  const open = (head.byId ??= new Map(head.open.map((line) => [leadingId(line), line])));
+  const open = new Map(head.open.map((line) => [leadingId(line), line]));
   const unsure = new Set(header.unsure);
   const closed = header.closed;
   const known = (id: number) => open.has(id) || unsure.has(id) || inRanges(closed, id);
@@ -431,9 +431,9 @@ function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimVie
     if (unsure.has(id) || unknown.has(id)) return peekTaskFile(dir, id, seen);
     const line = open.get(id);
     if (line !== undefined) {
-      const [, ino, size, mtimeMs, ctimeMs, raw] = JSON.parse(line) as [number, number, number, number, number, Task];
-      const stat = statSync(join(dir, taskFileName(id)), { throwIfNoEntry: false });
-      if (stat && stat.isFile() && sameFile([ino, size, mtimeMs, ctimeMs], stat)) return taskFromRaw(raw);
+      const entry = parseOpenLine(line);
+      const stat = entry && statSync(join(dir, taskFileName(id)), { throwIfNoEntry: false });
+      if (entry && stat && stat.isFile() && sameFile([entry[1], entry[2], entry[3], entry[4]], stat)) return taskFromRaw(entry[5]);
       return peekTaskFile(dir, id, seen);
     }
     // Completed or deleted when the index was written: only whether it is closed matters here.
@@ -452,7 +452,11 @@ function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimVie
       const line = open.get(id);
       if (line === undefined) return lookup(id);
       let task = parsedOpen.get(id);
-      if (task === undefined) parsedOpen.set(id, (task = taskFromRaw((JSON.parse(line) as [number, number, number, number, number, Task])[5])));
+      if (task === undefined) {
+        const entry = parseOpenLine(line);
+        if (!entry) return lookup(id);
+        parsedOpen.set(id, (task = taskFromRaw(entry[5])));
+      }
       return task;
     },
     forget(id) {
@@ -462,6 +466,22 @@ function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimVie
     },
     exact: false,
   };
+}
+
+/**
+ * An entry of the index's open part, `[id, ino, size, mtimeMs, ctimeMs, task]`;
+ * undefined for anything else, which is then read from its file: the index
+ * is only ever a shortcut, and a line it cannot give never stops a claim.
+ */
+function parseOpenLine(line: string): [number, number, number, number, number, Task] | undefined {
+  try {
+    const entry = JSON.parse(line) as unknown;
+    return Array.isArray(entry) && entry.length === 6 && entry[5] !== null && typeof entry[5] === 'object'
+      ? (entry as [number, number, number, number, number, Task])
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** peekTask without a store: the task, or undefined when missing or not a valid task. Closed ones are remembered in `seen`. */
@@ -803,16 +823,7 @@ interface IndexHead {
   open: string[];
   verifiedAt: number;
   seal: string;
-  /** The open lines by task id, made once per head (viewFromIndex). */
-  byId?: Map<number, string>;
 }
-
-/**
- * The last head this process read, by the index file's identity: a claimant
- * (a worker, the agent tool) reads the same index on every claim until an
- * exact pass rewrites it (a new file) or touches it (a new mtime and ctime).
- */
-let headCache: { key: string; head: IndexHead } | undefined;
 
 /** The header and open part of the index, checked; reads only those bytes. */
 function readIndexHead(file: string): IndexHead | undefined {
@@ -823,11 +834,8 @@ function readIndexHead(file: string): IndexHead | undefined {
     return undefined;
   }
   try {
-    const stat = fstatSync(fd);
-    const key = `${file}\0${stat.ino}\0${stat.size}\0${stat.mtimeMs}\0${stat.ctimeMs}`;
-    if (headCache?.key === key) return headCache.head;
-    const head = readHead(fd, stat.mtimeMs);
-    headCache = head && { key, head };
+    const head = readHead(fd);
+    if (head) head.verifiedAt = fstatSync(fd).mtimeMs;
     return head;
   } catch {
     return undefined;
@@ -836,7 +844,7 @@ function readIndexHead(file: string): IndexHead | undefined {
   }
 }
 
-function readHead(fd: number, verifiedAt: number): IndexHead | undefined {
+function readHead(fd: number): IndexHead | undefined {
   // The header line first (its length varies with the closed ranges), then exactly the open part.
   let buf = Buffer.alloc(16384);
   let got = 0;
@@ -869,7 +877,7 @@ function readHead(fd: number, verifiedAt: number): IndexHead | undefined {
   if (!sealed(buf, want)) return undefined;
   const open = splitLines(buf.toString('utf8', eol + 1, header.openBytes));
   if (open.length !== header.open) return undefined;
-  return { header, open, verifiedAt, seal: buf.toString('latin1', header.openBytes, want) };
+  return { header, open, verifiedAt: 0, seal: buf.toString('latin1', header.openBytes, want) };
 }
 
 let tempCount = 0;
