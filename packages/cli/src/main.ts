@@ -4,29 +4,16 @@
  * table; everything else goes to the yargs command line.
  */
 import { parseFast } from './fast-path.js';
-import { loadModule } from './command-table.js';
-
-// A closed pipe (`tasks list | head -1`) ends the command quietly with its usual status, as for any Unix tool.
-// The fast path writes with run.ts's writeOut, which does the same without making the streams.
-function quietOnClosedPipes(): void {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-      throw error;
-    });
-  }
-}
+import { exitAnswered, quietOnClosedPipe, runCommand } from './run.js';
 
 const argv = process.argv.slice(2);
 const fast = parseFast(argv);
-// No top-level await here: bin/tasks.js requires this module, which Node does synchronously (see loadModule).
-if (fast)
-  void loadModule<typeof import('./run.js')>('./run.js').then(async ({ runCommand, exitAnswered }) => {
-    await runCommand(fast.spec, fast.args);
-    exitAnswered();
-  });
+// No top-level await here: bin/tasks.js requires this module, which Node does synchronously (see loadModule in
+// command-table.ts). The fast path writes with run.ts's writeOut, which never makes the streams.
+if (fast) void runCommand(fast.spec, fast.args).then(exitAnswered);
 else {
-  quietOnClosedPipes();
+  quietOnClosedPipe(process.stdout);
+  quietOnClosedPipe(process.stderr);
   // The completion scripts ask here, word by word (the name is kept for scripts already in people's shell rc files).
   if (argv[0] === '--get-yargs-completions')
     void import('./completion.js').then(({ answerCompletion }) => process.stdout.write(answerCompletion(argv.slice(1))));

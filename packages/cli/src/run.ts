@@ -59,10 +59,17 @@ export function writeOut(fd: 1 | 2, text: string): void {
   }
   if (buf.length > 0) {
     const stream = fd === 1 ? process.stdout : process.stderr;
-    if (stream.listenerCount('error') === 0)
-      stream.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' ? process.exit(process.exitCode ?? 0) : undefined));
+    if (stream.listenerCount('error') === 0) quietOnClosedPipe(stream);
     stream.write(buf);
   }
+}
+
+/** A closed pipe (`tasks list | head -1`) ends the command quietly with its usual status, as for any Unix tool. */
+export function quietOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
 }
 
 /** What a file system error means, in words, and what to do. */

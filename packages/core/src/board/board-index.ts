@@ -348,8 +348,7 @@ function takeRefreshTurn(dir: string): string | undefined {
       return path;
     } catch (error) {
       if (!isErrnoException(error, 'EEXIST')) return path; // no runtime folder (yet): nobody to share the pass with
-      const stat = statSync(path, NO_THROW);
-      if (stat && Date.now() - stat.mtimeMs < REFRESH_TURN_MS) return undefined;
+      if (turnHeld(path)) return undefined;
       rmdirQuiet(path);
     }
   }
@@ -368,10 +367,14 @@ export async function awaitExactPass(dir: string): Promise<void> {
   for (const until = Date.now() + REFRESH_TURN_MS; Date.now() < until; await new Promise((done) => setTimeout(done, 5))) {
     const head = readIndexHead(boardIndexPath(dir));
     const age = head ? Date.now() - head.verifiedAt : Infinity;
-    if (age >= 0 && age < FINAL_TRUST_MS + REFRESH_TURN_MS) return;
-    const stat = statSync(turn, NO_THROW);
-    if (!stat || Date.now() - stat.mtimeMs >= REFRESH_TURN_MS) return;
+    if ((age >= 0 && age < FINAL_TRUST_MS + REFRESH_TURN_MS) || !turnHeld(turn)) return;
   }
+}
+
+/** Whether a claimant has the turn `path` and is within its time (an older one was left by a process that died). */
+function turnHeld(path: string): boolean {
+  const stat = statSync(path, NO_THROW);
+  return stat !== undefined && Date.now() - stat.mtimeMs < REFRESH_TURN_MS;
 }
 
 function rmdirQuiet(path: string): void {

@@ -117,8 +117,7 @@ const out = (r: { stdout: Buffer }) => r.stdout.toString('utf8').trim();
 
 /** git's blob id of a text, computed in process (no git call per file). */
 function blobId(text: string): string {
-  const body = Buffer.from(text, 'utf8');
-  return createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex');
+  return objectId('blob', Buffer.from(text, 'utf8'));
 }
 
 interface TreeEntry {
