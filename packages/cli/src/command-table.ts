@@ -91,6 +91,7 @@ export const COMMANDS = {
   },
   init: {
     name: 'init',
+    fast: true,
     describe: 'create an empty board (.tasks/ with its .gitignore)',
     options: {
       git: { type: 'boolean', describe: 'also write .tasks/.gitattributes and register the merge driver in this clone (fine on an existing board)' },
@@ -103,6 +104,7 @@ export const COMMANDS = {
   },
   create: {
     name: 'create',
+    fast: true,
     describe: 'create a task',
     positionals: [{ name: 'subject', describe: 'one-line title' }],
     options: {
@@ -171,6 +173,7 @@ export const COMMANDS = {
   },
   note: {
     name: 'note',
+    fast: true,
     describe: 'add a note to a task (kept in its file, with the time and the acting owner)',
     positionals: [
       { name: 'id', completes: 'ids' },
@@ -184,6 +187,7 @@ export const COMMANDS = {
   },
   update: {
     name: 'update',
+    fast: true,
     describe: 'change fields, edges or status of a task',
     positionals: [id],
     options: {
@@ -227,18 +231,21 @@ export const COMMANDS = {
   },
   dep: {
     name: 'dep',
+    fast: true,
     describe: 'add or remove a dependency: ID waits for DEP',
     positionals: [{ name: 'action', choices: ['add', 'rm'] }, id, { name: 'dep', completes: 'open-ids' }],
     examples: [['$0 dep add 4 2', '#4 waits for #2']],
   },
   delete: {
     name: 'delete',
+    fast: true,
     describe: 'tombstone a task (the file stays; it no longer blocks anyone)',
     positionals: [id],
     examples: [['$0 delete 5', 'drop #5']],
   },
   clear: {
     name: 'clear',
+    fast: true,
     describe: 'remove every task file and reset ids (needs --yes)',
     options: { yes: { type: 'boolean', describe: 'yes, remove them all' } },
     examples: [['$0 clear --yes', 'start over']],
@@ -272,6 +279,7 @@ export const COMMANDS = {
   },
   whoami: {
     name: 'whoami',
+    fast: true,
     describe: 'print the acting owner and where it came from',
     examples: [['$0 whoami', 'e.g. "agent-1 (from TASKS_OWNER)"']],
   },
@@ -288,6 +296,7 @@ export const COMMANDS = {
   },
   reap: {
     name: 'reap',
+    fast: true,
     describe: 'release tasks whose lease expired or whose process is gone',
     options: { 'dry-run': { type: 'boolean', describe: 'say what would be released, release nothing' } },
     examples: [['$0 reap --dry-run', 'see what would be released']],
@@ -306,6 +315,7 @@ export const COMMANDS = {
   },
   'tool-schema': {
     name: 'tool-schema',
+    fast: true,
     describe: 'print the todo tool for a model provider (OpenAI function, strict or for the Responses API, Anthropic tool or JSON Schema)',
     options: { format: { type: 'string', choices: ['openai', 'openai-strict', 'openai-responses', 'anthropic', 'json-schema'], default: 'json-schema' } },
     examples: [
@@ -322,6 +332,7 @@ export const COMMANDS = {
   },
   guard: {
     name: 'guard',
+    fast: true,
     describe: 'remind an agent that is stopping with a task still in progress (exit 1 when it has one)',
     options: { hook: { type: 'string', choices: ['claude'], describe: 'answer a Claude Code Stop hook (payload on stdin, JSON decision on stdout)' } },
     examples: [
@@ -340,6 +351,7 @@ export const COMMANDS = {
   },
   jobs: {
     name: 'jobs',
+    fast: true,
     describe: 'list background jobs',
     examples: [['$0 jobs --json', 'every job with its state, exit code and pids']],
   },
@@ -352,12 +364,14 @@ export const COMMANDS = {
   },
   kill: {
     name: 'kill',
+    fast: true,
     describe: 'end a background job and its whole process tree; the task is released',
     positionals: [{ name: 'job' }],
     examples: [['$0 kill bg_000001', 'stop the job and its children']],
   },
   doctor: {
     name: 'doctor',
+    fast: true,
     describe: 'check the board for problems (bad files, one-sided edges, cycles, stale locks …); --fix repairs the safe ones',
     options: { fix: { type: 'boolean', describe: 'repair what is safe to repair, printing each change' } },
     examples: [
@@ -367,6 +381,7 @@ export const COMMANDS = {
   },
   graph: {
     name: 'graph',
+    fast: true,
     describe: 'draw the dependency graph (ready tasks and the critical path stand out)',
     options: {
       format: { alias: 'f', type: 'string', choices: ['text', 'mermaid', 'dot'], default: 'text', describe: 'output format' },
@@ -380,6 +395,7 @@ export const COMMANDS = {
   },
   'merge-driver': {
     name: 'merge-driver',
+    fast: true,
     describe: 'git merge driver for task files: tasks merge-driver %O %A %B %P (see tasks init --git)',
     positionals: [
       { name: 'base', describe: '%O: the common ancestor' },
@@ -391,6 +407,7 @@ export const COMMANDS = {
   },
   import: {
     name: 'import',
+    fast: true,
     describe:
       'import tasks onto the next free ids: a Claude Code task list (claude DIR), a single-file tasks.json store (store FILE), Backlog.md (backlog DIR), beads (beads FILE) or a tasks export (dotasks FILE)',
     positionals: [
@@ -412,6 +429,7 @@ export const COMMANDS = {
   },
   export: {
     name: 'export',
+    fast: true,
     describe: 'print the board as json, jsonl or markdown',
     options: {
       format: { alias: 'f', type: 'string', choices: ['json', 'jsonl', 'markdown'], default: 'json' },
@@ -424,6 +442,7 @@ export const COMMANDS = {
   },
   worktree: {
     name: 'worktree',
+    fast: true,
     describe: 'list task worktrees, or remove one (refuses uncommitted changes without --force)',
     positionals: [
       { name: 'action', choices: ['list', 'remove'] },
@@ -482,6 +501,7 @@ export const COMMANDS = {
   },
   sync: {
     name: 'sync',
+    fast: true,
     describe: "bring the remote's board in and ours out, on a branch of its own (default: tasks of origin)",
     options: {
       remote: { type: 'string', describe: 'the git remote (default: syncRemote of config.json, else origin)' },

@@ -16,6 +16,9 @@ describe('the fast path', () => {
     [['heartbeat'], {}],
     [['ready', '--status', 'pending', '-a', '--filter-owner', 'ann'], { status: ['pending'], all: true, filterOwner: 'ann' }],
     [['claim', '3', '--worktree'], { id: '3', worktree: true }],
+    [['create', 'x', '--blocked-by', '1,2'], { subject: 'x', blockedBy: ['1,2'] }],
+    [['note', '3', 'the', 'parser', '--stdin'], { id: '3', text: ['the', 'parser'], stdin: true }],
+    [['note', '3', '--', '--force', 'is', 'wrong'], { id: '3', text: ['--force', 'is', 'wrong'] }],
     // The last of a repeated option wins, as in yargs (duplicate-arguments-array off).
     [['done', '1', '--owner', 'a', '--owner', 'b'], { id: '1', owner: 'b' }],
   ])('answers %j without yargs', (argv, args) => {
@@ -23,7 +26,9 @@ describe('the fast path', () => {
   });
 
   it.each([
-    [['create', 'x']],
+    [['watch']],
+    [['run', '3', '--', 'make', 'test']],
+    [['note', '3', '--', '--help']],
     [['list', '--help']],
     [['list', '-h']],
     [['done']],

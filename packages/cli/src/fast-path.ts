@@ -1,7 +1,8 @@
 /**
  * The fast path of the `tasks` entry. Loading yargs costs more than reading a
- * 1,000-task board, so the commands the table marks `fast` (list, ready,
- * show, claim, start, done, release, heartbeat) are parsed here with
+ * 1,000-task board, so the commands the table marks `fast` (every command
+ * that answers and ends: all but watch, serve, worker, mcp, run, wait, board,
+ * events, logs and completion, which keep running or stream) are parsed here with
  * node:util's parseArgs from the same declarations yargs reads
  * (command-table.ts). Anything this parser is not sure of (`--help`, an
  * unknown flag, a bad value, a word yargs would read differently) goes to
@@ -22,6 +23,8 @@ const { parseArgs } = process.getBuiltinModule('node:util');
 export function parseFast(argv: string[]): { spec: CommandSpec; args: Record<string, unknown> } | undefined {
   const spec = findCommand(argv[0]);
   if (!spec?.fast) return undefined;
+  // Help is yargs' to print, wherever the word stands (after `--` too, where a note's text would otherwise take it).
+  if (argv.some((word) => word === '--help' || word === '-h')) return undefined;
   const declared = optionsOf(spec);
   const options: NonNullable<ParseArgsConfig['options']> = {};
   for (const [name, o] of Object.entries(declared)) {
@@ -36,8 +39,8 @@ export function parseFast(argv: string[]): { spec: CommandSpec; args: Record<str
   const { tokens } = parsed;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i];
-    // `--` and everything after it: yargs keeps it apart; only a variadic positional takes it (none of the fast commands has one).
-    if (token.kind === 'option-terminator') return undefined;
+    // `--` and everything after it: yargs keeps it apart, and only a variadic positional takes it (after the words before `--`).
+    if (token.kind === 'option-terminator' && !spec.positionals?.some((p) => p.variadic)) return undefined;
     // yargs reads `--next true` as the flag's value, parseArgs as a positional.
     const next = tokens[i + 1];
     if (token.kind === 'option' && token.value === undefined && next?.kind === 'positional' && /^(true|false)$/.test(next.value)) return undefined;
@@ -54,14 +57,18 @@ export function parseFast(argv: string[]): { spec: CommandSpec; args: Record<str
   }
   const positionals = parsed.positionals;
   const declaredPositionals = spec.positionals ?? [];
-  if (declaredPositionals.some((p) => p.variadic)) return undefined;
-  const required = declaredPositionals.filter((p) => !p.optional).length;
-  if (positionals.length < required || positionals.length > declaredPositionals.length) return undefined;
-  for (const [i, p] of declaredPositionals.entries()) {
+  // A variadic positional is the last one and takes every word left (`note 3 the parser chokes`), none included.
+  const variadic = declaredPositionals.at(-1)?.variadic === true;
+  const fixed = variadic ? declaredPositionals.slice(0, -1) : declaredPositionals;
+  const required = fixed.filter((p) => !p.optional).length;
+  if (positionals.length < required || (!variadic && positionals.length > fixed.length)) return undefined;
+  if (variadic && fixed.some((p) => p.optional)) return undefined; // which word goes where is yargs' to say
+  for (const [i, p] of fixed.entries()) {
     const value = positionals[i];
     if (value === undefined) continue;
     if (p.choices && !p.choices.includes(value)) return undefined;
     args[camel(p.name)] = value;
   }
+  if (variadic) args[camel(declaredPositionals.at(-1)!.name)] = positionals.slice(fixed.length);
   return { spec, args };
 }

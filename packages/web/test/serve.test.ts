@@ -127,8 +127,12 @@ describe('tasks serve in a browser', () => {
     expect(readTaskFile(board.board, 4).blockedBy).toEqual([3]);
 
     await page.dragAndDrop(card(3, 'ready'), '[data-column="done"]');
-    await until(() => status(3) === 'completed', 5000, '#3 completed on disk');
-    expect(readTaskFile(board.board, 4).blockedBy).toEqual([]);
+    // #3 and #4 are renamed one after the other: wait for both.
+    await until(
+      () => status(3) === 'completed' && (readTaskFile(board.board, 4).blockedBy as number[]).length === 0,
+      5000,
+      '#3 completed and #4 unblocked on disk',
+    );
     await page.waitForSelector(card(4, 'ready'));
     await page.waitForSelector('[data-notice="ok"]:has-text("completed #3: Emit output; unblocked #4")');
     // Latest first. The page's state and the action's answer come by different connections, so wait for the state.
@@ -193,12 +197,12 @@ describe('tasks serve in a browser', () => {
     // #8 no longer waits for #7, then waits for #9: both sides written.
     await page.click(card(8));
     await page.click('[data-panel="8"] button[title="#8 no longer waits for #7"]');
-    await until(() => JSON.stringify(readTaskFile(board.board, 8).blockedBy) === '[6]', 5000, '#8 no longer waits for #7');
-    expect(readTaskFile(board.board, 7).blocks).toEqual([9]);
+    // The two files of an edge are renamed one after the other: wait for both, then look at both.
+    const sides = (a: number, b: number): string => JSON.stringify([readTaskFile(board.board, a).blockedBy, readTaskFile(board.board, b).blocks]);
+    await until(() => sides(8, 7) === '[[6],[9]]', 5000, '#8 no longer waits for #7, and #7 no longer blocks #8');
     await page.fill('[data-panel="8"] input[name="blocker"]', '#9');
     await page.click('[data-panel="8"] form.add-edge button');
-    await until(() => JSON.stringify(readTaskFile(board.board, 8).blockedBy) === '[6,9]', 5000, '#8 waits for #9');
-    expect(readTaskFile(board.board, 9).blocks).toEqual([8]);
+    await until(() => sides(8, 9) === '[[6,9],[8]]', 5000, '#8 waits for #9, and #9 blocks #8');
     await page.click('[data-panel="8"] .close');
   });
 
