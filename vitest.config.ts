@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowestFirst from './scripts/vitest-sequencer.js';
 
 /**
  * CI, or output to a pipe or file: no live summary window. The default
@@ -19,6 +20,8 @@ export default defineConfig({
     // 2 cores, 3 files at a time: much of the end-to-end suite waits (stale locks, leases, polls), and a third
     // file fills those waits (the suite then keeps both cores busy); concurrency tests start their own processes.
     maxWorkers: 3,
+    // The slowest files start first, also on a fresh checkout without vitest's timings (scripts/vitest-sequencer.ts).
+    sequence: { sequencer: SlowestFirst },
     // `npm run coverage`: what the in-process tests reach (the end-to-end tests' own processes are not counted).
     coverage: { provider: 'v8', include: ['packages/*/src/**/*.ts'], exclude: ['**/*.test.ts', '**/*.d.ts'], reporter: ['text-summary'] },
     ...(plainOutput ? { reporters: ['default', './scripts/vitest-slowest-files.ts'], slowTestThreshold: 10_000 } : {}),

@@ -19,6 +19,12 @@ async function viaYargs(argv: string[]): Promise<Outcome> {
       throw new Refused(message);
     },
   }).exitProcess(false);
+  // After running a command's handler, yargs renders the whole help text and keeps it, to print should the handler's
+  // promise reject; that is 80% of a parse here (string widths of every line), and these runs never print help.
+  // Skipping it changes nothing about what is parsed; if a yargs release drops the method, this line says so.
+  const usage = (cli as unknown as { getInternalMethods(): { getUsageInstance(): { cacheHelpMessage(): void } } }).getInternalMethods().getUsageInstance();
+  if (typeof usage.cacheHelpMessage !== 'function') throw new Error('yargs no longer has usage.cacheHelpMessage: remove this shortcut');
+  usage.cacheHelpMessage = () => undefined;
   try {
     await cli.parseAsync();
   } catch (error) {

@@ -22,7 +22,9 @@ function ok(cwd: string, args: string[], env: Record<string, string> = {}) {
 
 describe('init', () => {
   it('writes .gitignore and .highwatermark, and refuses to clobber a board', () => {
-    const t = board();
+    const t = tempBoard({ init: false });
+    cleanups.push(t.cleanup);
+    expect(ok(t.root, ['init']).stdout).toContain(`created an empty board in ${t.board}`);
     expect(readFileSync(join(t.board, '.gitignore'), 'utf8')).toContain('.runtime/');
     expect(readFileSync(join(t.board, '.gitignore'), 'utf8')).toContain('*.lock');
     expect(readFileSync(join(t.board, '.highwatermark'), 'utf8')).toBe('0\n');
