@@ -103,12 +103,13 @@ describe('tasks sync across clones', () => {
     });
     const claimedOnRemote = () => JSON.parse(tasks(b, ['show', '1', '--json']).stdout).owner === 'agent-a';
     await until(() => tasks(b, ['sync']).code === 0 && claimedOnRemote(), 20_000);
-    // Alive: over twice the lease, b's syncs leave the claim alone.
+    // Alive: over twice the lease, b's syncs (a few a second, as a watcher's would be) leave the claim alone.
     const aliveUntil = Date.now() + 4500;
     while (Date.now() < aliveUntil) {
       const r = tasks(b, ['sync', '--json']);
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout).reaped).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(claimedOnRemote()).toBe(true);
     // The machine dies: no more renewals. Within a lease (and the clock grace) b reaps the task.

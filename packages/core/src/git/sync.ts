@@ -130,7 +130,7 @@ interface TreeEntry {
  * What this process read of git's objects, by id: an object never changes, so
  * a worker that syncs again and again reads each tree and blob once. Spawning
  * git is what a sync costs (each process forks this one); a round that finds
- * the remote where it left it runs no git but the fetch and one ref read.
+ * the remote where it left it runs no git but the fetch and one `cat-file --batch`.
  */
 const treeCache = new Map<string, Map<string, TreeEntry>>();
 const blobCache = new Map<string, string>();
@@ -223,14 +223,68 @@ function writeObjects(cwd: string, type: 'blob' | 'tree', bodies: Buffer[]): str
   }
 }
 
-/** The commits refs point at (one git process); a ref that does not exist is left out. */
-function readRefs(cwd: string, refs: string[]): Map<string, string> {
-  const found = new Map<string, string>();
-  for (const line of out(git(cwd, ['for-each-ref', '--format=%(objectname) %(refname)', ...refs])).split('\n')) {
-    const space = line.indexOf(' ');
-    if (space > 0 && refs.includes(line.slice(space + 1))) found.set(line.slice(space + 1), line.slice(0, space));
+/** An object as `git cat-file --batch` gives it. */
+interface GitObject {
+  id: string;
+  type: string;
+  body: Buffer;
+}
+
+/**
+ * Objects named by revision expressions (`ref`, `ref^{tree}`, `ref:claims`)
+ * in one `git cat-file --batch`; a name that resolves to nothing (a ref not
+ * there yet, a commit without the folder) is left out.
+ */
+function readObjects(cwd: string, names: string[]): Map<string, GitObject> {
+  const buf = git(cwd, ['cat-file', '--batch'], { input: names.join('\n') + '\n' }).stdout;
+  const found = new Map<string, GitObject>();
+  let at = 0;
+  for (const name of names) {
+    const eol = buf.indexOf(10, at);
+    if (eol < 0) throw new TasksError('E_GIT', `git cat-file --batch ended early, at ${name}`);
+    const header = buf.toString('utf8', at, eol);
+    at = eol + 1;
+    // `<id> <type> <size>`, or `<name> missing` (also `ambiguous`, which a full ref name never is).
+    const [id, type, size, more] = header.split(' ');
+    if (more !== undefined || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(id) || !/^\d+$/.test(size ?? '')) continue;
+    found.set(name, { id, type, body: buf.subarray(at, at + Number(size)) });
+    at += Number(size) + 1;
   }
   return found;
+}
+
+/** A tree object's entries (its body as git stores it), by name, as `git ls-tree` would list them. */
+function parseTree(tree: GitObject): Map<string, TreeEntry> {
+  const hashBytes = tree.id.length / 2;
+  const entries = new Map<string, TreeEntry>();
+  let at = 0;
+  while (at < tree.body.length) {
+    const space = tree.body.indexOf(32, at);
+    const nul = tree.body.indexOf(0, space);
+    if (space < 0 || nul < 0) throw new TasksError('E_GIT', `git tree ${tree.id} is not a tree`);
+    const mode = tree.body.toString('latin1', at, space).padStart(6, '0');
+    const type = mode === '040000' ? 'tree' : mode === '160000' ? 'commit' : 'blob';
+    entries.set(tree.body.toString('utf8', space + 1, nul), { mode, type, sha: tree.body.toString('hex', nul + 1, nul + 1 + hashBytes) });
+    at = nul + 1 + hashBytes;
+  }
+  return entries;
+}
+
+/**
+ * Where a ref points and the entries of its tree, and with `claims` those of
+ * its claims folder too, from objects readObjects read; the trees go into
+ * the cache by id, so readTree finds them without asking git.
+ */
+function sideOf(objects: Map<string, GitObject>, ref: string, claims = false): { commit?: string; tree: Map<string, TreeEntry> } {
+  const commit = objects.get(ref);
+  if (!commit) return { tree: new Map() };
+  const tree = objects.get(`${ref}^{tree}`);
+  if (!tree) throw new TasksError('E_GIT', `git cat-file: ${ref} (${commit.id}) has no tree`);
+  const entries = treeCache.get(tree.id) ?? remember(treeCache, tree.id, parseTree(tree));
+  remember(treeCache, commit.id, entries);
+  const folder = claims ? objects.get(`${ref}:${CLAIMS_DIR}`) : undefined;
+  if (folder?.type === 'tree' && !treeCache.has(folder.id)) remember(treeCache, folder.id, parseTree(folder));
+  return { commit: commit.id, tree: entries };
 }
 
 /** Fetches the board branch; false when the remote does not have it yet. */
@@ -283,7 +337,9 @@ interface Side {
   base: Map<string, TreeEntry>;
   theirs: Map<string, TreeEntry>;
   theirsCommit?: string;
-  /** The remote's published claims, by task id. */
+  /** The entries of the remote's claims folder (its blobs are read with the merge's). */
+  claimEntries: Map<string, TreeEntry>;
+  /** The remote's published claims, by task id: filled in by mergeBoard. */
   theirsClaims: Map<number, PublishedClaim>;
 }
 
@@ -328,7 +384,9 @@ async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: 
   }
   const theirsHwm = side.theirs.get(HIGHWATERMARK_FILE)?.sha;
   if (theirsHwm) needed.push(theirsHwm);
+  for (const entry of side.claimEntries.values()) needed.push(entry.sha);
   const blobs = readBlobs(cwd, needed);
+  side.theirsClaims = parseClaims(side.claimEntries, blobs);
   const textOf = (entry: TreeEntry | undefined) => (entry ? (blobs.get(entry.sha) ?? EMPTY) : undefined);
 
   // The highest id anybody may have handed out: new ids for clashing tasks go above it.
@@ -483,15 +541,15 @@ function publishClaims(store: TaskStore, tx: Transaction, side: Side, plan: Plan
   }
 }
 
-/** The claims a commit publishes, by task id. */
-function readClaims(cwd: string, commit: string | undefined, tree: Map<string, TreeEntry>): Map<number, PublishedClaim> {
+/** The entries of a commit's claims folder (none without one). */
+function claimEntriesOf(cwd: string, commit: string | undefined, tree: Map<string, TreeEntry>): Map<string, TreeEntry> {
+  if (!commit || tree.get(CLAIMS_DIR)?.type !== 'tree') return new Map();
+  return readTree(cwd, tree.get(CLAIMS_DIR)!.sha);
+}
+
+/** The claims a claims folder publishes, by task id, from its entries and their blobs' texts. */
+function parseClaims(entries: Map<string, TreeEntry>, blobs: Map<string, string>): Map<number, PublishedClaim> {
   const claims = new Map<number, PublishedClaim>();
-  if (!commit || tree.get(CLAIMS_DIR)?.type !== 'tree') return claims;
-  const entries = readTree(cwd, tree.get(CLAIMS_DIR)!.sha);
-  const blobs = readBlobs(
-    cwd,
-    [...entries.values()].map((e) => e.sha),
-  );
   for (const [name, entry] of entries) {
     const id = idFromFileName(name);
     if (id === undefined) continue;
@@ -616,15 +674,19 @@ async function rounds(
   for (let round = 1; round <= maxRounds; round++) {
     report.rounds = round;
     const fetched = fetchBranch(cwd, remote, branch, trackingRef);
-    const refs = readRefs(cwd, [trackingRef, syncedRef]);
-    const theirsCommit = fetched ? refs.get(trackingRef) : undefined;
-    const baseCommit = refs.get(syncedRef);
-    const theirs = readTree(cwd, theirsCommit);
+    // Both refs, their trees and the remote's claims folder in one git process.
+    const objects = readObjects(cwd, [trackingRef, `${trackingRef}^{tree}`, `${trackingRef}:${CLAIMS_DIR}`, syncedRef, `${syncedRef}^{tree}`]);
+    const remoteSide = fetched ? sideOf(objects, trackingRef, true) : { tree: new Map<string, TreeEntry>() };
+    const baseSide = sideOf(objects, syncedRef);
+    const theirsCommit = remoteSide.commit;
+    const baseCommit = baseSide.commit;
+    const theirs = remoteSide.tree;
     const side: Side = {
-      base: baseCommit === theirsCommit ? theirs : readTree(cwd, baseCommit),
+      base: baseCommit === theirsCommit ? theirs : baseSide.tree,
       theirs,
       theirsCommit,
-      theirsClaims: readClaims(cwd, theirsCommit, theirs),
+      claimEntries: claimEntriesOf(cwd, theirsCommit, theirs),
+      theirsClaims: new Map(),
     };
     const { value: plan } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, side));
     // What came in is on disk now: the remote's head is the base of whatever this clone changes next.
