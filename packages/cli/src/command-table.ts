@@ -600,6 +600,12 @@ export async function loadModule<T>(specifier: string): Promise<T> {
 }
 
 type Commands = {
+  create: typeof import('./commands/create.js');
+  update: typeof import('./commands/update.js');
+  note: typeof import('./commands/note.js');
+  dep: typeof import('./commands/dep.js');
+  delete: typeof import('./commands/delete.js');
+  search: typeof import('./commands/search.js');
   list: typeof import('./commands/list.js');
   show: typeof import('./commands/show.js');
   start: typeof import('./commands/start.js');
@@ -608,26 +614,29 @@ type Commands = {
   release: typeof import('./commands/release.js');
   heartbeat: typeof import('./commands/heartbeat.js');
 };
-/** A command of the fast path, loaded by loadModule. */
+/**
+ * The commands agents call most (the reads, the claims, and the writes create, update, note, dep and
+ * delete), loaded by loadModule: for the writes that was 9 to 30 ms a call less than import().
+ */
 const fastCommand = <N extends keyof Commands>(name: N): Promise<Commands[N]> => loadModule<Commands[N]>(`./commands/${name}.js`);
 
 export const HANDLERS: { readonly [N in CommandName]: () => Promise<Handler<N>> } = {
   completion: async () => (await import('./completion.js')).completionCommand,
   init: async () => (await import('./commands/init.js')).init,
-  create: async () => (await import('./commands/create.js')).create,
+  create: async () => (await fastCommand('create')).create,
   list: async () => (await fastCommand('list')).list,
   ready: async () => {
     const { list } = await fastCommand('list');
     return (args) => list({ ...args, ready: true });
   },
   show: async () => (await fastCommand('show')).show,
-  search: async () => (await import('./commands/search.js')).search,
-  note: async () => (await import('./commands/note.js')).note,
-  update: async () => (await import('./commands/update.js')).update,
+  search: async () => (await fastCommand('search')).search,
+  note: async () => (await fastCommand('note')).note,
+  update: async () => (await fastCommand('update')).update,
   start: async () => (await fastCommand('start')).start,
   done: async () => (await fastCommand('done')).done,
-  dep: async () => (await import('./commands/dep.js')).dep,
-  delete: async () => (await import('./commands/delete.js')).deleteCommand,
+  dep: async () => (await fastCommand('dep')).dep,
+  delete: async () => (await fastCommand('delete')).deleteCommand,
   clear: async () => (await import('./commands/clear.js')).clear,
   claim: async () => (await fastCommand('claim')).claim,
   release: async () => (await fastCommand('release')).release,
