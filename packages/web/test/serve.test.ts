@@ -248,7 +248,8 @@ describe('tasks serve in a browser', () => {
     await until(() => ((readTaskFile(board.board, 11).notes as unknown[] | undefined) ?? []).length === 1, 5000, 'the note on disk');
     expect(readTaskFile(board.board, 11).notes).toEqual([{ at: expect.stringMatching(/Z$/), owner: 'ann', text: 'waiting for the changelog (#10)' }]);
     await page.waitForSelector('[data-panel="11"] .notes li:has-text("waiting for the changelog")');
-    expect(await page.inputValue('[data-panel="11"] textarea[name="note"]')).toBe('');
+    // The note shows through the board's feed; the box is emptied when the action's answer comes, by another connection.
+    await expect.poll(() => page.inputValue('[data-panel="11"] textarea[name="note"]'), { timeout: 5000, interval: 50 }).toBe('');
     await page.fill('[data-panel="11"] textarea[name="note"]', '   ');
     await page.click('[data-panel="11"] form.add-note button');
     await page.waitForSelector('[data-notice="error"]:has-text("note needs some text")');
