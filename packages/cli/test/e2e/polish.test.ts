@@ -16,6 +16,15 @@ function board() {
 
 const ESC = '\u001b[';
 
+/** A board of 3,000 tasks, whose listing is more than twice a pipe's 64 KiB. */
+async function pipeFillingBoard() {
+  const { TaskStore } = await import('@dotasks/core');
+  const t = tempBoard();
+  cleanup = t.cleanup;
+  await new TaskStore(t.board).batchWrite(Array.from({ length: 3000 }, (_, i) => ({ subject: `Task ${i + 1}, long enough that 3,000 of them fill a pipe` })));
+  return t;
+}
+
 describe('everyday polish', () => {
   it('--version prints our own version', () => {
     const t = board();
@@ -74,12 +83,8 @@ describe('everyday polish', () => {
 describe('a shell that behaves', () => {
   it('a closed pipe (| head -1) ends list, export, graph and events quietly with their usual status', async () => {
     const { spawnSync } = await import('node:child_process');
-    const { TaskStore } = await import('@dotasks/core');
     const { TASKS_BIN, cleanEnv } = await import('../helpers.js');
-    const t = tempBoard();
-    cleanup = t.cleanup;
-    const store = new TaskStore(t.board);
-    await store.batchWrite(Array.from({ length: 3000 }, (_, i) => ({ subject: `Task ${i + 1}, long enough that 3,000 of them fill a pipe` })));
+    const t = await pipeFillingBoard();
     for (const args of [['list'], ['list', '--json'], ['export'], ['export', '--format', 'markdown'], ['graph'], ['events']]) {
       const r = spawnSync('bash', ['-c', `"${process.execPath}" "${TASKS_BIN}" ${args.join(' ')} | head -1 >/dev/null; exit \${PIPESTATUS[0]}`], {
         cwd: t.root,
@@ -95,11 +100,8 @@ describe('a shell that behaves', () => {
 describe('output through a pipe that does not block', () => {
   it('a full non-blocking pipe (a parent that shares one) still gets the whole listing, in order', async () => {
     const { spawnSync } = await import('node:child_process');
-    const { TaskStore } = await import('@dotasks/core');
     const { TASKS_BIN, cleanEnv } = await import('../helpers.js');
-    const t = tempBoard();
-    cleanup = t.cleanup;
-    await new TaskStore(t.board).batchWrite(Array.from({ length: 3000 }, (_, i) => ({ subject: `Task ${i + 1}, long enough that 3,000 of them fill a pipe` })));
+    const t = await pipeFillingBoard();
     const expected = spawnSync(process.execPath, [TASKS_BIN, 'list'], { cwd: t.root, env: cleanEnv(), encoding: 'utf8', maxBuffer: 1 << 26 }).stdout;
     expect(expected.length).toBeGreaterThan(150_000); // more than twice a pipe's 64 KiB
     // python: a pipe whose write end is O_NONBLOCK, read only once the child has filled it.

@@ -339,8 +339,6 @@ interface Side {
   theirsCommit?: string;
   /** The entries of the remote's claims folder (its blobs are read with the merge's). */
   claimEntries: Map<string, TreeEntry>;
-  /** The remote's published claims, by task id: filled in by mergeBoard. */
-  theirsClaims: Map<number, PublishedClaim>;
 }
 
 /** One round's merge: what the report says about it, the merged board and the claims to publish. */
@@ -386,7 +384,7 @@ async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: 
   if (theirsHwm) needed.push(theirsHwm);
   for (const entry of side.claimEntries.values()) needed.push(entry.sha);
   const blobs = readBlobs(cwd, needed);
-  side.theirsClaims = parseClaims(side.claimEntries, blobs);
+  const theirsClaims = parseClaims(side.claimEntries, blobs);
   const textOf = (entry: TreeEntry | undefined) => (entry ? (blobs.get(entry.sha) ?? EMPTY) : undefined);
 
   // The highest id anybody may have handed out: new ids for clashing tasks go above it.
@@ -479,7 +477,7 @@ async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: 
       tx.event({ type: 'released', task: id, owner: before.owner, reason: `claimed on the remote by ${after?.owner || 'someone else'} first` });
     }
   }
-  publishClaims(store, tx, side, plan);
+  publishClaims(store, tx, theirsClaims, plan);
   for (const { from, to } of plan.renumbered) {
     tx.event({ type: 'renumbered', task: to, from, reason: `#${from} was taken on the remote` });
   }
@@ -501,12 +499,12 @@ async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, side: 
  * task goes back to pending, as `tasks reap` does with a local one, so a
  * machine that died holding a task loses it within one lease.
  */
-function publishClaims(store: TaskStore, tx: Transaction, side: Side, plan: Plan): void {
+function publishClaims(store: TaskStore, tx: Transaction, theirsClaims: Map<number, PublishedClaim>, plan: Plan): void {
   const withdrawn = new Set(plan.withdrawn.map((w) => w.id));
   const local = new Map(listLeases(store.runtimeDir).map((l) => [l.task, l]));
   const now = Date.now();
   const expired: PublishedClaim[] = [];
-  for (const id of new Set([...local.keys(), ...side.theirsClaims.keys()])) {
+  for (const id of new Set([...local.keys(), ...theirsClaims.keys()])) {
     const name = taskFileName(id);
     const text = plan.merged.get(name);
     const task = tryParse(text, store.taskPath(id));
@@ -516,7 +514,7 @@ function publishClaims(store: TaskStore, tx: Transaction, side: Side, plan: Plan
     if (mine && mine.owner === task.owner && !withdrawn.has(id))
       claim = { task: id, owner: mine.owner, machine: mine.host || hostname(), claimedAt: mine.claimedAt, expiresAt: mine.expiresAt };
     else {
-      const theirs = side.theirsClaims.get(id);
+      const theirs = theirsClaims.get(id);
       if (!theirs || theirs.owner !== task.owner) continue;
       if (theirs.expiresAt !== null && Date.parse(theirs.expiresAt) + SYNC_CLOCK_GRACE_MS < now) {
         expired.push(theirs);
@@ -686,7 +684,6 @@ async function rounds(
       theirs,
       theirsCommit,
       claimEntries: claimEntriesOf(cwd, theirsCommit, theirs),
-      theirsClaims: new Map(),
     };
     const { value: plan } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, side));
     // What came in is on disk now: the remote's head is the base of whatever this clone changes next.
