@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import yargs, { type Argv, type Options, type PositionalOptions } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { COMMAND_LIST, GLOBAL_OPTIONS, camel, optionsOf, toNumber, type CommandSpec, type OptionSpec } from './command-table.js';
-import { runCommand, type Args } from './run.js';
+import { runCommand } from './handlers.js';
+import type { Args } from './run.js';
 
 /**
  * The full `tasks` command line (yargs), built from the command table

@@ -1,15 +1,17 @@
 /**
- * The `tasks` entry: plain calls of the everyday commands take the fast path
- * (fast-path.ts, no yargs); completion requests are answered from the command
- * table; everything else goes to the yargs command line.
+ * The `tasks` entry as ES modules, for what the bundle (bundle-entry.ts)
+ * leaves: plain calls of the other commands that answer and end take the
+ * fast path (fast-path.ts, no yargs); completion requests are answered from
+ * the command table; everything else goes to the yargs command line.
  */
 import { parseFast } from './fast-path.js';
-import { exitAnswered, quietOnClosedPipe, runCommand } from './run.js';
+import { runCommand } from './handlers.js';
+import { exitAnswered, quietOnClosedPipe } from './run.js';
 
 const argv = process.argv.slice(2);
 const fast = parseFast(argv);
-// No top-level await here: bin/tasks.js requires this module, which Node does synchronously (see loadModule in
-// command-table.ts). The fast path writes with run.ts's writeOut, which never makes the streams.
+// No top-level await here: bin/tasks.js requires this module, which Node does synchronously (require of an ES
+// module, Node >= 20.19). The fast path writes with run.ts's writeOut, which never makes the streams.
 if (fast) void runCommand(fast.spec, fast.args).then(exitAnswered);
 else {
   quietOnClosedPipe(process.stdout);

@@ -1,4 +1,4 @@
-import { HANDLERS, checkArgs, type CommandName, type CommandSpec } from './command-table.js';
+import { checkArgs, type CommandSpec } from './command-table.js';
 import type { CommandOutput, GlobalOptions } from './context.js';
 
 export type Args = GlobalOptions & Record<string, unknown>;
@@ -113,18 +113,21 @@ export async function run(argv: Args, load: () => Promise<CommandOutput>): Promi
   }
 }
 
+/** Any command's handler, as the command table types it. */
+type AnyHandler = (args: never) => Promise<CommandOutput>;
+
 /**
- * Runs a command of the table with the arguments either path parsed: checks
- * them (checkArgs), loads the handler, prints, sets the exit status.
+ * Runs a command with the arguments either path parsed: checks them
+ * (checkArgs), loads the handler, prints, sets the exit status.
  */
-export async function runCommand(spec: CommandSpec, args: Args): Promise<void> {
+export async function runHandler(spec: CommandSpec, args: Args, load: () => Promise<AnyHandler>): Promise<void> {
   await run(args, async () => {
     const problem = checkArgs(spec, args);
     if (problem !== undefined) {
       const { TasksError } = await import('./core-read.js');
       throw new TasksError('E_USAGE', problem);
     }
-    const handler = (await HANDLERS[spec.name as CommandName]()) as (args: Args) => Promise<CommandOutput>;
+    const handler = (await load()) as (args: Args) => Promise<CommandOutput>;
     return handler(args);
   });
 }

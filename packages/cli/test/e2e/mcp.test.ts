@@ -131,7 +131,7 @@ describe('tasks mcp', () => {
     for (const args of [['list'], ['list', '--all', '--json'], ['create', 'x'], ['events']]) {
       const r = traceLoads(t.root, args);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.files.some((f) => f.endsWith('/cli/dist/main.js'))).toBe(true);
+      expect(r.files.some((f) => f.endsWith('/cli/dist/main.js') || f.endsWith('/cli/dist/bundle/tasks.cjs'))).toBe(true);
       expect(r.files.filter((f) => f.includes('@modelcontextprotocol'))).toEqual([]);
     }
     // The check can fail: the mcp command does load it.
