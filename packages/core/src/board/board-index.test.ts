@@ -374,6 +374,26 @@ describe('the board index (claimNext)', () => {
     expect((await store.claimNext({ owner: 'c' })).task.id).toBe(2);
   });
 
+  it('a claimant keeps the index it read only while the file keeps its identity: an index changed in place is read again', async () => {
+    const store = newBoard();
+    for (const subject of ['One', 'Two', 'Three']) await store.createTask({ subject });
+    await settle(store.dir);
+    store.loadBoard();
+    expect((await store.claimNext({ owner: 'a' })).task.id).toBe(1);
+    // Damage the open part in place, same size, and put the times back: only the ctime tells.
+    const index = join(store.runtimeDir, BOARD_INDEX_FILE);
+    const before = statSync(index);
+    const text = readFileSync(index, 'latin1');
+    const at = text.indexOf('Two');
+    writeFileSync(index, text.slice(0, at) + 'Twp' + text.slice(at + 3), 'latin1');
+    utimesSync(index, before.atime, before.mtime);
+    expect(statSync(index).size).toBe(before.size);
+    // The seal no longer matches: the claimant must not rank on what it kept, but make an exact pass, which writes a new index.
+    expect((await store.claimNext({ owner: 'b' })).task.id).toBe(2);
+    expect(statSync(index).ino).not.toBe(before.ino);
+    expect(readFileSync(index, 'latin1')).not.toContain('Twp');
+  });
+
   it('when the trust runs out, one claimant makes the exact pass; the others go on with the index meanwhile, for 2 s at most', async () => {
     const store = newBoard();
     for (const subject of ['Done', 'Done too', 'Ready', 'Ready too']) await store.createTask({ subject });

@@ -365,8 +365,8 @@ function takeRefreshTurn(dir: string): string | undefined {
 export async function awaitExactPass(dir: string): Promise<void> {
   const turn = join(dir, RUNTIME, REFRESH_TURN);
   for (const until = Date.now() + REFRESH_TURN_MS; Date.now() < until; await new Promise((done) => setTimeout(done, 5))) {
-    const head = readIndexHead(boardIndexPath(dir));
-    const age = head ? Date.now() - head.verifiedAt : Infinity;
+    const verifiedAt = readIndexVerifiedAt(boardIndexPath(dir));
+    const age = verifiedAt !== undefined ? Date.now() - verifiedAt : Infinity;
     if ((age >= 0 && age < FINAL_TRUST_MS + REFRESH_TURN_MS) || !turnHeld(turn)) return;
   }
 }
@@ -394,19 +394,19 @@ function rmdirQuiet(path: string): void {
 }
 
 /**
- * The open part of the last index this process ranked claims on, parsed: a
- * worker or the agent tool claims again and again from one index (until the
- * next exact pass rewrites it), so each claim does not parse every open task
- * again. Keyed by the board and the open part's length and seal. The tasks are
- * only read (ranking), never handed out.
+ * The open part of the last index this process ranked claims on, by id and
+ * parsed: a worker or the agent tool claims again and again from one index
+ * (until the next exact pass rewrites it), so each claim does not parse every
+ * open task again. Keyed by the board and the open part's length and seal. The
+ * tasks are only read (ranking), never handed out.
  */
-let peekCache: { key: string; tasks: Map<number, Task> } | undefined;
+let peekCache: { key: string; tasks: Map<number, Task>; open: Map<number, string> } | undefined;
 
 function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimView {
-  if (peekCache?.key !== cacheKey) peekCache = { key: cacheKey, tasks: new Map() };
+  if (peekCache?.key !== cacheKey) peekCache = { key: cacheKey, tasks: new Map(), open: new Map(head.open.map((line) => [leadingId(line), line])) };
   const parsedOpen = peekCache.tasks;
   const header = head.header;
-  const open = new Map(head.open.map((line) => [leadingId(line), line]));
+  const open = peekCache.open;
   const unsure = new Set(header.unsure);
   const closed = header.closed;
   const known = (id: number) => open.has(id) || unsure.has(id) || inRanges(closed, id);
@@ -836,8 +836,40 @@ interface IndexHead {
   seal: string;
 }
 
+/**
+ * The last head this process read, by the index file's identity (inode, size,
+ * mtime, ctime): a claimant that claims again and again (a worker, the agent
+ * tool) reads and checks the open part once per index written, not once per
+ * claim. The index is only ever replaced whole (a rename) or touched (which
+ * moves both times on), never written in place.
+ */
+let headCache: { key: string; head: IndexHead } | undefined;
+
 /** The header and open part of the index, checked; reads only those bytes. */
 function readIndexHead(file: string): IndexHead | undefined {
+  return withIndexFile(file, (fd) => {
+    const stat = fstatSync(fd);
+    const key = `${file}\0${stat.ino}\0${stat.size}\0${stat.mtimeMs}\0${stat.ctimeMs}`;
+    if (headCache?.key === key) return headCache.head;
+    const head = readHead(fd);
+    if (head) {
+      head.verifiedAt = stat.mtimeMs;
+      headCache = { key, head };
+    }
+    return head;
+  });
+}
+
+/**
+ * When an exact pass last found the index right (its mtime), from its header
+ * line alone: what awaitExactPass polls for. Whether the rest is whole is for
+ * openClaimView to find out, which reads it next.
+ */
+function readIndexVerifiedAt(file: string): number | undefined {
+  return withIndexFile(file, (fd) => (readHeaderLine(fd) ? fstatSync(fd).mtimeMs : undefined));
+}
+
+function withIndexFile<T>(file: string, read: (fd: number) => T | undefined): T | undefined {
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -845,9 +877,7 @@ function readIndexHead(file: string): IndexHead | undefined {
     return undefined;
   }
   try {
-    const head = readHead(fd);
-    if (head) head.verifiedAt = fstatSync(fd).mtimeMs;
-    return head;
+    return read(fd);
   } catch {
     return undefined;
   } finally {
@@ -855,8 +885,8 @@ function readIndexHead(file: string): IndexHead | undefined {
   }
 }
 
-function readHead(fd: number): IndexHead | undefined {
-  // The header line first (its length varies with the closed ranges), then exactly the open part.
+/** The header line (its length varies with the closed ranges), parsed, with the bytes read so far. */
+function readHeaderLine(fd: number): { header: IndexHeader; buf: Buffer; got: number; eol: number } | undefined {
   let buf = Buffer.alloc(16384);
   let got = 0;
   let eol = -1;
@@ -873,7 +903,16 @@ function readHead(fd: number): IndexHead | undefined {
     if (eol >= got) eol = -1;
   }
   const header = parseHeader(buf.toString('utf8', 0, eol));
-  if (!header || header.openBytes <= eol) return undefined;
+  return header && { header, buf, got, eol };
+}
+
+function readHead(fd: number): IndexHead | undefined {
+  // The header line first, then exactly the open part.
+  const line = readHeaderLine(fd);
+  if (!line) return undefined;
+  const { header, eol } = line;
+  let { buf, got } = line;
+  if (header.openBytes <= eol) return undefined;
   const want = header.openBytes + SEAL_BYTES;
   if (want > buf.length) {
     const more = Buffer.alloc(want);
