@@ -40,6 +40,17 @@ const releasing = new Map<string, { holder: string; marked: boolean; stillOurs: 
  */
 const lockFs = {
   ...fs,
+  // mkdir, stat and utimes run synchronously (the callback still comes on a later tick): each would otherwise be
+  // a trip through libuv's thread pool, and a claim with its completion takes and refreshes about six locks.
+  mkdir(path: string, callback: (error: NodeJS.ErrnoException | null) => void): void {
+    settle(() => fs.mkdirSync(path), callback);
+  },
+  stat(path: string, callback: (error: NodeJS.ErrnoException | null, stat?: fs.Stats) => void): void {
+    settle(() => fs.statSync(path), callback);
+  },
+  utimes(path: string, atime: Date, mtime: Date, callback: (error: NodeJS.ErrnoException | null) => void): void {
+    settle(() => fs.utimesSync(path, atime, mtime), callback);
+  },
   rmdir(path: string, callback: (error: NodeJS.ErrnoException | null) => void): void {
     try {
       removeLockFolder(path);
@@ -55,6 +66,18 @@ const lockFs = {
     if (names && names.some((n) => n.startsWith(`${HOLDER_PREFIX}${process.pid}.`))) removeLockFolder(path);
   },
 };
+
+/** Runs a synchronous file system call and hands its outcome to a Node-style callback on the next tick. */
+function settle<T>(call: () => T, callback: (error: NodeJS.ErrnoException | null, value?: T) => void): void {
+  let value: T;
+  try {
+    value = call();
+  } catch (error) {
+    process.nextTick(callback, error as NodeJS.ErrnoException);
+    return;
+  }
+  process.nextTick(callback, null, value);
+}
 
 function readNames(path: string): string[] | undefined {
   try {
