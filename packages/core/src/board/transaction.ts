@@ -5,8 +5,19 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
 import { appendEvents, readTxEvents, type NewEvent, type TaskEvent } from '../events/events.js';
 import { MAX_TASK_FILE_BYTES, copyTask, normalizeIds, serializeTask, taskFileName, type Task } from '../format/format.js';
-import { pausePoint, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, writeNewFile } from '../fs/fsio.js';
-import { commitJournal, hashText, journalDir, journalTasks, listJournals, newJournal, readJournal, recoverJournal, type JournalOp } from '../fs/journal.js';
+import { pausePoint, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, syncFolders, writeNewFile } from '../fs/fsio.js';
+import {
+  commitJournal,
+  hashText,
+  stageJournal,
+  journalDir,
+  journalTasks,
+  listJournals,
+  newJournal,
+  readJournal,
+  recoverJournal,
+  type JournalOp,
+} from '../fs/journal.js';
 import { LEASES_DIR, parseLease, type Lease } from '../runtime/leases.js';
 import { acquireLock, isExclusivelyHeld, markExclusive, releaseLocks, type AcquiredLock, type HeldLock, type LockOptions } from '../fs/locks.js';
 
@@ -358,8 +369,10 @@ export class Transaction {
       throw new LockLost(error);
     }
 
-    // Stage: complete files inside the lock folders, fsync'd in batches.
+    // Stage: complete files inside the lock folders, and the journal with them, fsync'd in batches.
+    const journaled = ops.length > 1 || (ops.length === 1 && this.events.length > 0);
     const staged = new Map<PendingOp, string>();
+    let stagedJournal: string | undefined;
     for (const folder of new Set(ops.filter((op) => op.after !== undefined).map((op) => dirname(op.file)))) {
       if (folder !== '.') mkdirSync(join(this.host.dir, folder), { recursive: true });
     }
@@ -375,21 +388,22 @@ export class Transaction {
           batch = [];
         }
       }
+      if (journaled) {
+        const journalOps: JournalOp[] = ops.map((op) => ({ file: op.file, before: hashText(op.before), after: op.after ?? null }));
+        const journal = stageJournal(newJournal(this.id, journalOps, this.events), this.journalName(), this.boardLock ?? this.singleTaskLock());
+        batch.push(journal);
+        stagedJournal = journal.path;
+      }
       await syncAndClose(batch);
     } catch (error) {
       throw this.beforeCommit(error);
     }
     pausePoint('staged');
 
-    const journaled = ops.length > 1 || (ops.length === 1 && this.events.length > 0);
     let journalPath: string | undefined;
-    if (journaled) {
-      const journalOps: JournalOp[] = ops.map((op) => ({ file: op.file, before: hashText(op.before), after: op.after ?? null }));
-      const gate = this.boardLock ?? this.singleTaskLock();
+    if (stagedJournal !== undefined) {
       try {
-        journalPath = await commitJournal(this.host.runtimeDir, this.journalName(), newJournal(this.id, journalOps, this.events), gate, () =>
-          this.assertAllHeld(),
-        );
+        journalPath = commitJournal(this.host.runtimeDir, this.journalName(), stagedJournal, () => this.assertAllHeld());
       } catch (error) {
         throw this.beforeCommit(error);
       }
@@ -421,7 +435,7 @@ export class Transaction {
           lastYield = Date.now();
         }
       }
-      for (const folder of folders) syncFolder(folder);
+      await syncFolders(folders);
       pausePoint('renamed');
       this.assertAllHeld();
       events = await appendEvents(this.host.runtimeDir, this.events, this.host.lockOptions, { tx: this.id });

@@ -170,13 +170,19 @@ export async function recoverJournal(
   return result;
 }
 
-/** Writes a journal, staged under `gate` and renamed into place: the commit point (the caller fsyncs the folder). */
-export async function commitJournal(runtimeDir: string, name: string, journal: Journal, gate: HeldLock, checkLocks: () => void): Promise<string> {
+/**
+ * The journal's staged file: written under `gate` with the change's other
+ * staged files, so that one batch of fsyncs covers them all (transaction.ts).
+ */
+export function stageJournal(journal: Journal, name: string, gate: HeldLock): { fd: number; path: string } {
+  const path = gate.stagePath(`journal-${name}`);
+  return { fd: writeNewFile(path, JSON.stringify(journal) + '\n'), path };
+}
+
+/** Renames a staged, fsync'd journal into place: the commit point (the caller fsyncs the folder). */
+export function commitJournal(runtimeDir: string, name: string, staged: string, checkLocks: () => void): string {
   const dir = journalDir(runtimeDir);
   mkdirSync(dir, { recursive: true });
-  const staged = gate.stagePath(`journal-${name}`);
-  const fd = writeNewFile(staged, JSON.stringify(journal) + '\n');
-  await syncAndClose([{ fd, path: staged }]);
   checkLocks();
   const path = join(dir, name);
   renameFile(staged, path);
