@@ -1,11 +1,11 @@
-import { mkdirSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
 import { appendEvents, readTxEvents, type NewEvent, type TaskEvent } from '../events/events.js';
 import { MAX_TASK_FILE_BYTES, copyTask, normalizeIds, serializeTask, taskFileName, type Task } from '../format/format.js';
-import { pausePoint, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, syncFolders, writeNewFile } from '../fs/fsio.js';
+import { ensureFolder, pausePoint, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, syncFolders, writeNewFile } from '../fs/fsio.js';
 import {
   commitJournal,
   hashText,
@@ -374,7 +374,7 @@ export class Transaction {
     const staged = new Map<PendingOp, string>();
     let stagedJournal: string | undefined;
     for (const folder of new Set(ops.filter((op) => op.after !== undefined).map((op) => dirname(op.file)))) {
-      if (folder !== '.') mkdirSync(join(this.host.dir, folder), { recursive: true });
+      if (folder !== '.') ensureFolder(join(this.host.dir, folder));
     }
     try {
       let batch: { fd: number; path: string }[] = [];
@@ -571,7 +571,7 @@ export async function runTransaction<T>(
     const taken: AcquiredLock[] = [];
     try {
       const ownerLocks: HeldLock[] = [];
-      if (scope.owners.length) mkdirSync(host.runtimeDir, { recursive: true });
+      if (scope.owners.length) ensureFolder(host.runtimeDir);
       for (const owner of scope.owners) {
         const t = await acquireLock(host.ownerLockPath(owner), host.lockOptions);
         taken.push(t);

@@ -1,7 +1,7 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError, isErrnoException } from '../errors.js';
-import { appendToFile, syncFile } from '../fs/fsio.js';
+import { appendToFile, ensureFolder, syncFile } from '../fs/fsio.js';
 import { withLock, type LockOptions } from '../fs/locks.js';
 
 /** Event types the core writes; adapters add their own (`job.started` …). */
@@ -84,7 +84,7 @@ export function readLastSeq(file: string): number {
  */
 export async function appendEvents(runtimeDir: string, events: NewEvent[], lockOptions: LockOptions, options: { tx?: string } = {}): Promise<TaskEvent[]> {
   if (events.length === 0) return [];
-  mkdirSync(runtimeDir, { recursive: true });
+  ensureFolder(runtimeDir);
   const file = join(runtimeDir, EVENTS_FILE);
   for (let attempt = 1; ; attempt++) {
     try {

@@ -1,4 +1,4 @@
-import { closeSync, fsync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isErrnoException } from '../errors.js';
@@ -153,6 +153,17 @@ export async function syncAndClose(fds: { fd: number; path: string }[], parallel
   };
   await Promise.all(Array.from({ length: Math.min(parallel, fds.length) }, worker));
   if (failure) throw failure;
+}
+
+/**
+ * Makes a folder (and its parents) unless it exists. A commit asks for
+ * `.runtime/` and its folders several times; `mkdir` of an existing folder
+ * still takes the parent folder's lock in the kernel, which every other
+ * writer's lock folders, renames and removals on the board wait for, while
+ * looking at it does not.
+ */
+export function ensureFolder(dir: string): void {
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
 }
 
 /**

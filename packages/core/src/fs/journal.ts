@@ -1,10 +1,10 @@
-import { mkdirSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { TasksError, isErrnoException } from '../errors.js';
 import { appendEvents, logHasTx, type NewEvent } from '../events/events.js';
-import { readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, writeNewFile } from './fsio.js';
+import { ensureFolder, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, writeNewFile } from './fsio.js';
 import type { HeldLock, LockOptions } from './locks.js';
 
 /**
@@ -182,7 +182,7 @@ export function stageJournal(journal: Journal, name: string, gate: HeldLock): { 
 /** Renames a staged, fsync'd journal into place: the commit point (the caller fsyncs the folder). */
 export function commitJournal(runtimeDir: string, name: string, staged: string, checkLocks: () => void): string {
   const dir = journalDir(runtimeDir);
-  mkdirSync(dir, { recursive: true });
+  ensureFolder(dir);
   checkLocks();
   const path = join(dir, name);
   renameFile(staged, path);

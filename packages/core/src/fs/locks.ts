@@ -258,9 +258,19 @@ export async function acquireLock(
         { lock: lockPath },
         { cause: busy },
       );
-    await sleep(delay + Math.random() * delay);
-    delay = Math.min(delay * 2, maxDelayMs);
+    // Then look (a stat) until the lock is free or stale, before trying again (a mkdir): a mkdir takes the parent
+    // folder's lock in the kernel even when it fails, and every writer's locks and renames on the board wait for it.
+    do {
+      await sleep(delay + Math.random() * delay);
+      delay = Math.min(delay * 2, maxDelayMs);
+    } while (heldNow(lockPath, stale) && Date.now() < deadline);
   }
+}
+
+/** Whether a lock folder is there and fresh (refreshed within `staleMs`), as proper-lockfile would judge it. */
+function heldNow(lockPath: string, staleMs: number): boolean {
+  const stat = fs.statSync(lockPath, { throwIfNoEntry: false });
+  return stat !== undefined && Date.now() - stat.mtimeMs < staleMs;
 }
 
 /**
