@@ -6,14 +6,31 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 // Counts the task files read (by the index, the claim view and the transaction alike).
-const reads = vi.hoisted(() => ({ paths: [] as string[] }));
+// A test may also give the first read of a file other bytes (`firstRead`): what a pass made a moment earlier saw.
+const reads = vi.hoisted(() => ({ paths: [] as string[], firstRead: new Map<string, string>() }));
 vi.mock('../format/task-file.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../format/task-file.js')>();
   return {
     ...original,
     readTaskFile: (path: string) => {
       reads.paths.push(path);
-      return original.readTaskFile(path);
+      const read = original.readTaskFile(path);
+      const earlier = reads.firstRead.get(path);
+      if (read === undefined || earlier === undefined) return read;
+      reads.firstRead.delete(path);
+      return { ...read, text: earlier };
+    },
+  };
+});
+// Counts the locks taken.
+const locks = vi.hoisted(() => ({ taken: 0 }));
+vi.mock('../fs/locks.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../fs/locks.js')>();
+  return {
+    ...original,
+    acquireLock: (...args: Parameters<typeof original.acquireLock>) => {
+      locks.taken++;
+      return original.acquireLock(...args);
     },
   };
 });
@@ -436,6 +453,41 @@ describe('the board index (claimNext)', () => {
     expect((await store.claimNext({ owner: 'd' })).task.id).toBe(4);
     expect(Date.now() - stuck).toBeLessThan(3500);
     expect(readdirSync(store.runtimeDir)).not.toContain('board-index-refresh.lock');
+  });
+
+  it('a claimant that finds the turn taken after its wait, with no index to use, waits for that pass instead of making its own', async () => {
+    const store = newBoard();
+    for (let i = 1; i <= 30; i++) await store.createTask({ subject: `Task ${i}` });
+    rmSync(join(store.runtimeDir, BOARD_INDEX_FILE), { force: true });
+    const turn = join(store.runtimeDir, 'board-index-refresh.lock');
+    const reads = startReading();
+    // Nobody has the turn when the claimant looks (awaitExactPass returns at once); another claimant takes it
+    // before the claimant's next step, as when eight start together.
+    const claiming = store.claimNext({ owner: 'a' });
+    mkdirSync(turn);
+    await new Promise((done) => setTimeout(done, 100));
+    expect(reads).toEqual([]);
+    store.loadBoard(); // the other claimant's pass, which writes the index
+    rmSync(turn, { recursive: true });
+    reads.length = 0;
+    expect((await claiming).task.id).toBe(1);
+    expect(reads.length).toBeLessThan(5);
+  });
+
+  it('a claimant that made the exact pass skips candidates claimed since without taking their locks', async () => {
+    const store = newBoard();
+    for (let i = 1; i <= 41; i++) await store.createTask({ subject: `Task ${i}` });
+    // #1–#40 were claimed by others just after this claimant's pass read them as pending.
+    for (let id = 1; id <= 40; id++) {
+      reads.firstRead.set(store.taskPath(id), readFileSync(store.taskPath(id), 'utf8'));
+      writeFileSync(store.taskPath(id), serializeTask(makeTask(id, { subject: `Task ${id}`, status: 'in_progress', owner: 'other' })));
+    }
+    rmSync(join(store.runtimeDir, BOARD_INDEX_FILE), { force: true });
+    locks.taken = 0;
+    expect((await store.claimNext({ owner: 'a' })).task.id).toBe(41);
+    // Its own claim takes its owner lock, the task's lock and the event log's; trying each gone candidate took two more.
+    expect(locks.taken).toBeLessThan(10);
+    reads.firstRead.clear();
   });
 
   it('a turn runs out by the clock the wait keeps: whole milliseconds, as Date.now() counts them', () => {

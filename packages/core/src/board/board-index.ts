@@ -132,6 +132,12 @@ export interface ClaimView {
    * already, or has no index entry, this is lookup.
    */
   peek(id: number): Task | undefined;
+  /**
+   * The task as its file has it now, for the candidate about to be tried: on
+   * an index, lookup (which checks the file); on an exact view, the file read
+   * again, since the view may be seconds old by the time a candidate comes up.
+   */
+  current(id: number): Task | undefined;
   /** Forgets what is known about `id`: its file is read at the next lookup. */
   forget(id: number): void;
   /** True when every task file was looked at for this view. */
@@ -301,8 +307,24 @@ function touch(fd: number, ms: number): void {
  * `exact`, it takes an exact snapshot first (which rewrites the index).
  */
 export function openClaimView(dir: string, options: { exact?: boolean } = {}): ClaimView {
+  return claimView(dir, options.exact === true, false)!;
+}
+
+/**
+ * openClaimView for claimNext's first look: undefined, instead of an exact
+ * pass of its own, when there is no index it may use and another claimant
+ * has the turn to make the pass; claimNext then waits for that pass
+ * (awaitExactPass) and looks again. Claimants that start together on a board
+ * without an index all find no turn taken in awaitExactPass, and then each
+ * made the pass (eight passes of 2,000 files at once, the claims' slowest).
+ */
+export function shareClaimView(dir: string): ClaimView | undefined {
+  return claimView(dir, false, true);
+}
+
+function claimView(dir: string, exact: boolean, share: boolean): ClaimView | undefined {
   let turn: string | undefined;
-  if (!options.exact) {
+  if (!exact) {
     const head = readIndexHead(boardIndexPath(dir));
     const age = head ? Date.now() - head.verifiedAt : Infinity;
     const fromIndex = () => viewFromIndex(dir, head!, `${dir}\0${head!.header.openBytes}\0${head!.seal}`);
@@ -310,6 +332,7 @@ export function openClaimView(dir: string, options: { exact?: boolean } = {}): C
     // Run out: one claimant makes the exact pass, the others go on with the index meanwhile.
     turn = takeRefreshTurn(dir);
     if (head && age >= 0 && age < FINAL_TRUST_MS + REFRESH_TURN_MS && turn === undefined) return fromIndex();
+    if (share && turn === undefined) return undefined;
   }
   let snapshot: BoardSnapshot;
   try {
@@ -323,6 +346,12 @@ export function openClaimView(dir: string, options: { exact?: boolean } = {}): C
     candidates: snapshot.tasks.filter((t) => !isClosed(t.status)).map((t) => t.id),
     lookup,
     peek: lookup,
+    // While this claimant made the pass, the others went on claiming: a candidate tried from the snapshot
+    // alone cost a round of locks each time it was gone, and a claimant could chase them for seconds.
+    current: (id) => {
+      stale.add(id);
+      return peekTaskFile(dir, id);
+    },
     forget: (id) => stale.add(id),
     exact: true,
   };
@@ -470,6 +499,7 @@ function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimVie
       }
       return task;
     },
+    current: lookup,
     forget(id) {
       memo.delete(id);
       stale.add(id);

@@ -2,13 +2,14 @@
 // heartbeat, reap, adopt), each one transaction; TaskStore (store.ts)
 // delegates here (docs/protocol.md, "Owners, claims and leases").
 import { existsSync } from 'node:fs';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ClaimError, CorruptTaskError, TasksError } from '../errors.js';
 import { isClosed, type Task } from '../format/format.js';
 import { isReady, openBlockers } from '../graph/graph.js';
 import { rankTasks } from '../graph/ready-order.js';
 import { createLease, leaseExpiry, listLeases, readLease, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
-import { awaitExactPass, openClaimView } from './board-index.js';
+import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from './board-index.js';
 import { assertOwnerFree } from './mutations.js';
 import { applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
@@ -132,7 +133,14 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
   const exclude = new Set(options.exclude ?? []);
   // Candidates come from the board index; the claim itself re-checks under the lock (board-index.ts).
   await awaitExactPass(store.dir);
-  let view = openClaimView(store.dir);
+  let view: ClaimView;
+  for (let shared = shareClaimView(store.dir); ; shared = shareClaimView(store.dir)) {
+    if (shared) {
+      view = shared;
+      break;
+    }
+    await awaitExactPass(store.dir);
+  }
   const lookup = (n: number) => view.lookup(n);
   const busy: number[] = [];
   // Tasks in progress with paths, looked up once per pass and only when a candidate has paths.
@@ -165,6 +173,7 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
       throw error;
     }
   };
+  let lastYield = Date.now();
   for (;;) {
     // The open tasks come from the index's open part (a stat each, a read only for a changed file); they are
     // ranked by priority, then the chain of open work behind them, then id (graph/ready-order.ts).
@@ -182,7 +191,12 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
       if (task && isReady(task, readiness, options.owner)) ready.push(task);
     }
     for (const { id } of rankTasks(ready, (n) => view.peek(n))) {
-      const task = lookup(id);
+      // A long pass over candidates that are gone must still let timers run (lock refreshes, a worker's heartbeat).
+      if (Date.now() - lastYield > 50) {
+        await yieldToLoop();
+        lastYield = Date.now();
+      }
+      const task = view.current(id);
       if (!task || !isReady(task, lookup, options.owner)) continue;
       if (await scopeBusy(task)) continue;
       const won = await attempt(task, true);
@@ -190,7 +204,7 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
     }
     for (const id of busy.splice(0)) {
       view.forget(id);
-      const task = lookup(id);
+      const task = view.current(id);
       if (!task || !isReady(task, lookup, options.owner)) continue;
       const won = await attempt(task, false);
       if (won) return won;
