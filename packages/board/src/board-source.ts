@@ -18,7 +18,8 @@ import {
  * folder's parent, so a board removed and made again is followed too) start
  * a short debounce, then the board is read again through the store (cheap:
  * the board index reads only the files that changed). The event log is
- * followed by the core's followEvents. Nothing here polls the task files.
+ * followed by the core's followEvents. Nothing here polls the task files; a
+ * burst of notifications is followed by one more read, for a dropped one.
  */
 
 /** What the view draws: the board at one moment, the claim records, the recent events. */
@@ -43,6 +44,8 @@ export interface BoardSourceOptions {
   maxWaitMs?: number;
   /** How many recent events to keep (default 20). */
   keepEvents?: number;
+  /** After a burst of file events is read, the board is read once more this much later, ms (default 300). */
+  settleMs?: number;
 }
 
 /** A running source; `subscribe` is called with every new state. */
@@ -111,12 +114,29 @@ export function createBoardSource(store: TaskStore, options: BoardSourceOptions 
     state = read(state);
     emit();
   };
+  // chokidar can drop the notification of a change that follows a rename of the same file closely (a hand
+  // edit just after a completion rewrote the task): once a burst of notifications is read, the board is read
+  // once more a moment later, which finds what such a change left.
+  let settle: NodeJS.Timeout | undefined;
+  const settleMs = options.settleMs ?? 300;
   const schedule = () => {
     if (closed) return;
     const now = Date.now();
     firstAt ??= now;
     clearTimeout(debounce);
-    debounce = setTimeout(refresh, Math.max(0, Math.min(debounceMs, firstAt + maxWaitMs - now)));
+    debounce = setTimeout(
+      () => {
+        refresh();
+        clearTimeout(settle);
+        settle = setTimeout(() => {
+          settle = undefined;
+          if (closed) return;
+          state = read(state);
+          emit();
+        }, settleMs);
+      },
+      Math.max(0, Math.min(debounceMs, firstAt + maxWaitMs - now)),
+    );
   };
 
   let follower: EventFollower | undefined;
@@ -163,6 +183,7 @@ export function createBoardSource(store: TaskStore, options: BoardSourceOptions 
     async close() {
       closed = true;
       clearTimeout(debounce);
+      clearTimeout(settle);
       follower?.close();
       await ready.catch(() => undefined);
       await watcher?.close();
