@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -26,6 +26,20 @@ describe('claimNext and leases (core)', () => {
     await expect(store.claimNext({ owner: 'b' })).rejects.toMatchObject({ reason: 'nothing_ready' });
     await store.completeTask(1, { actor: 'a' });
     expect((await store.claimNext({ owner: 'b' })).task.id).toBe(2);
+  });
+
+  it('passes over a task whose lock is held right now, and takes over one whose lock a dead process left', async () => {
+    const store = board();
+    await store.createTask({ subject: 'One' });
+    await store.createTask({ subject: 'Two' });
+    await store.createTask({ subject: 'Three' });
+    // Held right now (its folder fresh): another claimant is on #1, so #2 comes first.
+    mkdirSync(store.taskLockPath(1));
+    expect((await store.claimNext({ owner: 'a' })).task.id).toBe(2);
+    // Left by a process that died (its folder older than the stale time): #1 is claimed in its turn, before #3.
+    const old = (Date.now() - store.lockOptions.staleMs - 5000) / 1000;
+    utimesSync(store.taskLockPath(1), old, old);
+    expect((await store.claimNext({ owner: 'b' })).task.id).toBe(1);
   });
 
   it('a store that saw a task completed still finds the tasks made after clear, which never reuses an id', async () => {

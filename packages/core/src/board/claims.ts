@@ -7,6 +7,7 @@ import { ClaimError, CorruptTaskError, TasksError } from '../errors.js';
 import { isClosed, type Task } from '../format/format.js';
 import { isReady, openBlockers } from '../graph/graph.js';
 import { rankTasks } from '../graph/ready-order.js';
+import { isLockHeld } from '../fs/locks.js';
 import { createLease, leaseExpiry, listLeases, readLease, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from './board-index.js';
@@ -198,6 +199,13 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
       }
       const task = view.current(id);
       if (!task || !isReady(task, lookup, options.owner)) continue;
+      // Its lock is held right now (another claimant is on it; a stale one is tried as before): passed over like a
+      // busy lock below, but found by a look instead of a round of locks (our owner lock taken and given back),
+      // which claimants that start together would otherwise pay for every candidate the others are claiming.
+      if (isLockHeld(store.taskLockPath(id), store.lockOptions)) {
+        busy.push(id);
+        continue;
+      }
       if (await scopeBusy(task)) continue;
       const won = await attempt(task, true);
       if (won) return won;

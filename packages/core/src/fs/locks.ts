@@ -210,7 +210,7 @@ export async function acquireLock(
   { mark = false, maxDelayMs = 40 }: { mark?: boolean; maxDelayMs?: number } = {},
 ): Promise<AcquiredLock> {
   const deadline = Date.now() + options.timeoutMs;
-  const stale = Math.max(2000, options.staleMs);
+  const stale = staleMsOf(options);
   let delay = 1;
   const lockfile = await loadLockfile();
   for (;;) {
@@ -265,6 +265,16 @@ export async function acquireLock(
       delay = Math.min(delay * 2, maxDelayMs);
     } while (heldNow(lockPath, stale) && Date.now() < deadline);
   }
+}
+
+/** Whether a lock is held right now: its folder is there and was refreshed within the stale time. */
+export function isLockHeld(lockPath: string, options: LockOptions): boolean {
+  return heldNow(lockPath, staleMsOf(options));
+}
+
+/** The stale time proper-lockfile is given: never under 2 s, whatever the configuration says. */
+function staleMsOf(options: LockOptions): number {
+  return Math.max(2000, options.staleMs);
 }
 
 /** Whether a lock folder is there and fresh (refreshed within `staleMs`), as proper-lockfile would judge it. */
