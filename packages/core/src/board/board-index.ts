@@ -423,19 +423,19 @@ function rmdirQuiet(path: string): void {
 }
 
 /**
- * The open part of the last index this process ranked claims on, by id and
- * parsed: a worker or the agent tool claims again and again from one index
- * (until the next exact pass rewrites it), so each claim does not parse every
- * open task again. Keyed by the board and the open part's length and seal. The
- * tasks are only read (ranking), never handed out.
+ * The open part of the last index this process ranked claims on, parsed: a
+ * worker or the agent tool claims again and again from one index (until the
+ * next exact pass rewrites it), so each claim does not parse every open task
+ * again. Keyed by the board and the open part's length and seal. The tasks are
+ * only read (ranking), never handed out.
  */
-let peekCache: { key: string; tasks: Map<number, Task>; open: Map<number, string> } | undefined;
+let peekCache: { key: string; tasks: Map<number, Task> } | undefined;
 
 function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimView {
-  if (peekCache?.key !== cacheKey) peekCache = { key: cacheKey, tasks: new Map(), open: new Map(head.open.map((line) => [leadingId(line), line])) };
+  if (peekCache?.key !== cacheKey) peekCache = { key: cacheKey, tasks: new Map() };
   const parsedOpen = peekCache.tasks;
   const header = head.header;
-  const open = peekCache.open;
+  const open = head.open;
   const unsure = new Set(header.unsure);
   const closed = header.closed;
   const known = (id: number) => open.has(id) || unsure.has(id) || inRanges(closed, id);
@@ -861,31 +861,17 @@ function parseEntries(index: IndexFile): { items: EntryItem[]; positions: Map<nu
 /** The header and open part of an index, as readIndexHead gives them. */
 interface IndexHead {
   header: IndexHeader;
-  open: string[];
+  /** The open part's lines by task id. */
+  open: Map<number, string>;
   verifiedAt: number;
   seal: string;
 }
 
-/**
- * The last head this process read, by the index file's identity (inode, size,
- * mtime, ctime): a claimant that claims again and again (a worker, the agent
- * tool) reads and checks the open part once per index written, not once per
- * claim. The index is only ever replaced whole (a rename) or touched (which
- * moves both times on), never written in place.
- */
-let headCache: { key: string; head: IndexHead } | undefined;
-
 /** The header and open part of the index, checked; reads only those bytes. */
 function readIndexHead(file: string): IndexHead | undefined {
   return withIndexFile(file, (fd) => {
-    const stat = fstatSync(fd);
-    const key = `${file}\0${stat.ino}\0${stat.size}\0${stat.mtimeMs}\0${stat.ctimeMs}`;
-    if (headCache?.key === key) return headCache.head;
     const head = readHead(fd);
-    if (head) {
-      head.verifiedAt = stat.mtimeMs;
-      headCache = { key, head };
-    }
+    if (head) head.verifiedAt = fstatSync(fd).mtimeMs;
     return head;
   });
 }
@@ -955,10 +941,24 @@ function readHead(fd: number): IndexHead | undefined {
     got += n;
   }
   if (!sealed(buf, want)) return undefined;
-  const open = splitLines(buf.toString('utf8', eol + 1, header.openBytes));
-  if (open.length !== header.open) return undefined;
-  return { header, open, verifiedAt: 0, seal: buf.toString('latin1', header.openBytes, want) };
+  // Checked against its seal above: the same header and seal as last time are the same bytes, already split.
+  const key = buf.toString('latin1', 0, eol) + buf.toString('latin1', header.openBytes, want);
+  if (lastOpen?.key !== key) {
+    const lines = splitLines(buf.toString('utf8', eol + 1, header.openBytes));
+    if (lines.length !== header.open) return undefined;
+    lastOpen = { key, byId: new Map(lines.map((line) => [leadingId(line), line])) };
+  }
+  return { header, open: lastOpen.byId, verifiedAt: 0, seal: buf.toString('latin1', header.openBytes, want) };
 }
+
+/**
+ * The open part of the last index head read, its lines by task id, by its header
+ * and seal: a claimant that claims again and again (a worker, the agent tool)
+ * reads the same index until an exact pass rewrites it. Keyed by content,
+ * checked against the seal on every read, not by the file's times, which
+ * some file systems keep too coarsely to tell two versions apart.
+ */
+let lastOpen: { key: string; byId: Map<number, string> } | undefined;
 
 let tempCount = 0;
 
