@@ -253,6 +253,8 @@ export class Transaction {
     this.need({ tasks: [task.id] });
     if (!this.current.has(task.id) && !this.staged.has(task.id)) this.tryRead(task.id);
     this.staged.set(task.id, task);
+    // A text put earlier (putText) is superseded: the file is written from this task.
+    this.rawTexts.delete(task.id);
     if (task.id > this.maxStaged) this.maxStaged = task.id;
   }
 
