@@ -8,7 +8,7 @@ import { isClosed, type Task } from '../format/format.js';
 import { isReady, openBlockers } from '../graph/graph.js';
 import { rankTasks } from '../graph/ready-order.js';
 import { isLockHeld } from '../fs/locks.js';
-import { createLease, leaseExpiry, listLeases, readLease, type Lease } from '../runtime/leases.js';
+import { createLease, leaseExpiry, leaseLengthOf, listLeases, readLease, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from './board-index.js';
 import { assertOwnerFree } from './mutations.js';
@@ -298,9 +298,13 @@ export async function heartbeat(store: TaskStore, options: { owner: string; id?:
           { id, owner: task.owner, status: task.status },
         );
       const old = tx.readLease(id);
-      const ttlSeconds = options.ttlSeconds ?? (old && old.expiresAt === null ? null : undefined);
+      // A renewal keeps the length the lease was given (a 300 s claim renewed without --lease stays 300 s).
+      const ttlSeconds = options.ttlSeconds ?? (old ? leaseLengthOf(old) : undefined);
       const lease = createLease(id, options.owner, { ttlSeconds, pid: old?.pid, worktree: options.worktree ?? old?.worktree }, store.config.leaseSeconds);
-      if (old) lease.claimedAt = old.claimedAt;
+      if (old) {
+        lease.claimedAt = old.claimedAt;
+        lease.renewedAt = new Date().toISOString();
+      }
       tx.putLease(lease);
       return lease;
     });

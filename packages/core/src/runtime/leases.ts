@@ -18,6 +18,10 @@ export interface Lease {
   worktree?: string;
   claimedAt: string;
   expiresAt: string | null;
+  /** The lease's length in seconds, kept by every renewal (absent: a claim that never expires, or an older record). */
+  seconds?: number;
+  /** When it was last renewed (absent until the first renewal). */
+  renewedAt?: string;
 }
 
 /** What a caller says about the process that will keep working on a claim. */
@@ -89,9 +93,19 @@ export function createLease(task: number, owner: string, input: LeaseInput | nul
     claimedAt: new Date(now).toISOString(),
     expiresAt: ttl === null ? null : new Date(now + ttl * 1000).toISOString(),
   };
+  if (ttl !== null) lease.seconds = ttl;
   if (input?.pid !== undefined) lease.pid = input.pid;
   if (input?.worktree !== undefined) lease.worktree = input.worktree;
   return lease;
+}
+
+/** The length a renewal gives a lease when none is asked for: the one it was given (null: it never expires). */
+export function leaseLengthOf(lease: Lease): number | null | undefined {
+  if (lease.expiresAt === null) return null;
+  if (typeof lease.seconds === 'number' && lease.seconds > 0) return lease.seconds;
+  // An older record without its length: from its times, as far as they tell.
+  const length = (Date.parse(lease.expiresAt) - Date.parse(lease.renewedAt ?? lease.claimedAt)) / 1000;
+  return Number.isFinite(length) && length > 0 ? Math.round(length) : undefined;
 }
 
 /** Why a lease no longer holds, or undefined while it does. */
