@@ -253,6 +253,17 @@ describe('tasks doctor', () => {
     expect(codes(diagnose().findings)).toEqual(['highwatermark']);
     expect(fix().code).toBe(0);
     expect(file('.highwatermark')).toBe('7\n');
+    // A mark after which no id can be handed out (a remote once pushed one): every create failed, and --fix must mend it.
+    writeFileSync(join(board, '.highwatermark'), `${Number.MAX_SAFE_INTEGER}\n`);
+    expect(tasks(root, ['create', 'eight']).code).toBe(1);
+    expect(diagnose().findings).toMatchObject([
+      {
+        code: 'highwatermark',
+        message: `.highwatermark is ${Number.MAX_SAFE_INTEGER}, after which no id can be handed out (every create fails); the highest task is #5`,
+      },
+    ]);
+    expect(fix().stdout).toContain(`set from ${Number.MAX_SAFE_INTEGER} to 5`);
+    expect(tasks(root, ['create', 'eight']).stdout).toMatch(/^created #6/);
   });
 
   it('removes stale locks and leftover temp files, never a fresh (held) lock or a write in flight', () => {

@@ -152,7 +152,11 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
       if (scan.plan.highWaterMark) {
         const { from, to } = scan.plan.highWaterMark;
         tx.setHighWaterMark(to);
-        made.push({ code: 'highwatermark', file: join(store.dir, HIGHWATERMARK_FILE), message: `raised from ${from} to ${to}` });
+        made.push({
+          code: 'highwatermark',
+          file: join(store.dir, HIGHWATERMARK_FILE),
+          message: `${Number(from) > to ? 'set' : 'raised'} from ${from} to ${to}`,
+        });
       }
       for (const planned of scan.plan.leases) {
         const lease = tx.readLease(planned.task);
