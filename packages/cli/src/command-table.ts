@@ -298,8 +298,14 @@ export const COMMANDS = {
     name: 'reap',
     fast: true,
     describe: 'release tasks whose lease expired or whose process is gone',
-    options: { 'dry-run': { type: 'boolean', describe: 'say what would be released, release nothing' } },
-    examples: [['$0 reap --dry-run', 'see what would be released']],
+    options: {
+      'dry-run': { type: 'boolean', describe: 'say what would be released, release nothing' },
+      sync: { type: 'boolean', describe: "also on the board shared through the git remote: other machines' claims not renewed for a whole lease" },
+    },
+    examples: [
+      ['$0 reap --dry-run', 'see what would be released'],
+      ['$0 reap --sync', 'and the claims of machines that stopped renewing them'],
+    ],
   },
   events: {
     name: 'events',
@@ -506,10 +512,19 @@ export const COMMANDS = {
     options: {
       remote: { type: 'string', describe: 'the git remote (default: syncRemote of config.json, else origin)' },
       branch: { type: 'string', describe: 'the branch that holds the board (default: syncBranch, else tasks)' },
+      adopt: { type: 'boolean', describe: 'move a board committed with the code onto its board branch, in one commit that untracks its tasks' },
+      retire: { type: 'boolean', describe: 'move the board back onto the code branch, in one commit, and retire its board branch' },
+      republish: {
+        type: 'boolean',
+        describe: 'publish this board over a board branch that is gone or was rewritten (every task of both sides kept), replacing entries it cannot read',
+      },
+      'accept-rewrite': { type: 'boolean', describe: "build on a rewritten board branch: merge this board into the remote's new history" },
     },
     examples: [
       ['$0 sync', 'share the board through origin/tasks'],
       ['$0 sync --json', 'what came in and went out, as JSON'],
+      ['$0 sync --adopt', 'a board committed with the code starts syncing (one commit to review and push)'],
+      ['$0 sync --republish', 'the board branch was deleted or force-pushed: publish this board again'],
     ],
   },
   serve: {

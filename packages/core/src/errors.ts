@@ -20,7 +20,13 @@ export type ErrorCode =
   | 'E_TIMEOUT'
   | 'E_IO'
   | 'E_GIT'
-  | 'E_DIRTY';
+  | 'E_DIRTY'
+  /** A sync refused the remote's board branch as it is (gone, rewritten, not a board branch, retired); nothing was changed. */
+  | 'E_REMOTE'
+  /** A board that syncs, with its tasks also committed on the code branch. */
+  | 'E_TRACKED'
+  /** The id names another task now: a sync moved the task its caller holds to a new id. */
+  | 'E_MOVED';
 
 /** Why a claim was refused (docs/protocol.md, "Claims"). */
 export type ClaimRefusal = 'already_claimed' | 'blocked' | 'not_pending' | 'owner_busy' | 'not_found' | 'nothing_ready';

@@ -90,4 +90,4 @@ export {
 } from './doctor/doctor.js';
 
 // Several machines: the board shared through a branch of a git remote (docs/decisions.md, "Several machines").
-export { claimWithSync, syncBoard, type SyncChange, type SyncOptions, type SyncReport } from './git/sync.js';
+export { claimWithSync, syncBoard, type SyncChange, type SyncOptions, type SyncReport } from './sync/sync.js';

@@ -38,6 +38,7 @@ import { atomicWriteFile, isTempFileName, readFileIfExists } from './fs/fsio.js'
 import { DEFAULT_LOCK_OPTIONS, type LockOptions } from './fs/locks.js';
 import type { TaskLookup } from './graph/graph.js';
 import { listLeases, type Lease } from './runtime/leases.js';
+import { assertNotMovedAway } from './runtime/moved-tasks.js';
 
 export { HIGHWATERMARK_FILE };
 export {
@@ -250,6 +251,7 @@ export class TaskStore implements TxHost {
    * step, deciding status and owner from what is read under the task's lock.
    */
   async updateTask(id: number, patch: UpdateTaskInput, options: UpdateOptions = {}): Promise<MutationResult> {
+    this.assertSameTask(id, options.actor);
     const result = await mutations.updateTask(this, id, patch, options);
     // A new priority, a removed edge or a task back to pending changes what claim --next takes next.
     if (patch.priority !== undefined || patch.status !== undefined || patch.removeBlockedBy?.length || patch.removeBlocks?.length) this.refreshIndex();
@@ -269,7 +271,11 @@ export class TaskStore implements TxHost {
   }
 
   /** Completes a task and propagates; someone else's, or one still blocked, needs `force`. */
-  completeTask(id: number, options: ActorOptions & { force?: boolean; heldBy?: string; metadata?: Record<string, unknown> } = {}): Promise<MutationResult> {
+  async completeTask(
+    id: number,
+    options: ActorOptions & { force?: boolean; heldBy?: string; metadata?: Record<string, unknown> } = {},
+  ): Promise<MutationResult> {
+    this.assertSameTask(id, options.heldBy ?? options.actor);
     return mutations.completeTask(this, id, options);
   }
 
@@ -279,12 +285,14 @@ export class TaskStore implements TxHost {
   }
 
   /** Appends a note `{at, owner: actor, text}` to a task (any status), through one transaction. */
-  addNote(id: number, text: string, options: ActorOptions & { at?: Date } = {}): Promise<MutationResult> {
+  async addNote(id: number, text: string, options: ActorOptions & { at?: Date } = {}): Promise<MutationResult> {
+    this.assertSameTask(id, options.actor);
     return mutations.addNote(this, id, text, options);
   }
 
   /** Tombstones a task: its file stays, it never blocks anyone again. */
-  deleteTask(id: number, options: ActorOptions = {}): Promise<MutationResult> {
+  async deleteTask(id: number, options: ActorOptions = {}): Promise<MutationResult> {
+    this.assertSameTask(id, options.actor);
     return mutations.deleteTask(this, id, options);
   }
 
@@ -301,7 +309,8 @@ export class TaskStore implements TxHost {
   // ---- claims (board/claims.ts) ----------------------------------------------
 
   /** Compare-and-swap claim under the task's lock: of concurrent claimants exactly one wins. */
-  claimTask(id: number, options: ClaimOptions): Promise<ClaimResult> {
+  async claimTask(id: number, options: ClaimOptions): Promise<ClaimResult> {
+    this.assertSameTask(id, options.owner);
     return claims.claimTask(this, id, options);
   }
 
@@ -311,7 +320,8 @@ export class TaskStore implements TxHost {
   }
 
   /** Starts work on a task as a person: like a claim, without a lease that expires. */
-  startTask(id: number, options: ActorOptions & { owner?: string; activeForm?: string } = {}): Promise<ClaimResult> {
+  async startTask(id: number, options: ActorOptions & { owner?: string; activeForm?: string } = {}): Promise<ClaimResult> {
+    this.assertSameTask(id, options.owner ?? options.actor);
     return claims.startTask(this, id, options);
   }
 
@@ -320,13 +330,15 @@ export class TaskStore implements TxHost {
     id: number,
     options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string; note?: string } = {},
   ): Promise<MutationResult> {
+    this.assertSameTask(id, options.heldBy ?? options.actor);
     const result = await claims.releaseTask(this, id, options);
     this.refreshIndex();
     return result;
   }
 
   /** Renews the lease of `id` (or of every task the owner holds). */
-  heartbeat(options: { owner: string; id?: number; ttlSeconds?: number; worktree?: string }): Promise<Lease[]> {
+  async heartbeat(options: { owner: string; id?: number; ttlSeconds?: number; worktree?: string }): Promise<Lease[]> {
+    if (options.id !== undefined) this.assertSameTask(options.id, options.owner);
     return claims.heartbeat(this, options);
   }
 
@@ -350,6 +362,15 @@ export class TaskStore implements TxHost {
     } catch {
       // the next reader rebuilds it
     }
+  }
+
+  /**
+   * Refuses to act for `actor` on `id` when a sync moved the task `actor`
+   * holds from that id to another (runtime/moved-tasks.ts): the id names
+   * another machine's task now. One failed open when nothing was moved.
+   */
+  private assertSameTask(id: number, actor: string | undefined): void {
+    assertNotMovedAway(this.runtimeDir, id, actor, (other) => this.peekTask(other));
   }
 
   /** Removes a claim record whose task is no longer held by its owner (checked under the task's lock). */

@@ -3,6 +3,7 @@ import { ClaimError, TasksError, parseTaskId } from '../core-read.js';
 import { actingOwner, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 import { printable } from '../printable.js';
+import { openStoreToSync } from '../sync-output.js';
 
 /** What `tasks claim` takes, as declared in the command table. */
 export interface ClaimOptions extends CommandArgs<'claim'>, GlobalOptions {}
@@ -23,7 +24,7 @@ export async function claim(options: ClaimOptions): Promise<CommandOutput> {
   if (options.path !== undefined && !options.worktree) throw new TasksError('E_USAGE', '--path goes with --worktree');
   if (options.lease !== undefined && !(options.lease > 0)) throw new TasksError('E_USAGE', '--lease takes a positive number of seconds');
   const id = options.id === undefined ? undefined : parseTaskId(options.id);
-  const store = openStore(options);
+  const { store, notes } = options.sync ? await openStoreToSync(options) : { store: openStore(options), notes: [] as string[] };
   const owner = actingOwner(options);
   const lease = { ttlSeconds: options.lease, pid: options.pid };
   let result: ClaimResult | WorktreeClaimResult;
@@ -58,6 +59,7 @@ export async function claim(options: ClaimOptions): Promise<CommandOutput> {
   }
   const worktree = 'worktree' in result ? result.worktree : undefined;
   const lines = [
+    ...notes,
     `${result.alreadyHeld ? 'already held' : 'claimed'} ${label(result.task)} (owner: ${printable(owner)}${result.lease.expiresAt ? `, lease until ${result.lease.expiresAt}` : ''})`,
   ];
   if (worktree) lines.push(`worktree ${printable(worktree.path)} on branch ${printable(worktree.branch)}${worktree.created ? '' : ' (already there)'}`);

@@ -1,6 +1,7 @@
 import type { WatchEvent } from '@dotasks/watch';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import { waitForSignal } from '../signals.js';
+import { openStoreToSync } from '../sync-output.js';
 import type { CommandArgs } from '../command-table.js';
 import { printable } from '../printable.js';
 
@@ -56,7 +57,8 @@ function formatEvent(e: WatchEvent): string {
  * each thing it does (a line for people, or one JSON event per line).
  */
 export async function watch(options: WatchOptions, io: StreamOutput = processOutput): Promise<CommandOutput> {
-  const store = openStore(options);
+  const { store, notes } = options.sync ? await openStoreToSync(options) : { store: openStore(options), notes: [] as string[] };
+  for (const note of notes) io.err(`tasks watch: ${note}`);
   const { watchBoard } = await import('@dotasks/watch');
   const signals = waitForSignal();
   const watcher = watchBoard(store.dir, {
@@ -66,6 +68,8 @@ export async function watch(options: WatchOptions, io: StreamOutput = processOut
     reapIntervalMs: options.reapInterval === undefined ? undefined : options.reapInterval * 1000,
   });
   let syncLoop: { close(): Promise<void> } | undefined;
+  let lastSyncError: string | undefined;
+  let lastSkipped = '';
   try {
     await watcher.ready;
     io.err(`tasks watch: watching ${store.dir} (pid ${process.pid}); Ctrl-C stops`);
@@ -74,6 +78,12 @@ export async function watch(options: WatchOptions, io: StreamOutput = processOut
       syncLoop = startSyncLoop(store, {
         intervalMs: (options.syncInterval ?? 10) * 1000,
         onReport: (r) => {
+          lastSyncError = undefined;
+          for (const n of r.notes) io.err(`tasks watch: ${printable(n)}`);
+          // Entries that cannot be read are skipped by every sync until someone repairs them: said when they change.
+          const skipped = r.skipped.map((k) => `tasks watch: skipped ${printable(k.entry)}: ${printable(k.problem)}`);
+          if (skipped.join('\n') !== lastSkipped) for (const line of skipped) io.err(line);
+          lastSkipped = skipped.join('\n');
           if (r.incoming.length + r.outgoing.length + r.reaped.length + r.withdrawn.length === 0) return;
           const e = {
             at: new Date().toISOString(),
@@ -94,7 +104,12 @@ export async function watch(options: WatchOptions, io: StreamOutput = processOut
           );
           for (const w of r.warnings) io.err(`tasks watch: ${w}`);
         },
-        onError: (error) => io.err(`tasks watch: sync failed: ${error instanceof Error ? error.message : String(error)} (trying again)`),
+        onError: (error) => {
+          // Said once while it stays the same (a board branch that was deleted keeps refusing every interval).
+          const message = error instanceof Error ? error.message : String(error);
+          if (message !== lastSyncError) io.err(`tasks watch: sync failed: ${printable(message)} (trying again every ${options.syncInterval ?? 10} s)`);
+          lastSyncError = message;
+        },
       });
     }
     const signal = await signals.signalled;

@@ -1,6 +1,7 @@
 import { TasksError } from '@dotasks/core';
 import type { WorkerEvent } from '@dotasks/worker';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import { openStoreToSync } from '../sync-output.js';
 import type { CommandArgs } from '../command-table.js';
 import { printable } from '../printable.js';
 
@@ -60,7 +61,8 @@ export async function worker(options: WorkerCommandOptions): Promise<CommandOutp
   if (options.lease !== undefined && !(options.lease > 0)) throw new TasksError('E_USAGE', '--lease takes a positive number of seconds');
   if (options.sync && options.worktree) throw new TasksError('E_USAGE', '--sync does not go with --worktree yet');
   const { runWorker } = await import('@dotasks/worker');
-  const store = openStore(options);
+  const { store, notes } = options.sync ? await openStoreToSync(options) : { store: openStore(options), notes: [] as string[] };
+  for (const note of notes) process.stderr.write(`tasks worker: ${note}\n`);
   const owner = actingOwner(options);
   const controller = new AbortController();
   let stopSignal: NodeJS.Signals | undefined;

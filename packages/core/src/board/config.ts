@@ -29,6 +29,12 @@ export interface BoardConfig {
   syncRemote: string;
   /** The branch of that remote that holds the board (default `tasks`). */
   syncBranch: string;
+  /**
+   * The board lives on its board branch and syncs (`tasks sync` sets it):
+   * its task files are kept off the code branch (docs/decisions.md, "Where a
+   * synced board lives"). Default false: the board is committed with the code.
+   */
+  sync: boolean;
 }
 
 export const DEFAULT_CONFIG: BoardConfig = {
@@ -40,8 +46,10 @@ export const DEFAULT_CONFIG: BoardConfig = {
   branchPattern: 'task/{id}',
   syncRemote: 'origin',
   syncBranch: 'tasks',
+  sync: false,
 };
 
+const BOOLEAN_KEYS = ['singleInProgress', 'sync'] as const;
 const NUMBER_KEYS = ['leaseSeconds', 'staleLockSeconds', 'lockTimeoutSeconds'] as const;
 const STRING_KEYS = ['worktreeDir', 'branchPattern', 'syncRemote', 'syncBranch'] as const;
 
@@ -67,9 +75,11 @@ export function readConfig(boardDir: string): BoardConfig {
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new TasksError('E_INVALID', `${file}: must hold a JSON object`, { file });
   const obj = raw as Record<string, unknown>;
-  if (obj.singleInProgress !== undefined) {
-    if (typeof obj.singleInProgress !== 'boolean') throw new TasksError('E_INVALID', `${file}: "singleInProgress" must be true or false`, { file });
-    config.singleInProgress = obj.singleInProgress;
+  for (const key of BOOLEAN_KEYS) {
+    const value = obj[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') throw new TasksError('E_INVALID', `${file}: "${key}" must be true or false`, { file });
+    config[key] = value;
   }
   for (const key of NUMBER_KEYS) {
     const value = obj[key];

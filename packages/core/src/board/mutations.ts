@@ -411,6 +411,12 @@ export async function deleteTask(store: TaskStore, id: number, options: ActorOpt
  */
 export async function clearBoard(store: TaskStore, options: ActorOptions & { confirm: boolean }): Promise<{ removed: number[] }> {
   if (options.confirm !== true) throw new TasksError('E_CONFIRM', "clear removes every task file; run 'tasks clear --yes' to confirm");
+  // On a synced board a removed file is not a deletion (only tombstones travel): the next sync would bring every task back.
+  if (store.config.sync)
+    throw new TasksError(
+      'E_INVALID',
+      'this board syncs through its board branch, where removed files come back with the next sync; tombstone the tasks instead (tasks delete ID), or stop syncing first (tasks sync --retire)',
+    );
   const result = await store.transact({ board: true, tasks: store.listIds() }, (tx) => {
     const removed: number[] = [];
     const ids = store.listIds();

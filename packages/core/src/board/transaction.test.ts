@@ -271,3 +271,20 @@ describe('compare-and-swap on status and owner', () => {
     expect(readLease(store.runtimeDir, 1)).toMatchObject({ owner: 'dan' });
   });
 });
+
+describe('a text put, then a task put', () => {
+  it('writes the task put last (a sync brings a task in as text, then releases its claim)', async () => {
+    const store = board();
+    await store.createTask({ subject: 'one' });
+    const text = readFileSync(store.taskPath(1), 'utf8').replace('"pending"', '"in_progress"').replace('"owner": ""', '"owner": "gone"');
+    await store.transact({ tasks: [1] }, (tx) => {
+      tx.putText(1, text);
+      const task = tx.edit(1);
+      expect(task).toMatchObject({ status: 'in_progress', owner: 'gone' });
+      task.status = 'pending';
+      task.owner = '';
+      tx.put(task);
+    });
+    expect(store.getTask(1)).toMatchObject({ status: 'pending', owner: '' });
+  });
+});
