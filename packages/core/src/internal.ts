@@ -39,5 +39,5 @@ export { NeedLocks, ConcurrentChange, parseHighWaterMark, type Transaction, type
 export * from './runtime/claim-watch.js';
 export * from './sync/sync.js';
 export { adoptBoard, retireBoard, openBoardToSync, type BoardMove } from './sync/board-moves.js';
-export { trackedBoardFiles } from './sync/board-home.js';
+export { markSynced, remoteHasBranch, trackedBoardFiles } from './sync/board-home.js';
 export { assertNotMovedAway } from './runtime/moved-tasks.js';

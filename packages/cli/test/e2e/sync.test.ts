@@ -1,38 +1,35 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '@dotasks/core';
 import { TASKS_BIN, cleanEnv, collectOutput, tasks, tasksAsync } from '../helpers.js';
+import { boardFiles as filesOf, createRemote, git, until as untilProgress, type RemoteFixture } from '../../../core/test/git-remote.js';
 
 /**
  * Several machines, one board (`tasks sync`, `claim --sync`, `worker
  * --sync`): separate clones of one bare remote on this machine, sharing
- * nothing but the remote, as real processes.
+ * nothing but the remote, as real processes. Every process a test starts is
+ * stopped before its folder is removed, however the test ends.
  */
 
+let fixture: RemoteFixture | undefined;
 let root = '';
 /** The size of the 4-machine board (SYNC_N overrides it). */
 const N = Number(process.env.SYNC_N ?? 100);
-afterEach(() => {
-  if (root) rmSync(root, { recursive: true, force: true });
+afterEach(async () => {
+  await fixture?.cleanup();
+  fixture = undefined;
   root = '';
 });
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-
 /** A bare remote and `n` clones of it, each with `tasks init` done. */
-function clones(n: number): string[] {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-sync-e2e-')));
-  const bare = join(root, 'remote.git');
-  git(root, 'init', '-q', '--bare', '-b', 'main', bare);
+async function clones(n: number): Promise<string[]> {
+  fixture = await createRemote({ prefix: 'dotasks-sync-e2e-' });
+  root = fixture.root;
   const out: string[] = [];
   for (let i = 1; i <= n; i++) {
-    const dir = join(root, `m${i}`);
-    git(root, 'clone', '-q', bare, dir);
-    git(dir, 'config', 'user.name', `machine ${i}`);
-    git(dir, 'config', 'user.email', `m${i}@example.invalid`);
+    const dir = fixture.clone(`m${i}`);
     const r = tasks(dir, ['init']);
     if (r.code !== 0) throw new Error(r.stderr);
     out.push(dir);
@@ -41,15 +38,12 @@ function clones(n: number): string[] {
 }
 
 function boardFiles(dir: string): Record<string, string> {
-  const board = join(dir, '.tasks');
-  const files: Record<string, string> = {};
-  for (const name of readdirSync(board).sort()) if (/^task_\d+\.json$|^\.highwatermark$/.test(name)) files[name] = readFileSync(join(board, name), 'utf8');
-  return files;
+  return filesOf(join(dir, '.tasks'));
 }
 
 describe('tasks sync across clones', () => {
-  it('prints what came in and went out, and the same as JSON', () => {
-    const [a, b] = clones(2);
+  it('prints what came in and went out, and the same as JSON', async () => {
+    const [a, b] = await clones(2);
     expect(tasks(a, ['create', 'shared work']).code).toBe(0);
     const out = tasks(a, ['sync']);
     expect(out.code, out.stderr).toBe(0);
@@ -66,7 +60,7 @@ describe('tasks sync across clones', () => {
   });
 
   it('claim --sync: of two machines claiming one task at once, exactly one wins; the other exits 3 and holds nothing', async () => {
-    const machines = clones(4);
+    const machines = await clones(4);
     expect(tasks(machines[0], ['create', 'contested']).code).toBe(0);
     expect(tasks(machines[0], ['sync']).code).toBe(0);
     for (const m of machines.slice(1)) expect(tasks(m, ['sync']).code).toBe(0);
@@ -90,17 +84,19 @@ describe('tasks sync across clones', () => {
   });
 
   it('a machine that dies holding a claim loses it within one lease: another clone reaps it and finishes the task', async () => {
-    const [a, b] = clones(2);
+    const [a, b] = await clones(2);
     expect(tasks(a, ['create', 'long job']).code).toBe(0);
     expect(tasks(a, ['sync']).code).toBe(0);
     expect(tasks(b, ['sync']).code).toBe(0);
     // A worker on machine a works #1 with a 2 s lease, renewing (and publishing) it while its command runs.
-    const worker = spawn(process.execPath, [TASKS_BIN, 'worker', '--sync', '--lease', '2', '--owner', 'agent-a', '--', 'sleep', '60'], {
-      cwd: a,
-      env: cleanEnv(),
-      detached: true,
-      stdio: 'ignore',
-    });
+    const worker = fixture!.track(
+      spawn(process.execPath, [TASKS_BIN, 'worker', '--sync', '--lease', '2', '--owner', 'agent-a', '--', 'sleep', '60'], {
+        cwd: a,
+        env: cleanEnv(),
+        detached: true,
+        stdio: 'ignore',
+      }),
+    );
     const claimedOnRemote = () => JSON.parse(tasks(b, ['show', '1', '--json']).stdout).owner === 'agent-a';
     await until(() => tasks(b, ['sync']).code === 0 && claimedOnRemote(), 20_000);
     // Alive: over twice the lease, b's syncs (a few a second, as a watcher's would be) leave the claim alone.
@@ -131,12 +127,14 @@ describe('tasks sync across clones', () => {
   });
 
   it('watch --sync shares the board without anyone typing sync: changes go out at once and come in within the interval', async () => {
-    const [a, b] = clones(2);
-    const watcher = spawn(process.execPath, [TASKS_BIN, 'watch', '--sync', '--sync-interval', '1', '--json'], {
-      cwd: b,
-      env: cleanEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const [a, b] = await clones(2);
+    const watcher = fixture!.track(
+      spawn(process.execPath, [TASKS_BIN, 'watch', '--sync', '--sync-interval', '1', '--json'], {
+        cwd: b,
+        env: cleanEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let out = '';
     watcher.stdout.on('data', (d) => (out += d));
     try {
@@ -165,85 +163,93 @@ describe('tasks sync across clones', () => {
     ).toContain('synced');
   });
 
-  it(`four machines, two workers each, work a random DAG of ${N} tasks: each task once, never before its blockers, all boards identical`, async () => {
-    const machines = clones(4);
-    const store = new TaskStore(join(machines[0], '.tasks'));
-    let seed = 7;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-    const blockers = new Map<number, number[]>();
-    for (let id = 1; id <= N; id++) {
-      const deps = [...new Set(Array.from({ length: Math.floor(random() * 3) }, () => 1 + Math.floor(random() * (id - 1))))].filter((d) => d >= 1 && d < id);
-      blockers.set(id, deps);
-      await store.createTask({ subject: `task ${id}`, blockedBy: deps });
-    }
-    for (const m of machines) expect(tasks(m, ['sync']).code).toBe(0);
+  it(
+    `four machines, two workers each, work a random DAG of ${N} tasks: each task once, never before its blockers, all boards identical`,
+    { timeout: 600_000 },
+    async () => {
+      const machines = await clones(4);
+      const store = new TaskStore(join(machines[0], '.tasks'));
+      let seed = 7;
+      const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+      const blockers = new Map<number, number[]>();
+      for (let id = 1; id <= N; id++) {
+        const deps = [...new Set(Array.from({ length: Math.floor(random() * 3) }, () => 1 + Math.floor(random() * (id - 1))))].filter((d) => d >= 1 && d < id);
+        blockers.set(id, deps);
+        await store.createTask({ subject: `task ${id}`, blockedBy: deps });
+      }
+      for (const m of machines) expect(tasks(m, ['sync']).code).toBe(0);
 
-    const log = join(root, 'work.log');
-    writeFileSync(log, '');
-    const script = join(root, 'work.cjs');
-    writeFileSync(
-      script,
-      "const fs = require('fs'); fs.appendFileSync(process.env.WORK_LOG, `start ${process.env.TASK_ID} ${process.env.MACHINE}\\n`); fs.appendFileSync(process.env.WORK_LOG, `end ${process.env.TASK_ID} ${process.env.MACHINE}\\n`);\n",
-    );
-    const workers = machines.flatMap((m, i) =>
-      [1, 2].map((w) =>
-        collectOutput(
-          spawn(process.execPath, [TASKS_BIN, 'worker', '--sync', '--idle-exit', '20', '--owner', `m${i + 1}-w${w}`, '--', process.execPath, script], {
-            cwd: m,
-            // TASKS_DEBUG: an unexpected error comes with its stack (CI once saw a JSON syntax error with none).
-            env: cleanEnv({ WORK_LOG: log, MACHINE: `m${i + 1}`, TASKS_DEBUG: '1' }),
-          }),
+      const log = join(root, 'work.log');
+      writeFileSync(log, '');
+      const script = join(root, 'work.cjs');
+      writeFileSync(
+        script,
+        "const fs = require('fs'); fs.appendFileSync(process.env.WORK_LOG, `start ${process.env.TASK_ID} ${process.env.MACHINE}\\n`); fs.appendFileSync(process.env.WORK_LOG, `end ${process.env.TASK_ID} ${process.env.MACHINE}\\n`);\n",
+      );
+      const workers = machines.flatMap((m, i) =>
+        [1, 2].map((w) =>
+          collectOutput(
+            fixture!.track(
+              spawn(process.execPath, [TASKS_BIN, 'worker', '--sync', '--idle-exit', '20', '--owner', `m${i + 1}-w${w}`, '--', process.execPath, script], {
+                cwd: m,
+                // TASKS_DEBUG: an unexpected error comes with its stack (CI once saw a JSON syntax error with none).
+                env: cleanEnv({ WORK_LOG: log, MACHINE: `m${i + 1}`, TASKS_DEBUG: '1' }),
+                detached: true,
+              }),
+            ),
+          ),
         ),
-      ),
-    );
-    const results = await Promise.all(workers);
-    for (const r of results) expect(r.code, r.stderr.slice(-2000)).toBe(0);
-    for (const m of machines) expect(tasks(m, ['sync']).code).toBe(0);
+      );
+      // On a busy machine this takes what it takes: the wait fails only when the work stops moving for a minute.
+      let finished = false;
+      const all = Promise.all(workers).finally(() => (finished = true));
+      await untilProgress(() => finished, { what: 'the workers to work the board', ms: 60_000, every: 250, progress: () => readFileSync(log, 'utf8').length });
+      const results = await all;
+      for (const r of results) expect(r.code, r.stderr.slice(-2000)).toBe(0);
+      for (const m of machines) expect(tasks(m, ['sync']).code).toBe(0);
 
-    const lines = readFileSync(log, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => l.split(' '));
-    const starts = lines.filter((l) => l[0] === 'start').map((l) => Number(l[1]));
-    expect(starts.sort((x, y) => x - y)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
-    const ended = new Set<number>();
-    for (const [what, id] of lines) {
-      if (what === 'end') ended.add(Number(id));
-      else for (const d of blockers.get(Number(id))!) expect(ended.has(d), `#${id} started before its blocker #${d} ended`).toBe(true);
-    }
-    const files = machines.map(boardFiles);
-    for (const f of files.slice(1)) expect(f).toEqual(files[0]);
-    const board = new TaskStore(join(machines[3], '.tasks')).loadBoard();
-    expect(board.tasks.every((t) => t.status === 'completed')).toBe(true);
-    // Each machine did some of the work, and the branch tells the story.
-    expect(new Set(lines.map((l) => l[2])).size).toBeGreaterThan(1);
-    expect(git(join(root, 'remote.git'), 'log', '--format=%s', 'tasks')).toMatch(/completed #\d+/);
-
-    // From every clone's events: each task has exactly one claim that was never withdrawn, over all machines.
-    const kept = new Map<number, string[]>();
-    for (const m of machines) {
-      const events = readFileSync(join(m, '.tasks', '.runtime', 'events.jsonl'), 'utf8')
+      const lines = readFileSync(log, 'utf8')
         .trim()
         .split('\n')
-        .map((l) => JSON.parse(l) as { type: string; task?: number; owner?: string; reason?: string });
-      const held = new Map<number, string>();
-      for (const e of events) {
-        if (e.type === 'claimed' && e.task !== undefined) held.set(e.task, e.owner ?? '');
-        if (e.type === 'released' && e.task !== undefined && /claimed on the remote/.test(e.reason ?? '')) held.delete(e.task);
+        .map((l) => l.split(' '));
+      const starts = lines.filter((l) => l[0] === 'start').map((l) => Number(l[1]));
+      expect(starts.sort((x, y) => x - y)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+      const ended = new Set<number>();
+      for (const [what, id] of lines) {
+        if (what === 'end') ended.add(Number(id));
+        else for (const d of blockers.get(Number(id))!) expect(ended.has(d), `#${id} started before its blocker #${d} ended`).toBe(true);
       }
-      for (const [task, owner] of held) kept.set(task, [...(kept.get(task) ?? []), owner]);
-    }
-    for (let id = 1; id <= N; id++) expect(kept.get(id), `claims of #${id} kept on the machines`).toHaveLength(1);
-    // And from the branch's history: every task is completed in exactly one commit.
-    const history = git(join(root, 'remote.git'), 'log', '--format=%B', 'tasks');
-    for (let id = 1; id <= N; id++) expect(history.match(new RegExp(`^completed #${id}$`, 'gm')), `completions of #${id} on the branch`).toHaveLength(1);
-  });
+      const files = machines.map(boardFiles);
+      for (const f of files.slice(1)) expect(f).toEqual(files[0]);
+      const board = new TaskStore(join(machines[3], '.tasks')).loadBoard();
+      expect(board.tasks.every((t) => t.status === 'completed')).toBe(true);
+      // Each machine did some of the work, and the branch tells the story.
+      expect(new Set(lines.map((l) => l[2])).size).toBeGreaterThan(1);
+      expect(git(fixture!.bare, 'log', '--format=%s', 'tasks')).toMatch(/completed #\d+/);
+
+      // From every clone's events: each task has exactly one claim that was never withdrawn, over all machines.
+      const kept = new Map<number, string[]>();
+      for (const m of machines) {
+        const events = readFileSync(join(m, '.tasks', '.runtime', 'events.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { type: string; task?: number; owner?: string; reason?: string });
+        const held = new Map<number, string>();
+        for (const e of events) {
+          if (e.type === 'claimed' && e.task !== undefined) held.set(e.task, e.owner ?? '');
+          if (e.type === 'released' && e.task !== undefined && /claimed on the remote/.test(e.reason ?? '')) held.delete(e.task);
+        }
+        for (const [task, owner] of held) kept.set(task, [...(kept.get(task) ?? []), owner]);
+      }
+      for (let id = 1; id <= N; id++) expect(kept.get(id), `claims of #${id} kept on the machines`).toHaveLength(1);
+      // And from the branch's history: every task is completed in exactly one commit.
+      const history = git(fixture!.bare, 'log', '--format=%B', 'tasks');
+      for (let id = 1; id <= N; id++) expect(history.match(new RegExp(`^completed #${id}$`, 'gm')), `completions of #${id} on the branch`).toHaveLength(1);
+    },
+  );
 });
 
-async function until(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** Polls until `check` holds; `ms` is what it takes on a quiet machine, and a busy one gets three times that. */
+function until(check: () => boolean, ms: number): Promise<void> {
+  return untilProgress(check, { what: 'the machines to agree', ms: ms * 3 });
 }

@@ -385,7 +385,7 @@ export async function adoptUntrackedClaims(store: TaskStore, snapshot?: BoardSna
         throw error;
       }
       if (!untracked(task, tx.readLease(seen.id))) return false;
-      tx.putLease(createLease(task.id, task.owner, null, store.config.leaseSeconds));
+      tx.putLease({ ...createLease(task.id, task.owner, null, store.config.leaseSeconds), adopted: true });
       return true;
     });
     if (result.value) adopted.push(seen.id);

@@ -1,6 +1,6 @@
 import type * as ProperLockfile from 'proper-lockfile';
 import * as fs from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TasksError, isErrnoException } from '../errors.js';
@@ -212,6 +212,7 @@ export async function acquireLock(
   const deadline = Date.now() + options.timeoutMs;
   const stale = staleMsOf(options);
   let delay = 1;
+  let remade = 0;
   const lockfile = await loadLockfile();
   for (;;) {
     let lock: Lock | undefined;
@@ -241,6 +242,9 @@ export async function acquireLock(
     } catch (error) {
       if (!isErrnoException(error, 'ELOCKED')) {
         if (release) await release().catch(() => undefined);
+        // The board's runtime folder is this machine's scratch space: whoever removed it (a person, a clean-up, a
+        // fresh clone that never had one) costs leases and caches, never a command (docs/protocol.md, "Board files").
+        if (isErrnoException(error, 'ENOENT') && remakeRuntimeFolder(lockPath) && ++remade <= 100) continue;
         if (isErrnoException(error, 'ENOENT'))
           throw new TasksError('E_IO', `cannot create lock ${lockPath}: its folder is missing (was the board removed?)`, {}, { cause: error });
         if (isErrnoException(error, 'EACCES') || isErrnoException(error, 'EPERM') || isErrnoException(error, 'EROFS'))
@@ -265,6 +269,25 @@ export async function acquireLock(
       delay = Math.min(delay * 2, maxDelayMs);
     } while (heldNow(lockPath, stale) && Date.now() < deadline);
   }
+}
+
+/** The folder every runtime lock lives in (`.tasks/.runtime/`). */
+const RUNTIME_FOLDER = '.runtime';
+
+/**
+ * Makes the runtime folder a lock lives in again when it is missing and the
+ * board around it is not; false for any other lock (a board without its
+ * folder is a board that was removed).
+ */
+function remakeRuntimeFolder(lockPath: string): boolean {
+  const folder = dirname(lockPath);
+  if (basename(folder) !== RUNTIME_FOLDER || !fs.existsSync(dirname(folder))) return false;
+  try {
+    fs.mkdirSync(folder);
+  } catch (error) {
+    if (!isErrnoException(error, 'EEXIST')) return false;
+  }
+  return true;
 }
 
 /** Whether a lock is held right now: its folder is there and was refreshed within the stale time. */

@@ -285,7 +285,7 @@ export async function importTasks(store: TaskStore, list: ForeignList, options: 
       if (tx.tryRead(t.id)) throw new TasksError('E_EXISTS', `task_${t.id}.json appeared meanwhile; nothing was imported, run the import again`);
       tx.put(t);
       // Imported work in progress counts against its owner like any claim.
-      if (t.status === 'in_progress' && t.owner !== '') tx.putLease(createLease(t.id, t.owner, null, store.config.leaseSeconds));
+      if (t.status === 'in_progress' && t.owner !== '') tx.putLease({ ...createLease(t.id, t.owner, null, store.config.leaseSeconds), adopted: true });
       const m = plan.mapping.find((x) => x.to === t.id)!;
       tx.event({ type: 'created', task: t.id, owner: options.actor, subject: m.subject, importedFrom: m.from });
     }

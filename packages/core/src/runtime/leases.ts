@@ -22,6 +22,12 @@ export interface Lease {
   seconds?: number;
   /** When it was last renewed (absent until the first renewal). */
   renewedAt?: string;
+  /**
+   * A record written for a task found in progress without one (set by hand,
+   * by git, by a sync or an import), not by a claim made here: on a synced
+   * board the claim another machine published for it comes first.
+   */
+  adopted?: true;
 }
 
 /** What a caller says about the process that will keep working on a claim. */

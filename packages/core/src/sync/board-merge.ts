@@ -371,7 +371,7 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
     if (!lease || (after.status === 'in_progress' && after.owner === lease.owner)) continue;
     tx.dropLease(id);
     leases.delete(id);
-    if (isClosed(after.status)) continue;
+    if (isClosed(after.status) || lease.adopted) continue;
     const winner = after.status === 'in_progress' ? after.owner : '';
     plan.withdrawn.push({ id, owner: lease.owner, winner });
     tx.event({
@@ -481,15 +481,18 @@ function publishClaims(
     const task = parseTask(text, name);
     if (task.status !== 'in_progress') continue;
     const mine = leases.get(id);
-    if (mine && mine.owner === task.owner) {
+    const theirs = theirsClaims.get(id);
+    const published = theirs && theirs.claim.owner === task.owner ? theirs : undefined;
+    // A record of this clone's own claim goes out; one it only adopted (the watcher found the task in progress,
+    // brought in by a sync) gives way to the claim another machine published for it.
+    if (mine && mine.owner === task.owner && !(mine.adopted && published)) {
       plan.claims.set(name, claimText(publishedClaimOf(mine)));
       continue;
     }
-    const theirs = theirsClaims.get(id);
-    if (!theirs || theirs.claim.owner !== task.owner) continue;
-    const { expired: ranOut, seenSince } = claimRanOut(id, theirs, sides.seen, plan.seen, sides.now, store.config.leaseSeconds);
-    if (ranOut) expired.push({ id, owner: theirs.claim.owner, machine: theirs.claim.machine, since: seenSince, expiresAt: theirs.claim.expiresAt });
-    else plan.claims.set(name, theirs.text);
+    if (!published) continue;
+    const { expired: ranOut, seenSince } = claimRanOut(id, published, sides.seen, plan.seen, sides.now, store.config.leaseSeconds);
+    if (ranOut) expired.push({ id, owner: published.claim.owner, machine: published.claim.machine, since: seenSince, expiresAt: published.claim.expiresAt });
+    else plan.claims.set(name, published.text);
   }
   // Their locks at once (see mergeBoard), then each task back to pending.
   tx.need({ tasks: expired.map((c) => c.id) });
@@ -499,6 +502,7 @@ function publishClaims(
     released.owner = '';
     delete released.activeForm;
     tx.put(released);
+    if (leases.has(claim.id)) tx.dropLease(claim.id); // a record this clone only adopted
     plan.files.set(taskFileName(claim.id), serializeTask(released));
     plan.seen.delete(claim.id);
     tx.event({

@@ -80,7 +80,7 @@ export async function gitPastLocks(
     const holders = gitProcessesIn(policy.top);
     const age = lockAge(lock);
     if (age === undefined) continue; // gone meanwhile: run again
-    if (holders.length === 0 && age >= (policy.leftAfterMs ?? 5000) && isOwnRefLock(lock, policy)) {
+    if (holders.length === 0 && age >= (policy.leftAfterMs ?? 1000) && isOwnRefLock(lock, policy)) {
       rmSync(lock, { force: true });
       policy.onNote?.(`removed ${lock}, left by a git that was stopped before it finished (no git is running in ${policy.top})`);
       continue;
