@@ -82,6 +82,7 @@ export type WorkerEvent = { at: string; owner: string } & (
   | { type: 'task.completed'; task: number; durationMs: number; unblocked: number[]; outOfScope?: string[] }
   | { type: 'task.failed'; task: number; exitCode: number | null; signal: string | null; durationMs: number; retry: boolean; outOfScope?: string[] }
   | { type: 'task.lost'; task: number; message: string; reason?: ClaimLossReason }
+  | { type: 'task.moved'; task: number; from: number }
   | { type: 'task.interrupted'; task: number }
   | { type: 'worker.stopped'; reason: StopReason; completed: number[]; failed: number[]; gaveUp: number[]; lost: number[] }
 );
@@ -220,7 +221,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
 
   async function work(claim: ClaimResult & { worktree?: { path: string; branch: string } }): Promise<void> {
     const task = claim.task;
-    const id = task.id;
+    // A sync may move the task to a new id while the command runs (docs/protocol.md, "Ids across machines"); the
+    // claim moves with it, and so does everything the worker does with it from then on.
+    let id = task.id;
     emit({
       type: 'task.claimed',
       task: id,
@@ -244,6 +247,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         onLost: (found) => {
           loss = found;
           stopped = run.kill();
+        },
+        onMoved: (to) => {
+          emit({ type: 'task.moved', task: to, from: id });
+          id = to;
         },
       },
     );

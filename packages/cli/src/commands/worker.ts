@@ -32,6 +32,8 @@ function describeEvent(e: WorkerEvent): string {
       return `${who} #${e.task} failed (${e.signal ? `signal ${e.signal}` : `exit ${e.exitCode}`}) after ${(e.durationMs / 1000).toFixed(1)} s; released${e.retry ? '' : ', not retrying it here'}`;
     case 'task.lost':
       return `${who} lost #${e.task}: ${e.message}`;
+    case 'task.moved':
+      return `${who}: #${e.from} is #${e.task} now (tasks sync gave it a new id: the remote had given #${e.from} to another task); working on`;
     case 'task.interrupted':
       return `${who} interrupted: stopped the command and released #${e.task}`;
     case 'worker.stopped': {

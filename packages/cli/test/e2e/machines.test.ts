@@ -352,6 +352,13 @@ describe('the two homes of a board', () => {
     expect(git(fixture!.bare, 'ls-tree', '--name-only', 'tasks')).toMatch(/task_1\.json[\s\S]*task_2\.json/);
     git(a, 'commit', '-q', '-m', 'readme');
     git(a, 'push', '-q', 'origin', 'main');
+    // Kept in both places again (a task file added by force): doctor names it and the fix.
+    git(a, 'add', '-f', '.tasks/task_1.json');
+    const twice = tasks(a, ['doctor']);
+    expect(twice.code).toBe(1);
+    expect(twice.stdout).toMatch(/the board syncs through origin\/tasks .* and 1 of its files are also committed on the code branch[\s\S]*tasks sync --adopt/);
+    git(a, 'rm', '-q', '--cached', '.tasks/task_1.json');
+    expect(tasks(a, ['doctor']).code).toBe(0);
     const b = fixture!.clone('b');
     expect(ok(b, ['sync'])).toMatch(/in {3}#2 created/);
     ok(b, ['create', 'three']);

@@ -42,7 +42,8 @@ export type FindingCode =
   | 'merge_driver'
   | 'untracked_claim'
   | 'not_a_file'
-  | 'unfinished_change';
+  | 'unfinished_change'
+  | 'two_homes';
 
 /** One problem: where it is, what is wrong, and one line that says how to fix it. */
 export interface DoctorFinding {

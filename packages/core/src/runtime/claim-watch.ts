@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { EVENTS_FILE, readLastSeq, type TaskEvent } from '../events/events.js';
 import type { Task, TaskStatus } from '../format/format.js';
 import { readLease, type Lease } from './leases.js';
+import { findMove } from './moved-tasks.js';
 import type { TaskStore } from '../store.js';
 
 /**
@@ -183,6 +184,8 @@ export interface WatchClaimOptions {
   sinceSeq?: number;
   /** Called once when the claim is lost; the watch has stopped by then. */
   onLost: (loss: ClaimLoss) => void;
+  /** Called when a sync moved the task to a new id, claim and all (the watch follows it there). */
+  onMoved?: (to: number) => void;
 }
 
 /** A running watch over one claim. */
@@ -228,7 +231,15 @@ export function watchClaim(store: TaskStore, claim: WatchedClaim, options: Watch
 
   const check = (): ClaimVerdict => {
     if (stopped) return last;
-    const verdict = judgeClaim(watched, look());
+    let verdict = judgeClaim(watched, look());
+    // Not lost but moved: a sync gave the task a new id (the remote had its id), with its claim (moved-tasks.ts).
+    const moved =
+      verdict.state === 'held' || verdict.state === 'closed' ? undefined : findMove(store.runtimeDir, watched.task, watched.owner, (id) => store.peekTask(id));
+    if (moved !== undefined) {
+      watched.task = moved;
+      options.onMoved?.(moved);
+      verdict = judgeClaim(watched, look());
+    }
     last = verdict;
     if (verdict.state === 'held') {
       suspectBefore = false;

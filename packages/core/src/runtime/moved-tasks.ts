@@ -68,3 +68,11 @@ export function assertNotMovedAway(runtimeDir: string, id: number, actor: string
     { id, movedTo: record.to, owner: actor },
   );
 }
+
+/** Where a sync moved the task `owner` held as `id`, while `owner` still holds it there. */
+export function findMove(runtimeDir: string, id: number, owner: string, peek: (id: number) => Task | undefined): number | undefined {
+  const record = readMoves(runtimeDir).find((r) => r.from === id && r.owner === owner);
+  if (!record) return undefined;
+  const now = peek(record.to);
+  return now && now.status === 'in_progress' && now.owner === owner ? record.to : undefined;
+}

@@ -24,6 +24,7 @@ import { listLeases, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { mergeTaskTextResolved, type MergeConflict } from '../git/merge.js';
 import { blobId, readBlobs, type TreeEntry } from './git-objects.js';
+import { recordMoves } from '../runtime/moved-tasks.js';
 import { claimRanOut, claimText, parseClaims, publishedClaimOf, type SeenClaims } from './published-claims.js';
 
 /** One task that came in or went out. */
@@ -307,7 +308,12 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
   const moves = new Map<number, number>();
   for (const id of clashes) moves.set(id, next++);
   const leases = new Map(listLeases(store.runtimeDir).map((l) => [l.task, l]));
-  if (moves.size) await moveClashes(store, tx, cwd, { ours, names, moves, leases, plan, sides, syncedTask });
+  if (moves.size) {
+    await moveClashes(store, tx, cwd, { ours, names, moves, leases, plan, sides, syncedTask });
+    // Before the move is committed, so no reader sees the task gone from its old id without it (a record of a move
+    // that does not commit points at a task nobody holds, and is ignored).
+    recordMoves(store.runtimeDir, plan.renumbered, sides.where);
+  }
 
   const writes: { id: number; merged: string; after: Task; came: boolean }[] = [];
   for (const name of names) {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../store.js';
 import { TasksError } from '../errors.js';
 import { readLease, writeLease } from '../runtime/leases.js';
+import { watchClaim } from '../runtime/claim-watch.js';
 import { syncBoard } from './sync.js';
 import { boardFiles, createRemote, git, pushToBoardBranch, until, type RemoteFixture } from '../../test/git-remote.js';
 
@@ -289,7 +290,18 @@ describe('claims across machines', () => {
     await a.store.claimTask(2, { owner: 'agent-a', lease: { ttlSeconds: 600 } });
     await b.store.createTask({ subject: "b's own" });
     await syncBoard(b.store);
+    // A worker's watch over its claim of #2 follows the task to its new id instead of calling it lost.
+    const movedTo: number[] = [];
+    const lease = readLease(a.store.runtimeDir, 2)!;
+    const watch = watchClaim(
+      a.store,
+      { task: 2, owner: 'agent-a', claimedAt: lease.claimedAt },
+      { onLost: () => movedTo.push(-1), onMoved: (to) => movedTo.push(to) },
+    );
     const report = await syncBoard(a.store);
+    expect(watch.check().state).toBe('held');
+    watch.stop();
+    expect(movedTo).toEqual([4]);
     // Only #2 clashes (the remote has no #3): it moves above every id, and #3's edge and mention follow it.
     expect(report.renumbered).toEqual([{ from: 2, to: 4, owner: 'agent-a' }]);
     const moved = a.store.getTask(4);

@@ -48,7 +48,6 @@ import {
 import { mergeBoard, type MergePlan, type MergeSides, type Renumbered, type SkippedEntry, type SyncChange } from './board-merge.js';
 import { readSeenClaims, writeSeenClaims } from './published-claims.js';
 import { checkBoardHome } from './board-home.js';
-import { recordMoves } from '../runtime/moved-tasks.js';
 import type { MergeConflict } from '../git/merge.js';
 
 export type { SyncChange, SkippedEntry, Renumbered };
@@ -306,9 +305,8 @@ async function rounds(store: TaskStore, options: SyncOptions, report: SyncReport
     const seenKey = where;
     const seen = readSeenClaims(store.runtimeDir, seenKey);
     const now = Date.now();
-    const { value: plan } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, { ...sides, seen, now }));
+    const { value: plan } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, { ...sides, seen, now, where }));
     if (!sameSeen(seen, plan.seen)) writeSeenClaims(store.runtimeDir, seenKey, plan.seen);
-    recordMoves(store.runtimeDir, plan.renumbered, where);
     mergeInto(report, plan);
     // What came in is on disk now: the remote's head is the base of whatever this clone changes next.
     if (head && head.id !== synced?.id)

@@ -28,6 +28,7 @@ const ALL_CODES: Record<FindingCode, true> = {
   untracked_claim: true,
   not_a_file: true,
   unfinished_change: true,
+  two_homes: true,
 };
 
 const dir = fileURLToPath(new URL('./', import.meta.url));

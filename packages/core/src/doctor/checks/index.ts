@@ -3,6 +3,7 @@
 // spot, by this order: the graph's before the canonical form they would
 // change, an id mismatch before the duplicate it causes).
 import type { FindingCode } from '../doctor.js';
+import { boardHome } from './board-home.js';
 import { canonicalForm } from './canonical-form.js';
 import type { DoctorCheck } from './check.js';
 import { duplicateIds } from './duplicate-ids.js';
@@ -29,6 +30,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   untrackedClaims,
   unfinishedChanges,
   mergeDriver,
+  boardHome,
 ];
 
 /** The order of finding codes, derived from the checks. */
