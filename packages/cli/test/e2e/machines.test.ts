@@ -19,7 +19,11 @@ afterEach(async () => {
   fixture = undefined;
 });
 
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+/** Debian's libfaketime (package faketime), wherever its architecture puts it. */
+const LIBFAKETIME =
+  readdirSync('/usr/lib')
+    .map((dir) => join('/usr/lib', dir, 'faketime', 'libfaketime.so.1'))
+    .find((path) => existsSync(path)) ?? '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 /** Clones of one remote, each with `tasks init` done (no board committed). */
 async function machines(n: number, options: { daemon?: boolean } = {}): Promise<string[]> {
