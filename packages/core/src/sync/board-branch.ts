@@ -96,8 +96,12 @@ export function syncRefs(remote: string, branch: string): SyncRefs {
   };
 }
 
-/** How a fetch of the board branch went. */
-export type FetchOutcome = 'fetched' | 'missing' | 'rewritten';
+/**
+ * How a fetch of the board branch went; `from` is where a fast-forward moved
+ * the tracking ref from (git's abbreviated id), so a sync knows without
+ * asking git again that the head follows what it fetched before.
+ */
+export type FetchOutcome = { outcome: 'fetched'; from?: string } | { outcome: 'missing' } | { outcome: 'rewritten' };
 
 /**
  * Fetches the board branch into the tracking ref, which a fetch may only
@@ -110,13 +114,17 @@ export async function fetchBoardBranch(remote: string, branch: string, refs: Syn
   // Not --quiet: git says a refused update (` ! [rejected] … (non-fast-forward)`) only without it.
   const base = ['fetch', '--no-tags', '--no-write-fetch-head', '--no-progress', '--refmap=', remote];
   const r = await run([...base, `refs/heads/${branch}:${refs.tracking}`]);
-  if (r.status === 0) return 'fetched';
   const said = r.stdout.toString('utf8') + r.stderr;
-  if (/couldn't find remote ref|could not find remote ref/i.test(said)) return 'missing';
+  if (r.status === 0) {
+    // `   1a2b3c4..5d6e7f8  tasks      -> refs/dotasks/remote/origin/tasks`
+    const moved = new RegExp(`^\\s+([0-9a-f]+)\\.\\.[0-9a-f]+\\s+\\S+\\s+->\\s+${refs.tracking.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`, 'm').exec(said);
+    return { outcome: 'fetched', from: moved?.[1] };
+  }
+  if (/couldn't find remote ref|could not find remote ref/i.test(said)) return { outcome: 'missing' };
   if (/\[rejected\].*non-fast-forward/i.test(said)) {
     const forced = await run([...base, `+refs/heads/${branch}:${refs.rewritten}`]);
     if (forced.status !== 0) throw new TasksError('E_GIT', `git fetch ${remote} failed: ${lastLine(forced)}`, { remote, stderr: forced.stderr });
-    return 'rewritten';
+    return { outcome: 'rewritten' };
   }
   throw new TasksError('E_GIT', `git fetch ${remote} failed: ${lastLine(r)}`, { remote, stderr: r.stderr });
 }

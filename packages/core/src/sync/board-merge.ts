@@ -98,10 +98,59 @@ export interface MergePlan {
   seen: SeenClaims;
 }
 
-/** A side's copy of one task file: its text and the task, or why it cannot be read. */
-type Good = { text: string; sha: string; task: Task };
-type Copy = Good | { bad: string };
-const good = (c: Copy | undefined): c is Good => c !== undefined && 'task' in c;
+/**
+ * One side's copy of a task file: its bytes, and the task they hold or why
+ * they cannot be read, judged when first asked: a sync of a board where
+ * little changed parses only what changed.
+ */
+class Copy {
+  private judged?: { task: Task } | { bad: string };
+
+  constructor(
+    readonly text: string,
+    readonly sha: string,
+    private readonly parse: () => Task,
+  ) {}
+
+  /** A copy that could not even be read as text (a folder under a task's name, a file over the limit). */
+  static unreadable(problem: string): Copy {
+    const copy = new Copy('', '', () => {
+      throw new Error(problem);
+    });
+    copy.judged = { bad: problem };
+    return copy;
+  }
+
+  /** A copy of a task this sync made (moved, or its edges moved). */
+  static of(task: Task): Copy {
+    const text = serializeTask(task);
+    return new Copy(text, blobId(text), () => task);
+  }
+
+  private judge(): { task: Task } | { bad: string } {
+    if (!this.judged) {
+      try {
+        this.judged = { task: this.parse() };
+      } catch (error) {
+        if (!(error instanceof TasksError) || error.code !== 'E_CORRUPT') throw error;
+        this.judged = { bad: problemOf(error) };
+      }
+    }
+    return this.judged;
+  }
+
+  get bad(): string | undefined {
+    const judged = this.judge();
+    return 'bad' in judged ? judged.bad : undefined;
+  }
+
+  get task(): Task {
+    const judged = this.judge();
+    if ('bad' in judged) throw new Error(`internal: the task of an unreadable copy (${judged.bad})`);
+    return judged.task;
+  }
+}
+const good = (c: Copy | undefined): c is Copy => c !== undefined && c.bad === undefined;
 
 /** What changed from `before` to `after`, in a few words. */
 export function describeChange(before: Task | undefined, after: Task | undefined): string {
@@ -123,19 +172,15 @@ function problemOf(error: unknown): string {
   return e.message ?? String(error);
 }
 
-/** A remote tree entry as a copy of a task file. */
+/** A remote tree entry as a copy of a task file (judged when asked). */
 function remoteCopy(entry: TreeEntry | undefined, name: string, blobs: Map<string, string>): Copy | undefined {
   if (!entry) return undefined;
-  if (entry.type === 'tree') return { bad: 'is a folder, not a file' };
-  if (entry.type !== 'blob' || entry.mode === '120000') return { bad: `is not a plain file (git mode ${entry.mode})` };
+  if (entry.type === 'tree') return Copy.unreadable('is a folder, not a file');
+  if (entry.type !== 'blob' || entry.mode === '120000') return Copy.unreadable(`is not a plain file (git mode ${entry.mode})`);
   const text = blobs.get(entry.sha);
-  if (text === undefined) return { bad: 'could not be read from git' };
-  if (Buffer.byteLength(text) > MAX_TASK_FILE_BYTES) return { bad: `is over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task` };
-  try {
-    return { text, sha: entry.sha, task: parseTask(text, name) };
-  } catch (error) {
-    return { bad: problemOf(error) };
-  }
+  if (text === undefined) return Copy.unreadable('could not be read from git');
+  if (Buffer.byteLength(text) > MAX_TASK_FILE_BYTES) return Copy.unreadable(`is over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task`);
+  return new Copy(text, entry.sha, () => parseTask(text, name));
 }
 
 /** `#from` as a mention in text (not `#12` when moving `#1`, not `&#1;`). */
@@ -228,25 +273,18 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
       text = tx.holds(id) ? tx.readText(id) : store.readTaskText(id);
     } catch (error) {
       if (!(error instanceof TasksError) || error.code !== 'E_CORRUPT') throw error;
-      ours.set(name, { bad: problemOf(error) });
+      ours.set(name, Copy.unreadable(problemOf(error)));
       continue;
     }
     disk.set(name, text);
-    if (text === undefined) continue;
-    try {
-      ours.set(name, { text, sha: blobId(text), task: store.parseTaskText(id, text) });
-    } catch (error) {
-      if (!(error instanceof TasksError) || error.code !== 'E_CORRUPT') throw error;
-      ours.set(name, { bad: problemOf(error) });
-    }
+    if (text !== undefined) ours.set(name, new Copy(text, blobId(text), () => store.parseTaskText(id, text)));
   }
 
   // Blobs needed: the remote's and the base's where they differ from ours (and what this clone last synced, for
   // the mentions of a moved task), the claims, the mark.
   const needed: string[] = [];
-  const shaOf = (c: Copy | undefined) => (good(c) ? c.sha : undefined);
   for (const name of names) {
-    const oSha = shaOf(ours.get(name));
+    const oSha = ours.get(name)?.sha;
     for (const tree of [sides.base, sides.theirs, sides.synced]) {
       const entry = tree.get(name);
       if (entry?.type === 'blob' && entry.sha !== oSha) needed.push(entry.sha);
@@ -257,16 +295,15 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
   for (const entry of sides.claimEntries.values()) if (entry.type === 'blob') needed.push(entry.sha);
   const blobs = readBlobs(cwd, needed);
   // A remote entry equal to this board's file was not read: its text is the file's.
-  for (const o of ours.values()) if (good(o) && !blobs.has(o.sha)) blobs.set(o.sha, o.text);
+  for (const o of ours.values()) if (o?.sha && !blobs.has(o.sha)) blobs.set(o.sha, o.text);
   const theirsClaims = parseClaims(sides.claimEntries, blobs);
   const where = (name: string) => `${sides.where}:${name}`;
 
   const theirs = new Map<string, Copy | undefined>();
-  const base = new Map<string, Good>();
+  const base = new Map<string, Copy | undefined>();
   for (const name of names) {
     theirs.set(name, remoteCopy(sides.theirs.get(name), name, blobs));
-    const b = remoteCopy(sides.base.get(name), name, blobs);
-    if (good(b)) base.set(name, b); // an unreadable base is no base: both sides count as changed
+    base.set(name, remoteCopy(sides.base.get(name), name, blobs));
   }
   const syncedTask = (name: string) => {
     const s = remoteCopy(sides.synced.get(name), name, blobs);
@@ -302,7 +339,7 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
   for (const name of names) {
     const o = ours.get(name);
     const t = theirs.get(name);
-    if (good(o) && good(t) && !sides.synced.has(name) && o.sha !== t.sha) clashes.push(idFromFileName(name)!);
+    if (o && t && o.sha !== t.sha && !sides.synced.has(name) && good(o) && good(t)) clashes.push(idFromFileName(name)!);
   }
   clashes.sort((a, b) => a - b);
   const moves = new Map<number, number>();
@@ -319,9 +356,17 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
   for (const name of names) {
     const id = idFromFileName(name)!;
     const oCopy = ours.get(name);
-    const b = base.get(name);
     const tCopy = theirs.get(name);
-    if (oCopy && !good(oCopy)) {
+    // The same bytes on both sides: nothing to merge, nothing to judge (a file bad on both is doctor's business).
+    if (oCopy && tCopy && oCopy.sha !== '' && oCopy.sha === tCopy.sha) {
+      plan.files.set(name, oCopy.text);
+      if (oCopy.text !== disk.get(name)) writes.push({ id, merged: oCopy.text, after: oCopy.task, came: false });
+      continue;
+    }
+    // An unreadable base is no base: both sides count as changed.
+    const bCopy = base.get(name);
+    const b = good(bCopy) ? bCopy : undefined;
+    if (oCopy?.bad !== undefined) {
       plan.skipped.push({
         entry: store.taskPath(id),
         id,
@@ -331,14 +376,14 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
       continue;
     }
     const o = oCopy;
-    if (tCopy && !good(tCopy)) {
+    if (tCopy?.bad !== undefined) {
       const what = sides.republish
         ? o
           ? "replaced by this board's copy"
           : 'left out of the branch (its history keeps it)'
         : `this board's #${id} stays as it is and does not go out (tasks sync --republish replaces it)`;
       plan.skipped.push({ entry: where(name), id, side: 'remote', problem: `${tCopy.bad}; ${what}` });
-      if (sides.republish) plan.files.set(name, o?.text);
+      if (sides.republish) plan.files.set(name, o ? o.text : undefined);
       continue;
     }
     const t = tCopy;
@@ -346,8 +391,8 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
     let merged: { text: string; task: Task };
     if (!o || !t)
       merged = (o ?? t)!; // absent on one side: never a removal (deletions travel as tombstones)
-    else if (o.sha === t.sha || t.sha === b?.sha) merged = o;
-    else if (o.sha === b?.sha) merged = t;
+    else if (t.sha === bCopy?.sha) merged = o;
+    else if (o.sha === bCopy?.sha) merged = t;
     else {
       const result = mergeTaskTextResolved(b?.text ?? '', o.text, t.text, sides.prefer, store.taskPath(id));
       merged = { text: result.text, task: store.parseTaskText(id, result.text) };
@@ -433,10 +478,7 @@ async function moveClashes(
     let changed = moveEdges(task, moves);
     changed = moveMentions(task, to === undefined ? state.syncedTask(name) : undefined, moves) || changed;
     if (to === undefined) {
-      if (changed) {
-        const text = serializeTask(task);
-        ours.set(name, { text, sha: blobId(text), task });
-      }
+      if (changed) ours.set(name, Copy.of(task));
       continue;
     }
     task.id = to;
@@ -448,8 +490,7 @@ async function moveClashes(
       renumbered.branch = { from: branch, to: pattern(to) };
     }
     plan.renumbered.push(renumbered);
-    const text = serializeTask(task);
-    ours.set(taskFileName(to), { text, sha: blobId(text), task });
+    ours.set(taskFileName(to), Copy.of(task));
     names.add(taskFileName(to));
     ours.delete(name); // the id now belongs to the remote's task
     // The claim goes with the task: its record moves to the new id.

@@ -16,7 +16,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TasksError } from '../errors.js';
 import { lastLine, type GitResult } from './git-objects.js';
@@ -138,10 +138,4 @@ export function gitProcessesIn(top: string): { pid: number; command: string }[] 
     }
   }
   return found;
-}
-
-/** The common git folder of a checkout. */
-export function commonGitDir(top: string, run: (args: string[]) => string): string {
-  const dir = run(['rev-parse', '--git-common-dir']);
-  return isAbsolute(dir) ? dir : join(top, dir);
 }

@@ -19,7 +19,7 @@
  * the one command that goes on on purpose (`--republish`, `--accept-rewrite`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { ClaimError, TasksError } from '../errors.js';
 import { idFromFileName, parseTask, taskFileName } from '../format/format.js';
 import { ensureFolder } from '../fs/fsio.js';
@@ -27,7 +27,7 @@ import { withLock } from '../fs/locks.js';
 import { EVENTS_FILE, readLastSeq } from '../events/events.js';
 import type { ClaimOptions, ClaimResult, TaskStore } from '../store.js';
 import { commitParents, commitTime, git, isAncestor, mergeBase, out, readBlobs, readObjects, treeOf, type GitObject, type TreeEntry } from './git-objects.js';
-import { commonGitDir, gitPastLocks, type GitLockPolicy } from './git-locks.js';
+import { gitPastLocks, type GitLockPolicy } from './git-locks.js';
 import {
   CLAIMS_DIR,
   MARKER_FILE,
@@ -157,8 +157,8 @@ const repositories = new Map<string, { top: string; gitDir: string }>();
 function repositoryOf(cwd: string): { top: string; gitDir: string } {
   let known = repositories.get(cwd);
   if (!known) {
-    const top = out(git(cwd, ['rev-parse', '--show-toplevel']));
-    known = { top, gitDir: commonGitDir(cwd, (args) => out(git(cwd, args))) };
+    const [top, common] = out(git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'])).split('\n');
+    known = { top, gitDir: isAbsolute(common) ? common : join(cwd, common) };
     repositories.set(cwd, known);
   }
   return known;
@@ -227,7 +227,8 @@ async function rounds(store: TaskStore, options: SyncOptions, report: SyncReport
   let pushRefused = false;
   for (let round = 1; round <= maxRounds; round++) {
     report.rounds = round;
-    const fetched = await fetchBoardBranch(remote, branch, refs, run);
+    const fetch = await fetchBoardBranch(remote, branch, refs, run);
+    const fetched = fetch.outcome;
     const headRef = fetched === 'rewritten' ? refs.rewritten : fetched === 'fetched' ? refs.tracking : undefined;
     const objects = readRound(cwd, refs, headRef);
     let synced = objects.get(refs.synced);
@@ -263,7 +264,14 @@ async function rounds(store: TaskStore, options: SyncOptions, report: SyncReport
       synced !== undefined &&
       head !== undefined &&
       head.id !== synced.id &&
-      (fetched === 'rewritten' || (!commitParents(head).includes(synced.id) && !isAncestor(cwd, synced.id, head.id)));
+      (fetched === 'rewritten' ||
+        // The fetch moved the tracking ref forward from this clone's base (the usual case), or the head's parent
+        // is the base: a continuation. Only otherwise is git asked.
+        !(
+          (fetch.outcome === 'fetched' && fetch.from !== undefined && synced.id.startsWith(fetch.from)) ||
+          commitParents(head).includes(synced.id) ||
+          isAncestor(cwd, synced.id, head.id)
+        ));
 
     let sides: Omit<MergeSides, 'seen' | 'now'>;
     let parents = head ? [head.id] : [];
@@ -308,13 +316,15 @@ async function rounds(store: TaskStore, options: SyncOptions, report: SyncReport
     const { value: plan } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, { ...sides, seen, now, where }));
     if (!sameSeen(seen, plan.seen)) writeSeenClaims(store.runtimeDir, seenKey, plan.seen);
     mergeInto(report, plan);
-    // What came in is on disk now: the remote's head is the base of whatever this clone changes next.
-    if (head && head.id !== synced?.id)
-      await updateRefs([`update ${refs.synced} ${head.id}`, ...(headRef !== refs.tracking ? [`update ${refs.tracking} ${head.id}`] : [])]);
+    // What came in is on disk now: the remote's head is the base of whatever this clone changes next (moved
+    // with the ref update below, in one git process with the record of the push about to be made).
+    const merged =
+      head && head.id !== synced?.id ? [`update ${refs.synced} ${head.id}`, ...(headRef !== refs.tracking ? [`update ${refs.tracking} ${head.id}`] : [])] : [];
 
     const marker = markerText(options.home?.retire ? { ...MARKER, retired: options.home.retire } : MARKER);
     const treeId = buildTree(cwd, sides.theirs, plan.files, plan.claims, marker) ?? (gone ? syncedTreeObject!.id : theirsTreeObject?.id);
     if (!mustPush && (treeId === undefined || treeId === theirsTreeObject?.id)) {
+      if (merged.length) await updateRefs(merged);
       lastSynced.set(store.dir, Date.now());
       report.head = head?.id;
       return report;
@@ -324,7 +334,7 @@ async function rounds(store: TaskStore, options: SyncOptions, report: SyncReport
     if (report.resolved === 'republished')
       lines.push(gone ? 'republished the board (the branch was gone)' : `republished the board over ${head!.id.slice(0, 10)}`);
     const commit = writeCommit(cwd, treeId!, [...new Set([...parents, ...keep])], commitMessage(lines));
-    await updateRefs([`update ${refs.pushing} ${commit}`]);
+    await updateRefs([...merged, `update ${refs.pushing} ${commit}`]);
     if ((await pushCommit(remote, branch, commit, run)) === 'accepted') {
       await updateRefs([`update ${refs.synced} ${commit}`, `update ${refs.tracking} ${commit}`, `delete ${refs.pushing}`]);
       lastSynced.set(store.dir, Date.now());
