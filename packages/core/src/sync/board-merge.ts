@@ -416,14 +416,15 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
     if (!came) continue; // a task of this clone moved to a new id
     const o = ours.get(taskFileName(id));
     plan.incoming.push({ id, what: describeChange(good(o) ? o.task : undefined, after) });
-    // A claim of this clone that the merged task no longer bears: withdrawn when another holder won it or the
-    // remote released it, dropped quietly when it was closed (by its owner, on another machine).
+    // A claim of this clone that the merged task no longer bears: withdrawn when another holder won it (and
+    // perhaps finished it already) or the remote released it; dropped quietly when its own owner closed it on
+    // another machine, or when this clone had only adopted it.
     const lease = leases.get(id);
     if (!lease || (after.status === 'in_progress' && after.owner === lease.owner)) continue;
     tx.dropLease(id);
     leases.delete(id);
-    if (isClosed(after.status) || lease.adopted) continue;
-    const winner = after.status === 'in_progress' ? after.owner : '';
+    if ((isClosed(after.status) && after.owner === lease.owner) || lease.adopted) continue;
+    const winner = after.status === 'pending' ? '' : after.owner;
     plan.withdrawn.push({ id, owner: lease.owner, winner });
     tx.event({
       type: 'released',

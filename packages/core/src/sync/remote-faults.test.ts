@@ -353,6 +353,17 @@ describe('claims across machines', () => {
     const got = await syncBoard(b.store);
     expect(got.withdrawn).toEqual([]);
     expect(got.incoming).toEqual([{ id: 1, what: 'completed' }]);
+    // And one there was: b's claim lost to a's, which a even finished before b synced.
+    await a.store.createTask({ subject: 'two' });
+    await syncBoard(a.store);
+    await syncBoard(b.store);
+    await b.store.claimTask(2, { owner: 'mb', lease: { ttlSeconds: 600 } });
+    await a.store.claimTask(2, { owner: 'ma', lease: { ttlSeconds: 600 } });
+    await a.store.completeTask(2, { actor: 'ma' });
+    await syncBoard(a.store);
+    const lost = await syncBoard(b.store);
+    expect(lost.withdrawn).toEqual([{ id: 2, owner: 'mb', winner: 'ma' }]);
+    expect(readdirSync(join(b.store.runtimeDir, 'leases'))).toEqual([]);
   });
 });
 
