@@ -120,6 +120,7 @@ export function boardFiles(board: string): Record<string, string> {
   return out;
 }
 
+/** A port nothing listens on right now. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -131,7 +132,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** Whether something listens on 127.0.0.1:`port`. */
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     socket.on('connect', () => {

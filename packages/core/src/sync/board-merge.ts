@@ -53,6 +53,25 @@ export interface Renumbered {
   branch?: { from: string; to: string };
 }
 
+/** A claim this clone held that the remote gives to someone else, or released. */
+export interface WithdrawnClaim {
+  id: number;
+  owner: string;
+  /** Who holds it now ('' when the remote released it). */
+  winner: string;
+}
+
+/** A task released because another machine's claim was not renewed for a whole lease, as this clone saw it. */
+export interface ReapedClaim {
+  id: number;
+  owner: string;
+  machine: string;
+  /** The claim's expiry as its holder published it, by the holder's clock (for people; expiry is not decided by it). */
+  expiredAt: string | null;
+  /** Since when this clone saw the claim unrenewed, by its own clock. */
+  seenSince: string;
+}
+
 /** What the two sides and the base are, for one round. */
 export interface MergeSides {
   /** The tree merged against: what both sides last agreed on. */
@@ -73,27 +92,35 @@ export interface MergeSides {
   now: number;
 }
 
+/** What a merge did, as a sync reports it (SyncReport carries these fields). */
+export interface MergeOutcome {
+  /** Changes from the remote written to this board. */
+  incoming: SyncChange[];
+  /** Changes of this board that are now on the remote. */
+  outgoing: SyncChange[];
+  /** Tasks of this clone moved to a free id because the remote had given theirs to another task. */
+  renumbered: Renumbered[];
+  /** Fields both sides changed differently; the remote's value was kept (this board's with --republish). */
+  conflicts: (MergeConflict & { id: number })[];
+  /** Claims this clone held that the remote gives to someone else, or released: withdrawn here. */
+  withdrawn: WithdrawnClaim[];
+  /** Tasks released because another machine's claim was not renewed for a whole lease, as this clone saw it. */
+  reaped: ReapedClaim[];
+  /** Entries that were not synced because they cannot be read (on the remote or here); everything else was. */
+  skipped: SkippedEntry[];
+}
+
+/** An outcome with nothing in it yet. */
+export function noOutcome(): MergeOutcome {
+  return { incoming: [], outgoing: [], renumbered: [], conflicts: [], withdrawn: [], reaped: [], skipped: [] };
+}
+
 /** One round's merge: what the report says about it, the merged board and the claims to publish. */
-export interface MergePlan {
+export interface MergePlan extends MergeOutcome {
   /** Entries of the pushed tree: name → text, or undefined to leave the name out; a name not here keeps the remote's entry. */
   files: Map<string, string | undefined>;
   /** The claims to publish (`claims/task_N.json` → text). */
   claims: Map<string, string>;
-  incoming: SyncChange[];
-  outgoing: SyncChange[];
-  renumbered: Renumbered[];
-  conflicts: (MergeConflict & { id: number })[];
-  withdrawn: { id: number; owner: string; winner: string }[];
-  reaped: {
-    id: number;
-    owner: string;
-    machine: string;
-    /** The claim's expiry as its holder published it, by the holder's clock (for people; expiry is not decided by it). */
-    expiredAt: string | null;
-    /** Since when this clone saw the claim unrenewed, by its own clock. */
-    seenSince: string;
-  }[];
-  skipped: SkippedEntry[];
   /** The seen claims this round leaves. */
   seen: SeenClaims;
 }
@@ -246,18 +273,7 @@ function keepClosed(merged: Task, ours: Task, theirs: Task): boolean {
  * out, and returns the merged board for the push.
  */
 export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, sides: MergeSides): Promise<MergePlan> {
-  const plan: MergePlan = {
-    files: new Map(),
-    claims: new Map(),
-    incoming: [],
-    outgoing: [],
-    renumbered: [],
-    conflicts: [],
-    withdrawn: [],
-    reaped: [],
-    skipped: [],
-    seen: new Map(),
-  };
+  const plan: MergePlan = { ...noOutcome(), files: new Map(), claims: new Map(), seen: new Map() };
   const names = new Set<string>();
   for (const tree of [sides.base, sides.theirs]) for (const name of tree.keys()) if (idFromFileName(name) !== undefined) names.add(name);
   for (const id of store.listIds()) names.add(taskFileName(id));

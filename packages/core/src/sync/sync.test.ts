@@ -1,12 +1,11 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../store.js';
 import { syncBoard } from './sync.js';
 import { TasksError } from '../errors.js';
+import { createRemote, git, type RemoteFixture } from '../../test/git-remote.js';
 
 /**
  * `tasks sync` against real remotes on this machine: a bare repository by
@@ -14,37 +13,23 @@ import { TasksError } from '../errors.js';
  * anything but the remote.
  */
 
+let fixture: RemoteFixture | undefined;
 let root = '';
-let daemon: ChildProcess | undefined;
-afterEach(() => {
-  daemon?.kill('SIGKILL');
-  daemon = undefined;
-  if (root) rmSync(root, { recursive: true, force: true });
+afterEach(async () => {
+  await fixture?.cleanup();
+  fixture = undefined;
   root = '';
 });
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-
-/** A bare remote with one commit on main, and `n` clones of it, each with an empty board. */
-function setup(n: number, url?: (bare: string) => string): { bare: string; clones: { dir: string; store: TaskStore }[] } {
-  root = mkdtempSync(join(tmpdir(), 'dotasks-sync-'));
-  const bare = join(root, 'remote.git');
-  git(root, 'init', '-q', '--bare', '-b', 'main', bare);
-  const seed = join(root, 'seed');
-  git(root, 'init', '-q', '-b', 'main', seed);
-  writeFileSync(join(seed, 'README.md'), '# project\n');
-  git(seed, 'add', '.');
-  git(seed, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'start');
-  git(seed, 'push', '-q', bare, 'main');
-  const clones = [];
-  for (let i = 0; i < n; i++) {
-    const dir = join(root, `clone${i + 1}`);
-    git(root, 'clone', '-q', url ? url(bare) : bare, dir);
-    git(dir, 'config', 'user.name', `clone${i + 1}`);
-    git(dir, 'config', 'user.email', `clone${i + 1}@example.invalid`);
-    clones.push({ dir, store: TaskStore.init(join(dir, '.tasks')) });
-  }
-  return { bare, clones };
+/** A bare remote with one commit on main (served by git daemon with `daemon`), and `n` clones of it, each with an empty board. */
+async function setup(n: number, options: { daemon?: boolean } = {}): Promise<{ bare: string; clones: { dir: string; store: TaskStore }[] }> {
+  fixture = await createRemote({ daemon: options.daemon, prefix: 'dotasks-sync-' });
+  root = fixture.root;
+  const clones = Array.from({ length: n }, (_, i) => {
+    const dir = fixture!.clone(`clone${i + 1}`);
+    return { dir, store: TaskStore.init(join(dir, '.tasks')) };
+  });
+  return { bare: fixture.bare, clones };
 }
 
 /** The board's shared files (task files and high-water mark) with their bytes. */
@@ -57,7 +42,7 @@ function boardFiles(store: TaskStore): Record<string, string> {
 
 describe('tasks sync', () => {
   it('brings tasks created in one clone to another, on the tasks branch, without touching HEAD, the index or the work tree', async () => {
-    const { bare, clones } = setup(2);
+    const { bare, clones } = await setup(2);
     const [a, b] = clones;
     await a.store.createTask({ subject: 'parse the config' });
     await a.store.createTask({ subject: 'write the docs', blockedBy: [1] });
@@ -80,7 +65,7 @@ describe('tasks sync', () => {
   });
 
   it('merges field by field: changes to different fields of one task on two clones both land', async () => {
-    const { clones } = setup(2);
+    const { clones } = await setup(2);
     const [a, b] = clones;
     await a.store.createTask({ subject: 'one' });
     await a.store.createTask({ subject: 'two' });
@@ -102,7 +87,7 @@ describe('tasks sync', () => {
   });
 
   it('of two clones claiming one task, the one that synced first keeps it; the other claim is withdrawn and its lease dropped', async () => {
-    const { clones } = setup(2);
+    const { clones } = await setup(2);
     const [a, b] = clones;
     await a.store.createTask({ subject: 'contested' });
     await syncBoard(a.store);
@@ -122,7 +107,7 @@ describe('tasks sync', () => {
   });
 
   it('two clones creating 20 tasks each offline end with 40 distinct ids and every edge on both sides', async () => {
-    const { clones } = setup(2);
+    const { clones } = await setup(2);
     const [a, b] = clones;
     for (const [c, name] of [
       [a, 'a'],
@@ -153,7 +138,7 @@ describe('tasks sync', () => {
   });
 
   it('retries when another clone pushes first, and says when there is no such remote', async () => {
-    const { clones } = setup(3);
+    const { clones } = await setup(3);
     const [a, b, c] = clones;
     await a.store.createTask({ subject: 'a' });
     await b.store.createTask({ subject: 'b' });
@@ -172,7 +157,7 @@ describe('tasks sync', () => {
   });
 
   it('brings in a hundred changes to tasks this clone has, in one transaction that asks for their locks at once', async () => {
-    const { clones } = setup(2);
+    const { clones } = await setup(2);
     const [a, b] = clones;
     await a.store.batchWrite(Array.from({ length: 120 }, (_, i) => ({ subject: `task ${i + 1}` })));
     await syncBoard(a.store);
@@ -186,7 +171,7 @@ describe('tasks sync', () => {
   });
 
   it('writes the trees it pushes in the order git sorts them, keeping the files and folders it does not know', async () => {
-    const { bare, clones } = setup(1);
+    const { bare, clones } = await setup(1);
     const [a] = clones;
     await a.store.createTask({ subject: 'one' });
     await a.store.claimTask(1, { owner: 'agent-1', lease: { ttlSeconds: 600 } });
@@ -217,57 +202,13 @@ describe('tasks sync', () => {
   });
 
   it('works through git daemon on 127.0.0.1', async () => {
-    const port = await freePort();
-    setup(0);
-    const base = root;
-    daemon = spawn(
-      'git',
-      ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', `--base-path=${base}`, '--listen=127.0.0.1', `--port=${port}`, base],
-      {
-        stdio: 'ignore',
-      },
-    );
-    await until(() => canConnect(port));
-    const url = `git://127.0.0.1:${port}/remote.git`;
-    const a = join(root, 'd1');
-    const b = join(root, 'd2');
-    for (const dir of [a, b]) git(root, 'clone', '-q', url, dir);
-    const sa = TaskStore.init(join(a, '.tasks'));
-    const sb = TaskStore.init(join(b, '.tasks'));
+    const { clones } = await setup(2, { daemon: true });
+    const [sa, sb] = clones.map((c) => c.store);
     await sa.createTask({ subject: 'over the wire' });
     await syncBoard(sa);
     const got = await syncBoard(sb);
     expect(got.incoming).toEqual([{ id: 1, what: 'created' }]);
     expect(sb.getTask(1).subject).toBe('over the wire');
+    expect(git(clones[0].dir, 'remote', 'get-url', 'origin')).toMatch(/^git:\/\/127\.0\.0\.1:\d+\/remote\.git$/);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.on('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
-
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for git daemon');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -45,12 +45,22 @@ import {
   type GitRunner,
   type SyncRefs,
 } from './board-branch.js';
-import { mergeBoard, type MergePlan, type MergeSides, type Renumbered, type SkippedEntry, type SyncChange } from './board-merge.js';
+import {
+  mergeBoard,
+  noOutcome,
+  type MergeOutcome,
+  type MergePlan,
+  type MergeSides,
+  type ReapedClaim,
+  type Renumbered,
+  type SkippedEntry,
+  type SyncChange,
+  type WithdrawnClaim,
+} from './board-merge.js';
 import { readSeenClaims, writeSeenClaims } from './published-claims.js';
 import { checkBoardHome } from './board-home.js';
-import type { MergeConflict } from '../git/merge.js';
 
-export type { SyncChange, SkippedEntry, Renumbered };
+export type { SyncChange, SkippedEntry, Renumbered, ReapedClaim, WithdrawnClaim };
 export { SYNC_CLOCK_GRACE_MS, type PublishedClaim } from './published-claims.js';
 
 export interface SyncOptions {
@@ -77,31 +87,9 @@ export interface SyncOptions {
   };
 }
 
-export interface SyncReport {
+export interface SyncReport extends MergeOutcome {
   remote: string;
   branch: string;
-  /** Changes from the remote written to this board. */
-  incoming: SyncChange[];
-  /** Changes of this board that are now on the remote. */
-  outgoing: SyncChange[];
-  /** Tasks of this clone moved to a free id because the remote had given theirs to another task. */
-  renumbered: Renumbered[];
-  /** Fields both sides changed differently; the remote's value was kept (this board's with --republish). */
-  conflicts: (MergeConflict & { id: number })[];
-  /** Claims this clone held that the remote gives to someone else, or released: withdrawn here. */
-  withdrawn: { id: number; owner: string; winner: string }[];
-  /** Tasks released because another machine's claim was not renewed for a whole lease, as this clone saw it. */
-  reaped: {
-    id: number;
-    owner: string;
-    machine: string;
-    /** The claim's expiry as its holder published it, by the holder's clock (for people; expiry is not decided by it). */
-    expiredAt: string | null;
-    /** Since when this clone saw the claim unrenewed, by its own clock. */
-    seenSince: string;
-  }[];
-  /** Entries that were not synced because they cannot be read (on the remote or here); everything else was. */
-  skipped: SkippedEntry[];
   /** What the sync did besides the board: locks left by a killed git, a board it set up, its first sync. */
   notes: string[];
   /** Things a person should know. */
@@ -176,13 +164,7 @@ export async function syncBoard(store: TaskStore, options: SyncOptions = {}): Pr
   const report: SyncReport = {
     remote,
     branch,
-    incoming: [],
-    outgoing: [],
-    renumbered: [],
-    conflicts: [],
-    withdrawn: [],
-    reaped: [],
-    skipped: [],
+    ...noOutcome(),
     notes: [],
     warnings: [],
     rounds: 0,
