@@ -42,6 +42,7 @@ import {
   writeCommit,
   MARKER,
   type BoardMarker,
+  type FetchOutcome,
   type GitRunner,
   type SyncRefs,
 } from './board-branch.js';
@@ -177,17 +178,54 @@ export async function syncBoard(store: TaskStore, options: SyncOptions = {}): Pr
   return withLock(join(store.runtimeDir, SYNC_LOCK), store.lockOptions, () => rounds(store, options, report));
 }
 
-/** The objects of one round, read in one `git cat-file --batch`. */
-function readRound(cwd: string, refs: SyncRefs & { pushing: string }, head: string | undefined): Map<string, GitObject> {
-  const names = [refs.synced, `${refs.synced}^{tree}`, refs.pushing, `${refs.pushing}^{tree}`];
-  if (head) names.push(head, `${head}^{tree}`, `${head}:${CLAIMS_DIR}`, `${head}:${MARKER_FILE}`);
-  return readObjects(cwd, names);
+/** What one sync needs all along its rounds. */
+interface SyncContext {
+  store: TaskStore;
+  cwd: string;
+  options: SyncOptions;
+  report: SyncReport;
+  remote: string;
+  branch: string;
+  /** `origin/tasks`, for messages. */
+  where: string;
+  refs: SyncRefs & { pushing: string };
+  /** git past its own locks (git-locks.ts). */
+  run: GitRunner;
+}
+
+/** What a round found on the remote, read in one `git cat-file --batch` after the fetch. */
+interface RemoteState {
+  fetch: FetchOutcome;
+  /** The ref the remote's head was fetched into (none when the branch is missing). */
+  headRef?: string;
+  head?: GitObject;
+  headTree?: GitObject;
+  theirs: Map<string, TreeEntry>;
+  /** The last commit this clone merged, and its tree. */
+  synced?: GitObject;
+  syncedTree?: GitObject;
+  markerText?: string;
+}
+
+/** How a round merges and what its push must carry. */
+interface RoundPlan {
+  sides: Omit<MergeSides, 'seen' | 'now'>;
+  /** The parents of the commit it pushes. */
+  parents: string[];
+  /** Push even when the tree did not change (a republished branch, a retired one). */
+  mustPush: boolean;
+  /** The branch was gone: the tree to push when nothing changed is the last synced one. */
+  gone: boolean;
+}
+
+async function updateRefs(ctx: SyncContext, lines: string[]): Promise<void> {
+  const r = await ctx.run(['update-ref', '--stdin'], { input: lines.join('\n') + '\n' });
+  if (r.status !== 0) throw new TasksError('E_GIT', `git update-ref failed: ${r.stderr.trim().split('\n').pop()}`, { stderr: r.stderr });
 }
 
 async function rounds(store: TaskStore, options: SyncOptions, report: SyncReport): Promise<SyncReport> {
   const cwd = store.dir;
   const { remote, branch } = report;
-  const where = `${remote}/${branch}`;
   const refs = { ...syncRefs(remote, branch), pushing: pushingRef(remote, branch) };
   const { top, gitDir } = repositoryOf(cwd);
   const policy: GitLockPolicy = {
@@ -197,130 +235,33 @@ async function rounds(store: TaskStore, options: SyncOptions, report: SyncReport
     timeoutMs: store.lockOptions.timeoutMs,
     onNote: (note) => report.notes.push(note),
   };
-  const run: GitRunner = (args, o) => gitPastLocks(cwd, args, policy, { input: o?.input });
-  const updateRefs = async (lines: string[]) => {
-    const r = await run(['update-ref', '--stdin'], { input: lines.join('\n') + '\n' });
-    if (r.status !== 0) throw new TasksError('E_GIT', `git update-ref failed: ${r.stderr.trim().split('\n').pop()}`, { stderr: r.stderr });
+  const ctx: SyncContext = {
+    store,
+    cwd,
+    options,
+    report,
+    remote,
+    branch,
+    where: `${remote}/${branch}`,
+    refs,
+    run: (args, o) => gitPastLocks(cwd, args, policy, { input: o?.input }),
   };
   const maxRounds = options.maxRounds ?? 50;
-  const prefer = options.republish ? 'ours' : 'theirs';
   /** Commits the next push must also have as parents, so every clone's last synced commit stays an ancestor of the branch. */
   let keep: string[] = [];
   let pushRefused = false;
   for (let round = 1; round <= maxRounds; round++) {
     report.rounds = round;
-    const fetch = await fetchBoardBranch(remote, branch, refs, run);
-    const fetched = fetch.outcome;
-    const headRef = fetched === 'rewritten' ? refs.rewritten : fetched === 'fetched' ? refs.tracking : undefined;
-    const objects = readRound(cwd, refs, headRef);
-    let synced = objects.get(refs.synced);
-    let syncedTreeObject = objects.get(`${refs.synced}^{tree}`);
-    const head = headRef ? objects.get(headRef) : undefined;
-    const pushing = objects.get(refs.pushing);
-    // A push of ours the remote took, by a sync that was stopped before it could say so: what both sides agreed on.
-    if (!pushRefused && pushing && head && pushing.id !== synced?.id && isAncestor(cwd, pushing.id, head.id)) {
-      await updateRefs([`update ${refs.synced} ${pushing.id}`, `delete ${refs.pushing}`]);
-      synced = pushing;
-      syncedTreeObject = objects.get(`${refs.pushing}^{tree}`);
-    }
-    // A first sync of a board being adopted merges against the committed task files it and the remote came from.
-    const syncedTree = synced ? treeOf(syncedTreeObject!) : (options.home?.adoptBase ?? new Map<string, TreeEntry>());
-    const theirsTreeObject = headRef ? objects.get(`${headRef}^{tree}`) : undefined;
-    const theirsTree = theirsTreeObject ? treeOf(theirsTreeObject) : new Map<string, TreeEntry>();
-    const kind = classifyTree(theirsTree, objects.get(`${headRef}:${MARKER_FILE}`)?.body.toString('utf8'));
-    if (kind.kind === 'foreign')
-      throw refuse(
-        'foreign',
-        `${where} is not a board branch: it holds ${listNames(kind.names)} and no ${MARKER_FILE} (a code branch of that name?); nothing was changed. Sync the board through another branch: set "syncBranch" in .tasks/config.json, or pass --branch NAME`,
-        { remote, branch, names: kind.names.slice(0, 20) },
-      );
-    if (kind.kind === 'board' && kind.retired)
-      throw refuse(
-        'retired',
-        `${where} no longer holds the board: it went back to the code branch on ${kind.retired.at} (${kind.retired.by}); nothing was changed. git pull brings it`,
-        { remote, branch, retired: kind.retired },
-      );
-    if (head) warnOfClocks(report, head, cwd);
-    const gone = fetched === 'missing' && synced !== undefined;
-    const rewritten =
-      synced !== undefined &&
-      head !== undefined &&
-      head.id !== synced.id &&
-      (fetched === 'rewritten' ||
-        // The fetch moved the tracking ref forward from this clone's base (the usual case), or the head's parent
-        // is the base: a continuation. Only otherwise is git asked.
-        !(
-          (fetch.outcome === 'fetched' && fetch.from !== undefined && synced.id.startsWith(fetch.from)) ||
-          commitParents(head).includes(synced.id) ||
-          isAncestor(cwd, synced.id, head.id)
-        ));
-
-    let sides: Omit<MergeSides, 'seen' | 'now'>;
-    let parents = head ? [head.id] : [];
-    let mustPush = keep.length > 0 || options.home?.retire !== undefined;
-    if (gone) {
-      if (!options.republish)
-        throw refuse(
-          'branch_gone',
-          `${where} is gone from the remote (this clone last synced it at ${synced!.id.slice(0, 10)}); nothing was changed here. If it was deleted by mistake, publish this board again: tasks sync --republish`,
-          { remote, branch, synced: synced!.id },
-        );
-      // As if the remote still held what this clone last synced: this board goes out whole, on top of it.
-      sides = { base: syncedTree, synced: syncedTree, theirs: syncedTree, claimEntries: claimEntriesOf(cwd, syncedTree), where, prefer, republish: true };
-      parents = [synced!.id];
-      mustPush = true;
-      report.resolved = 'republished';
-    } else if (rewritten) {
-      if (!options.republish && !options.acceptRewrite) throw rewrittenRefusal(store, cwd, { remote, branch }, synced!, head!, theirsTree);
-      const common = options.republish ? mergeBase(cwd, synced!.id, head!.id) : synced!.id;
-      const baseTree = common === synced!.id ? syncedTree : common ? treeOf(readObjects(cwd, [`${common}^{tree}`]).get(`${common}^{tree}`)!) : new Map();
-      sides = {
-        base: baseTree,
-        synced: syncedTree,
-        theirs: theirsTree,
-        claimEntries: claimEntriesOf(cwd, theirsTree),
-        where,
-        prefer,
-        republish: !!options.republish,
-      };
-      // Republished: the old head stays an ancestor, so the clones that synced it see a continuation.
-      if (options.republish) keep = [synced!.id];
-      mustPush = true;
-      report.resolved = options.republish ? 'republished' : 'accepted';
-    } else {
-      const base = head && head.id === synced?.id ? theirsTree : syncedTree;
-      sides = { base, synced: syncedTree, theirs: theirsTree, claimEntries: claimEntriesOf(cwd, theirsTree), where, prefer, republish: !!options.republish };
-    }
-
-    const seenKey = where;
-    const seen = readSeenClaims(store.runtimeDir, seenKey);
+    const state = await lookAtRemote(ctx, { trustPushing: !pushRefused });
+    const plan = planRound(ctx, state);
+    if (options.republish && plan.parents.length > 1) keep = plan.parents.slice(1);
+    const seen = readSeenClaims(store.runtimeDir, ctx.where);
     const now = Date.now();
-    const { value: plan } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, { ...sides, seen, now, where }));
-    if (!sameSeen(seen, plan.seen)) writeSeenClaims(store.runtimeDir, seenKey, plan.seen);
-    mergeInto(report, plan);
-    // What came in is on disk now: the remote's head is the base of whatever this clone changes next (moved
-    // with the ref update below, in one git process with the record of the push about to be made).
-    const merged =
-      head && head.id !== synced?.id ? [`update ${refs.synced} ${head.id}`, ...(headRef !== refs.tracking ? [`update ${refs.tracking} ${head.id}`] : [])] : [];
-
-    const marker = markerText(options.home?.retire ? { ...MARKER, retired: options.home.retire } : MARKER);
-    const treeId = buildTree(cwd, sides.theirs, plan.files, plan.claims, marker) ?? (gone ? syncedTreeObject!.id : theirsTreeObject?.id);
-    if (!mustPush && (treeId === undefined || treeId === theirsTreeObject?.id)) {
-      if (merged.length) await updateRefs(merged);
+    const { value: merged } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, { ...plan.sides, seen, now }));
+    if (!sameSeen(seen, merged.seen)) writeSeenClaims(store.runtimeDir, ctx.where, merged.seen);
+    mergeInto(report, merged);
+    if ((await pushRound(ctx, state, plan, merged, keep)) === 'done') {
       lastSynced.set(store.dir, Date.now());
-      report.head = head?.id;
-      return report;
-    }
-    const lines = [...plan.outgoing.map((c) => `${c.what} #${c.id}`), ...plan.renumbered.map((r) => `renumbered #${r.from} → #${r.to}`)];
-    if (options.home?.retire) lines.push(`retired the board branch: ${options.home.retire.note}`);
-    if (report.resolved === 'republished')
-      lines.push(gone ? 'republished the board (the branch was gone)' : `republished the board over ${head!.id.slice(0, 10)}`);
-    const commit = writeCommit(cwd, treeId!, [...new Set([...parents, ...keep])], commitMessage(lines));
-    await updateRefs([...merged, `update ${refs.pushing} ${commit}`]);
-    if ((await pushCommit(remote, branch, commit, run)) === 'accepted') {
-      await updateRefs([`update ${refs.synced} ${commit}`, `update ${refs.tracking} ${commit}`, `delete ${refs.pushing}`]);
-      lastSynced.set(store.dir, Date.now());
-      report.head = commit;
       return report;
     }
     pushRefused = true;
@@ -328,7 +269,152 @@ async function rounds(store: TaskStore, options: SyncOptions, report: SyncReport
     // grows with the rounds, so clones that keep colliding spread out instead of colliding again.
     await sleep(Math.random() * Math.min(500, 10 * 2 ** Math.min(round, 6)));
   }
-  throw new TasksError('E_GIT', `sync gave up after ${maxRounds} rounds: other clones kept pushing to ${where} first; run it again`, { remote, branch });
+  throw new TasksError('E_GIT', `sync gave up after ${maxRounds} rounds: other clones kept pushing to ${ctx.where} first; run it again`, { remote, branch });
+}
+
+/**
+ * Fetches the board branch and reads what the round needs of it; a push of
+ * ours the remote took, by a sync that was stopped before it could record it
+ * (`trustPushing`: no push was refused in this sync), becomes the base.
+ */
+async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPushing: boolean }): Promise<RemoteState> {
+  const { cwd, refs } = ctx;
+  const fetch = await fetchBoardBranch(ctx.remote, ctx.branch, refs, ctx.run);
+  const headRef = fetch.outcome === 'rewritten' ? refs.rewritten : fetch.outcome === 'fetched' ? refs.tracking : undefined;
+  const names = [refs.synced, `${refs.synced}^{tree}`, refs.pushing, `${refs.pushing}^{tree}`];
+  if (headRef) names.push(headRef, `${headRef}^{tree}`, `${headRef}:${CLAIMS_DIR}`, `${headRef}:${MARKER_FILE}`);
+  const objects = readObjects(cwd, names);
+  const head = headRef ? objects.get(headRef) : undefined;
+  let synced = objects.get(refs.synced);
+  let syncedTree = objects.get(`${refs.synced}^{tree}`);
+  const pushing = objects.get(refs.pushing);
+  if (trustPushing && pushing && head && pushing.id !== synced?.id && isAncestor(cwd, pushing.id, head.id)) {
+    await updateRefs(ctx, [`update ${refs.synced} ${pushing.id}`, `delete ${refs.pushing}`]);
+    synced = pushing;
+    syncedTree = objects.get(`${refs.pushing}^{tree}`);
+  }
+  const headTree = headRef ? objects.get(`${headRef}^{tree}`) : undefined;
+  return {
+    fetch,
+    headRef,
+    head,
+    headTree,
+    theirs: headTree ? treeOf(headTree) : new Map(),
+    synced,
+    syncedTree,
+    markerText: headRef ? objects.get(`${headRef}:${MARKER_FILE}`)?.body.toString('utf8') : undefined,
+  };
+}
+
+/**
+ * Judges the remote before anything is changed here (docs/protocol.md, "A
+ * sync"): a branch that is not a board branch, retired, gone or rewritten
+ * stops the sync unless the options say to go on; otherwise says how the
+ * round merges and what its push carries.
+ */
+function planRound(ctx: SyncContext, state: RemoteState): RoundPlan {
+  const { cwd, options, report, where, remote, branch } = ctx;
+  const { head, synced, theirs, fetch } = state;
+  const kind = classifyTree(theirs, state.markerText);
+  if (kind.kind === 'foreign')
+    throw refuse(
+      'foreign',
+      `${where} is not a board branch: it holds ${listNames(kind.names)} and no ${MARKER_FILE} (a code branch of that name?); nothing was changed. Sync the board through another branch: set "syncBranch" in .tasks/config.json, or pass --branch NAME`,
+      { remote, branch, names: kind.names.slice(0, 20) },
+    );
+  if (kind.kind === 'board' && kind.retired)
+    throw refuse(
+      'retired',
+      `${where} no longer holds the board: it went back to the code branch on ${kind.retired.at} (${kind.retired.by}); nothing was changed. git pull brings it`,
+      { remote, branch, retired: kind.retired },
+    );
+  if (head) warnOfClocks(report, head, cwd);
+  // A first sync of a board being adopted merges against the committed task files it and the remote came from.
+  const syncedTree = state.syncedTree ? treeOf(state.syncedTree) : (options.home?.adoptBase ?? new Map<string, TreeEntry>());
+  const prefer: MergeSides['prefer'] = options.republish ? 'ours' : 'theirs';
+  const mustPushAnyway = options.home?.retire !== undefined;
+  const sides = (base: Map<string, TreeEntry>, theirsTree: Map<string, TreeEntry>): RoundPlan['sides'] => ({
+    base,
+    synced: syncedTree,
+    theirs: theirsTree,
+    claimEntries: claimEntriesOf(cwd, theirsTree),
+    where,
+    prefer,
+    republish: !!options.republish,
+  });
+
+  if (fetch.outcome === 'missing' && synced) {
+    if (!options.republish)
+      throw refuse(
+        'branch_gone',
+        `${where} is gone from the remote (this clone last synced it at ${synced.id.slice(0, 10)}); nothing was changed here. If it was deleted by mistake, publish this board again: tasks sync --republish`,
+        { remote, branch, synced: synced.id },
+      );
+    // As if the remote still held what this clone last synced: this board goes out whole, on top of it.
+    report.resolved = 'republished';
+    return { sides: sides(syncedTree, syncedTree), parents: [synced.id], mustPush: true, gone: true };
+  }
+  const rewritten =
+    synced !== undefined &&
+    head !== undefined &&
+    head.id !== synced.id &&
+    (fetch.outcome === 'rewritten' ||
+      // The fetch moved the tracking ref forward from this clone's base (the usual case), or the head's parent is
+      // the base: a continuation. Only otherwise is git asked.
+      !(
+        (fetch.outcome === 'fetched' && fetch.from !== undefined && synced.id.startsWith(fetch.from)) ||
+        commitParents(head).includes(synced.id) ||
+        isAncestor(cwd, synced.id, head.id)
+      ));
+  if (rewritten) {
+    if (!options.republish && !options.acceptRewrite) throw rewrittenRefusal(ctx.store, cwd, { remote, branch }, synced, head, theirs);
+    // Republished: merged against what both histories share, and the old head stays a parent, so the clones that
+    // synced either history see a continuation. Accepted: merged against the old base, on the new history alone.
+    const common = options.republish ? mergeBase(cwd, synced.id, head.id) : synced.id;
+    const base = common === synced.id ? syncedTree : common ? treeOf(readObjects(cwd, [`${common}^{tree}`]).get(`${common}^{tree}`)!) : new Map();
+    report.resolved = options.republish ? 'republished' : 'accepted';
+    return { sides: sides(base, theirs), parents: options.republish ? [head.id, synced.id] : [head.id], mustPush: true, gone: false };
+  }
+  const base = head && head.id === synced?.id ? theirs : syncedTree;
+  return { sides: sides(base, theirs), parents: head ? [head.id] : [], mustPush: mustPushAnyway, gone: false };
+}
+
+/**
+ * Records what came in (the remote's head is the base of whatever this clone
+ * changes next) and pushes what goes out: `done` when the remote has it (or
+ * nothing went out), `refused` when another clone pushed first.
+ */
+async function pushRound(ctx: SyncContext, state: RemoteState, plan: RoundPlan, merged: MergePlan, keep: string[]): Promise<'done' | 'refused'> {
+  const {
+    cwd,
+    options,
+    report,
+    refs,
+    refs: { synced: syncedRef },
+  } = ctx;
+  const { head } = state;
+  // Moved with the ref update of the push (one git process with the record of the push about to be made).
+  const cameIn =
+    head && head.id !== state.synced?.id
+      ? [`update ${syncedRef} ${head.id}`, ...(state.headRef !== refs.tracking ? [`update ${refs.tracking} ${head.id}`] : [])]
+      : [];
+  const marker = markerText(options.home?.retire ? { ...MARKER, retired: options.home.retire } : MARKER);
+  const treeId = buildTree(cwd, plan.sides.theirs, merged.files, merged.claims, marker) ?? (plan.gone ? state.syncedTree!.id : state.headTree?.id);
+  if (!plan.mustPush && keep.length === 0 && (treeId === undefined || treeId === state.headTree?.id)) {
+    if (cameIn.length) await updateRefs(ctx, cameIn);
+    report.head = head?.id;
+    return 'done';
+  }
+  const lines = [...merged.outgoing.map((c) => `${c.what} #${c.id}`), ...merged.renumbered.map((r) => `renumbered #${r.from} → #${r.to}`)];
+  if (options.home?.retire) lines.push(`retired the board branch: ${options.home.retire.note}`);
+  if (report.resolved === 'republished')
+    lines.push(plan.gone ? 'republished the board (the branch was gone)' : `republished the board over ${head!.id.slice(0, 10)}`);
+  const commit = writeCommit(cwd, treeId!, [...new Set([...plan.parents, ...keep])], commitMessage(lines));
+  await updateRefs(ctx, [...cameIn, `update ${refs.pushing} ${commit}`]);
+  if ((await pushCommit(ctx.remote, ctx.branch, commit, ctx.run)) === 'refused') return 'refused';
+  await updateRefs(ctx, [`update ${syncedRef} ${commit}`, `update ${refs.tracking} ${commit}`, `delete ${refs.pushing}`]);
+  report.head = commit;
+  return 'done';
 }
 
 /** Boards whose clock this process already warned about. */
