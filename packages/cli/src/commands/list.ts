@@ -36,8 +36,13 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
     if (!(TASK_STATUSES as readonly string[]).includes(s)) throw new TasksError('E_USAGE', `unknown status '${s}'; use one of ${TASK_STATUSES.join(', ')}`);
   const priorities = parsePriorities(options.priority);
   const dir = findBoard({ dir: options.dir, cwd: options.cwd });
-  readConfig(dir); // a broken config.json stops every command, this one too
+  const config = readConfig(dir); // a broken config.json stops every command, this one too
   let snapshot: BoardSnapshot = loadBoardSnapshot(dir);
+  // A fresh clone of a board that lives on its board branch has none of its tasks yet: say where they are.
+  const notSynced =
+    config.sync && snapshot.tasks.length === 0 && snapshot.problems.length === 0
+      ? [`tasks: this board lives on ${config.syncRemote}/${config.syncBranch} ("sync": true in config.json): tasks sync brings its tasks here`]
+      : [];
   const lookup = (id: number) => snapshot.byId.get(id);
   // tasks ready: the ready tasks first, in the order claim --next takes them (docs/protocol.md, "Ready").
   const ranks = options.ready ? readyOrder(snapshot.tasks, lookup) : [];
@@ -71,6 +76,7 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
         counts: countTasks(snapshot),
       },
       exitCode: reportProblems(snapshot).exitCode,
+      ...(notSynced.length ? { warnings: notSynced } : {}),
     };
   }
   const style = styleFor(false);
@@ -88,5 +94,6 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
       })
       .join('\n');
   }
-  return { text, ...reportProblems(snapshot, style) };
+  const reported = reportProblems(snapshot, style);
+  return { text, ...reported, ...(notSynced.length ? { warnings: [...(reported.warnings ?? []), ...notSynced] } : {}) };
 }

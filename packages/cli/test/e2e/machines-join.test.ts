@@ -34,6 +34,10 @@ describe('a second machine joins', () => {
       expect(existsSync(join(dir, '.tasks', '.runtime'))).toBe(false);
       return dir;
     };
+    const lister = fresh('l');
+    const listed = tasks(lister, ['list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toMatch(/this board lives on origin\/tasks .*tasks sync brings its tasks here/);
     expect(ok(fresh('s'), ['sync'])).toMatch(/^in {3}#1 created$/m);
     expect(ok(fresh('c'), ['claim', '--next', '--sync', '--owner', 'c-agent'])).toMatch(/^claimed #1: one/m);
     const w = tasks(fresh('w'), ['worker', '--sync', '--max-tasks', '1', '--owner', 'w-agent', '--', 'true']);
