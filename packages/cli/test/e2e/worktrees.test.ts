@@ -1,4 +1,5 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readTaskFile, tasks } from '../helpers.js';
@@ -34,6 +35,31 @@ describe('worktrees (real git)', () => {
     expect(existsSync(join(a, '.tasks', 'task_1.json'))).toBe(false);
     expect(tasks(b, ['claim', '--next']).stdout).toContain('claimed #2: Emit output (owner: agent-b');
     expect(tasks(r.repo, ['list']).stdout).toContain('[>] #2: Emit output (agent-b)');
+  });
+
+  it('in a repository with no commit yet, claim --worktree and worker --worktree say so in one line and leave nothing behind', () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-nocommit-')));
+    cleanup = () => rmSync(root, { recursive: true, force: true });
+    const repo = join(root, 'repo');
+    mkdirSync(repo);
+    git(repo, ['init', '-q', '-b', 'main']);
+    expect(tasks(repo, ['init']).code).toBe(0);
+    tasks(repo, ['create', 'first']);
+    for (const args of [
+      ['claim', '1', '--worktree', '--owner', 'alice'],
+      ['worker', '--worktree', '--max-tasks', '1', '--owner', 'alice', '--', 'true'],
+    ]) {
+      const r = tasks(repo, args);
+      expect(r.code, r.stderr).not.toBe(0);
+      const lines = r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !/^\[alice\] worker (started|stopped)/.test(l));
+      expect(lines.join('\n')).toMatch(/the repository has no commit yet, so a worktree has nothing to start from: commit once/);
+      expect(r.stderr).not.toMatch(/fatal: not a valid object name/);
+      expect(readdirSync(root)).toEqual(['repo']);
+      expect(JSON.parse(tasks(repo, ['show', '1', '--json']).stdout)).toMatchObject({ status: 'pending', owner: '' });
+    }
   });
 
   it('claim --worktree makes a branch and a worktree, records them, and commands inside act on the shared board', () => {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { WORKTREE_OWNER_FILE, locateGit } from '../board/board.js';
 import { TasksError } from '../errors.js';
@@ -112,6 +112,16 @@ export function listGitWorktrees(repo: string): GitWorktreeEntry[] {
   return out;
 }
 
+/** Whether `rev` names a commit in the repository. */
+function isCommit(repo: string, rev: string): boolean {
+  try {
+    execFileSync('git', ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { cwd: repo, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function branchExists(repo: string, branch: string): boolean {
   try {
     execFileSync('git', ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: repo, stdio: 'ignore' });
@@ -147,9 +157,29 @@ export function createTaskWorktree(store: TaskStore, plan: TaskWorktreePlan, opt
       });
     if (options.base !== undefined && options.base.startsWith('-'))
       throw new TasksError('E_USAGE', `--base ${JSON.stringify(options.base)} is not a commit; name a branch, tag or commit`, { base: options.base });
-    mkdirSync(dirname(plan.path), { recursive: true });
-    if (branchExists(repo, plan.branch)) runGit(repo, ['worktree', 'add', plan.path, plan.branch]);
-    else runGit(repo, ['worktree', 'add', '-b', plan.branch, plan.path, options.base ?? 'HEAD']);
+    const reuse = branchExists(repo, plan.branch);
+    // A new branch starts from a commit; a repository without one has none to give (git's own message is
+    // `fatal: not a valid object name: 'HEAD'`, after the worktrees folder was made).
+    if (!reuse && !isCommit(repo, options.base ?? 'HEAD'))
+      throw options.base === undefined
+        ? new TasksError('E_USAGE', 'the repository has no commit yet, so a worktree has nothing to start from: commit once, then run this again')
+        : new TasksError('E_USAGE', `--base ${JSON.stringify(options.base)} is not a commit; name a branch, tag or commit`, { base: options.base });
+    const folder = dirname(plan.path);
+    const madeFolder = !existsSync(folder);
+    mkdirSync(folder, { recursive: true });
+    try {
+      if (reuse) runGit(repo, ['worktree', 'add', plan.path, plan.branch]);
+      else runGit(repo, ['worktree', 'add', '-b', plan.branch, plan.path, options.base ?? 'HEAD']);
+    } catch (error) {
+      // Nothing left behind: the worktrees folder made for this one goes again (when still empty).
+      if (madeFolder)
+        try {
+          rmdirSync(folder);
+        } catch {
+          // not empty after all: something else is in it now
+        }
+      throw error;
+    }
     created = true;
   }
   const gitDir = runGit(plan.path, ['rev-parse', '--absolute-git-dir']).trim();
