@@ -411,6 +411,16 @@ export const COMMANDS = {
     ],
     examples: [['git config merge.dotasks.driver "tasks merge-driver %O %A %B %P"', 'what tasks init --git registers']],
   },
+  'git-hook': {
+    name: 'git-hook',
+    fast: true,
+    describe: 'run by the git hooks tasks init --git installs: settles ids two branches handed out twice, after a merge, a cherry-pick or a rebase',
+    positionals: [
+      { name: 'hook', choices: ['post-merge', 'post-commit', 'post-rewrite'], describe: 'the hook git runs' },
+      { name: 'args', variadic: true, optional: true, describe: "the hook's own arguments" },
+    ],
+    examples: [['$0 git-hook post-merge', 'what .git/hooks/post-merge runs']],
+  },
   import: {
     name: 'import',
     fast: true,

@@ -30,6 +30,7 @@ export const HANDLERS: { readonly [N in CommandName]: () => Promise<Handler<N>> 
   doctor: async () => (await import('./commands/doctor.js')).doctor,
   graph: async () => (await import('./commands/graph.js')).graph,
   'merge-driver': async () => (await import('./commands/merge-driver.js')).mergeDriver,
+  'git-hook': async () => (await import('./commands/git-hook.js')).gitHook,
   import: async () => (await import('./commands/import.js')).importCommand,
   export: async () => (await import('./commands/export.js')).exportCommand,
   worktree: async () => (await import('./commands/worktree.js')).worktree,

@@ -9,7 +9,7 @@
  * The modules below take node:fs and friends through getBuiltinModule: one
  * ESM import of node:fs anywhere on this path costs about 4 ms.
  */
-export { findBoard, resolveBoardDir, resolveOwner, type FindBoardOptions } from './board/board.js';
+export { findBoard, resolveBoardDir, resolveOwner, boardMergeState, type FindBoardOptions } from './board/board.js';
 export { loadBoardSnapshot, BOARD_INDEX_FILE } from './board/board-index.js';
 export { readConfig, type BoardConfig } from './board/config.js';
 export { ClaimError, TasksError, CorruptTaskError, isErrnoException, type ErrorCode } from './errors.js';

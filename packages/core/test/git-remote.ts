@@ -6,7 +6,7 @@
  * a fixed time on a machine that may be busy.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,44 @@ export interface RemoteFixture {
   /** Starts a process that `cleanup` kills (its whole group) if it is still running. */
   track<T extends ChildProcess>(child: T): T;
   cleanup(): Promise<void>;
+}
+
+/**
+ * A copy of a prepared fixture (a bare remote by path and its clones), for
+ * tests that all start from one scenario that is costly to build: the
+ * clones' `origin` is pointed at the copy's remote.
+ */
+export function copyRemote(template: RemoteFixture, prefix = 'dotasks-remote-'): RemoteFixture {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  cpSync(template.root, root, { recursive: true });
+  const bare = join(root, 'remote.git');
+  for (const name of readdirSync(root))
+    if (name !== 'remote.git' && existsSync(join(root, name, '.git'))) git(join(root, name), 'remote', 'set-url', 'origin', bare);
+  return fixtureAt(root, bare, bare, []);
+}
+
+/** The fixture of a folder holding a bare remote at `bare`, reached at `url`. */
+function fixtureAt(root: string, bare: string, url: string, children: ChildProcess[]): RemoteFixture {
+  return {
+    root,
+    bare,
+    url,
+    clone(name) {
+      const dir = join(root, name);
+      git(root, 'clone', '-q', url, dir);
+      git(dir, 'config', 'user.name', name);
+      git(dir, 'config', 'user.email', `${name}@example.invalid`);
+      return dir;
+    },
+    track: <T extends ChildProcess>(child: T): T => {
+      children.push(child);
+      return child;
+    },
+    async cleanup() {
+      await Promise.all(children.map(stopChild));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Makes the remote, and with `daemon` serves it through `git daemon` on 127.0.0.1. */
@@ -55,23 +93,7 @@ export async function createRemote(options: { daemon?: boolean; prefix?: string 
     await until(() => canConnect(port), { what: 'git daemon to listen', ms: 20_000 });
     url = `git://127.0.0.1:${port}/remote.git`;
   }
-  return {
-    root,
-    bare,
-    url,
-    clone(name) {
-      const dir = join(root, name);
-      git(root, 'clone', '-q', url, dir);
-      git(dir, 'config', 'user.name', name);
-      git(dir, 'config', 'user.email', `${name}@example.invalid`);
-      return dir;
-    },
-    track,
-    async cleanup() {
-      await Promise.all(children.map(stopChild));
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
+  return fixtureAt(root, bare, url, children);
 }
 
 /** Kills a child's process group (it may have children of its own) and waits for it to be gone. */

@@ -32,13 +32,13 @@ export async function doctor(options: DoctorOptions): Promise<CommandOutput> {
   let changes: DoctorChange[] | undefined;
   let files: number | undefined;
   if (options.fix) {
-    const report = await repairBoard(store);
+    const report = await repairBoard(store, { cwd });
     changes = report.changes;
     findings = report.remaining;
     for (const c of changes) lines.push(changeLine(c, cwd));
     if (changes.length === 0) lines.push('nothing to fix automatically');
   } else {
-    const report = diagnoseBoard(store);
+    const report = diagnoseBoard(store, { cwd });
     findings = report.findings;
     files = report.files;
   }

@@ -41,12 +41,22 @@ export async function init(options: InitOptions): Promise<CommandOutput> {
     git = setupGitMerge(dir, options.driverProgram?.trim() || thisProgram());
     lines.push(`${git.attributesChanged ? 'wrote' : 'kept'} ${git.attributesFile} (task files and .highwatermark merge with the dotasks driver)`);
     lines.push(`registered merge.dotasks.driver in ${git.repository}: ${git.driver}`);
+    for (const h of git.hooks)
+      lines.push(
+        h.installed
+          ? `installed the ${h.hook} hook (${h.path}): ids two branches handed out twice are settled after merges, cherry-picks and rebases`
+          : `left your ${h.hook} hook (${h.path}) as it is; add this line to it: ${h.line}`,
+      );
     lines.push("commit .tasks/.gitattributes; every other clone runs 'tasks init --git' once (tasks doctor reminds it)");
   }
   if (created) lines.push('next: tasks create "First task"');
   return {
     text: lines.join('\n'),
-    json: { dir, created, ...(git ? { git: { attributesFile: git.attributesFile, driver: git.driver, repository: git.repository } } : {}) },
+    json: {
+      dir,
+      created,
+      ...(git ? { git: { attributesFile: git.attributesFile, driver: git.driver, repository: git.repository, hooks: git.hooks } } : {}),
+    },
   };
 }
 

@@ -11,6 +11,7 @@ import {
   countTasks,
   TASK_STATUSES,
   TasksError,
+  boardMergeState,
   type BoardSnapshot,
   type TaskStatus,
 } from '../core-read.js';
@@ -39,10 +40,19 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
   const config = readConfig(dir); // a broken config.json stops every command, this one too
   let snapshot: BoardSnapshot = loadBoardSnapshot(dir);
   // A fresh clone of a board that lives on its board branch has none of its tasks yet: say where they are.
-  const notSynced =
+  const boardNotes =
     config.sync && snapshot.tasks.length === 0 && snapshot.problems.length === 0
       ? [`tasks: this board lives on ${config.syncRemote}/${config.syncBranch} ("sync": true in config.json): tasks sync brings its tasks here`]
       : [];
+  // Ids two branches handed out twice, one task of which the merge set aside and no hook brought back, and a
+  // merge git stopped with task files it could not merge: the one command that settles them (a look at two files).
+  const merge = boardMergeState(options.cwd ?? process.cwd());
+  if (merge.clashes.length)
+    boardNotes.push(
+      `tasks: ${merge.clashes.map((id) => `#${id}`).join(', ')} ${merge.clashes.length === 1 ? 'was' : 'were'} created on both sides of a merge as different tasks, and one of each was set aside: tasks doctor --fix brings ${merge.clashes.length === 1 ? 'it' : 'them'} back under a free id`,
+    );
+  else if (merge.stopped && snapshot.problems.length)
+    boardNotes.push(`tasks: a ${merge.stopped} is stopped half way: tasks doctor --fix merges the board of both sides, then finish the ${merge.stopped}`);
   const lookup = (id: number) => snapshot.byId.get(id);
   // tasks ready: the ready tasks first, in the order claim --next takes them (docs/protocol.md, "Ready").
   const ranks = options.ready ? readyOrder(snapshot.tasks, lookup) : [];
@@ -76,7 +86,7 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
         counts: countTasks(snapshot),
       },
       exitCode: reportProblems(snapshot).exitCode,
-      ...(notSynced.length ? { warnings: notSynced } : {}),
+      ...(boardNotes.length ? { warnings: boardNotes } : {}),
     };
   }
   const style = styleFor(false);
@@ -95,5 +105,5 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
       .join('\n');
   }
   const reported = reportProblems(snapshot, style);
-  return { text, ...reported, ...(notSynced.length ? { warnings: [...(reported.warnings ?? []), ...notSynced] } : {}) };
+  return { text, ...reported, ...(boardNotes.length ? { warnings: [...(reported.warnings ?? []), ...boardNotes] } : {}) };
 }

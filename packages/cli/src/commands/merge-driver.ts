@@ -1,4 +1,4 @@
-import { runMergeDriver, type MergeConflict } from '@dotasks/core/internal';
+import { clashBookOf, locateGit, runMergeDriver, type ClashBook, type MergeConflict } from '@dotasks/core/internal';
 import type { CommandOutput, GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 import { printable } from '../printable.js';
@@ -21,7 +21,7 @@ function describe(path: string, c: MergeConflict): string {
  */
 export async function mergeDriver(options: MergeDriverOptions): Promise<CommandOutput> {
   const path = options.path ?? options.ours;
-  const result = runMergeDriver(options.base, options.ours, options.theirs, path);
+  const result = runMergeDriver(options.base, options.ours, options.theirs, path, clashBook());
   const warnings: string[] = [];
   if (result.fallback) warnings.push(`tasks merge-driver: ${path}: ${result.fallback}`);
   for (const note of result.notes) warnings.push(`tasks merge-driver: ${path}: ${note}`);
@@ -43,4 +43,10 @@ export async function mergeDriver(options: MergeDriverOptions): Promise<CommandO
     warnings: warnings.map(printable),
     exitCode: result.conflicts.length ? 1 : 0,
   };
+}
+
+/** The id clashes of the git operation this driver runs in, kept in its git dir (git runs drivers at the top of the worktree). */
+function clashBook(): ClashBook | undefined {
+  const gitDir = locateGit(process.cwd())?.gitDir;
+  return gitDir ? clashBookOf(gitDir) : undefined;
 }

@@ -153,7 +153,7 @@ describe('git: tasks merge-driver with real merges', () => {
     expect(JSON.parse(resolved)).toMatchObject({ subject: 'Rewrite the AST', description: 'theirs too' });
   });
 
-  it('merges .highwatermark to the maximum and explains a task created on both branches', () => {
+  it('merges .highwatermark to the maximum, and a task created on both branches keeps both (the hook moves theirs)', () => {
     setup();
     commitOn('other', () => run(repo, ['create', 'Write docs']));
     commitOn('main', () => {
@@ -161,10 +161,13 @@ describe('git: tasks merge-driver with real merges', () => {
       run(repo, ['create', 'Release']);
     });
     const merge = git(repo, ['merge', '--no-edit', 'other']);
-    expect(merge.code).not.toBe(0);
-    expect(readFileSync(join(repo, '.tasks', '.highwatermark'), 'utf8')).toBe('6\n');
-    expect(ok(repo, ['diff', '--name-only', '--diff-filter=U'])).toBe('.tasks/task_5.json\n');
-    expect(merge.stdout + merge.stderr).toContain('both branches created task_5.json with different content');
+    expect(merge.code, merge.stderr).toBe(0);
+    expect(merge.stderr).toContain('both sides created #5, as two different tasks ("Benchmark" here, "Write docs" there)');
+    expect(merge.stderr).toContain('both sides had a #5: "Write docs" is #7 now');
+    expect(readFileSync(join(repo, '.tasks', '.highwatermark'), 'utf8')).toBe('7\n');
+    expect(readTaskFile(join(repo, '.tasks'), 5)).toMatchObject({ subject: 'Benchmark' });
+    expect(readTaskFile(join(repo, '.tasks'), 7)).toMatchObject({ subject: 'Write docs' });
+    expect(ok(repo, ['status', '--porcelain'])).toBe('');
   });
 
   it('works as a plain command on three files', () => {

@@ -1,8 +1,9 @@
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConcurrentChange, HIGHWATERMARK_FILE } from '../board/transaction.js';
+import { pendingReconcile, reconcileBranches, reconcileFromRecord, type PendingReconcile } from '../git/branch-reconcile.js';
 import { CorruptTaskError, isErrnoException } from '../errors.js';
-import { serializeTask, type Task } from '../format/format.js';
+import { serializeTask, taskFileName, type Task } from '../format/format.js';
 import { acquireLock } from '../fs/locks.js';
 import { leaseExpiry } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
@@ -43,7 +44,8 @@ export type FindingCode =
   | 'untracked_claim'
   | 'not_a_file'
   | 'unfinished_change'
-  | 'two_homes';
+  | 'two_homes'
+  | 'id_clash';
 
 /** One problem: where it is, what is wrong, and one line that says how to fix it. */
 export interface DoctorFinding {
@@ -76,6 +78,10 @@ export interface DoctorOptions {
   now?: number;
   /** Check the git merge driver registration (default true). */
   git?: boolean;
+  /** Where the command runs (the git worktree whose merge or cherry-pick is looked at); default the process's. */
+  cwd?: string;
+  /** An id clash to settle (found once per command: it asks git). */
+  pending?: PendingReconcile;
 }
 
 export interface DoctorReport {
@@ -92,6 +98,7 @@ export interface RepairReport {
 
 /** Finds every problem on the board; reads only. */
 export function diagnoseBoard(store: TaskStore, options: DoctorOptions = {}): DoctorReport {
+  options = withPending(store, options);
   const scan = scanBoard(store, options);
   return { findings: stableFindings(store, options, scan.findings), files: scan.fileCount };
 }
@@ -120,6 +127,11 @@ function stableFindings(store: TaskStore, options: DoctorOptions, findings: Doct
 export async function repairBoard(store: TaskStore, options: DoctorOptions = {}): Promise<RepairReport> {
   const changes: DoctorChange[] = [];
   let remaining: DoctorFinding[] = [];
+  // An id two branches handed out twice first: its fix is the whole-board merge of both sides, after which the
+  // edges that named the wrong task are right again (the repairs below would have wired them to it).
+  const pending = withPending(store, options).pending;
+  if (pending) changes.push(...(await settleClashes(store, options.cwd ?? process.cwd(), pending)));
+  options = { ...options, pending: undefined };
   const first = scanBoard(store, options);
   // Stale locks first: one of them may be the board lock we are about to take.
   for (const lock of first.plan.staleLocks) {
@@ -183,6 +195,28 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
   // What remains is judged under the board lock, while changes to several tasks cannot interleave.
   remaining = (await store.transact({ board: true }, () => scanBoard(store, options).findings)).value;
   return { changes, remaining };
+}
+
+/** The options with the id clash to settle, looked up (once) unless git is off or it was given. */
+function withPending(store: TaskStore, options: DoctorOptions): DoctorOptions {
+  if (options.git === false || 'pending' in options) return options;
+  return { ...options, pending: pendingReconcile(store, options.cwd ?? process.cwd()) };
+}
+
+/** Settles an id clash (git/branch-reconcile.ts) and says what changed. */
+async function settleClashes(store: TaskStore, cwd: string, pending: PendingReconcile): Promise<DoctorChange[]> {
+  const report =
+    'mode' in pending.how ? await reconcileBranches(store, cwd, { mode: pending.how.mode }) : await reconcileFromRecord(store, cwd, pending.how.record);
+  const moved = new Set(report.renumbered.map((r) => taskFileName(r.to)));
+  const changes: DoctorChange[] = report.renumbered.map((r) => ({
+    code: 'id_clash',
+    file: store.taskPath(r.to),
+    task: r.to,
+    message: `brought back the other side's #${r.from} (${JSON.stringify(r.subject)}) as #${r.to}, with the edges and mentions of its side${r.branch ? `; its branch ${r.branch.from} is ${r.branch.to} now` : ''}`,
+  }));
+  for (const name of report.written)
+    if (!moved.has(name)) changes.push({ code: 'id_clash', file: join(store.dir, name), message: 'settled from the board of both sides' });
+  return changes;
 }
 
 /** Takes the lock over the way proper-lockfile does (only when stale), then releases it, which removes it. */

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { locateGit } from '../board/board.js';
 import { TasksError } from '../errors.js';
 import { atomicWriteFile, readFileIfExists } from '../fs/fsio.js';
@@ -31,6 +31,54 @@ export interface GitSetupResult {
   driver: string;
   /** The repository whose config was changed. */
   repository: string;
+  /** The hooks that settle ids two branches handed out twice: each installed, or left alone because the clone has its own. */
+  hooks: { hook: string; path: string; installed: boolean; line?: string }[];
+}
+
+/** The hooks `tasks init --git` installs (git-hook command): after a merge, a commit (cherry-pick, a concluded merge), a rebase. */
+export const BOARD_HOOKS = ['post-merge', 'post-commit', 'post-rewrite'] as const;
+
+/** The line that marks a hook as ours, so `tasks init --git` may write it again. */
+const HOOK_MARK = '# Written by tasks init --git (dotasks)';
+
+/** A hook's text: a look for the merge driver's record (one missing file when there is no clash), then the command. */
+function hookText(hook: string, program: string): string {
+  return [
+    '#!/bin/sh',
+    `${HOOK_MARK}: settles task ids that two branches handed out twice (see tasks git-hook).`,
+    '[ -f "$(git rev-parse --git-dir)/dotasks-clashes.json" ] || exit 0',
+    `exec ${program} git-hook ${hook} "$@"`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Installs the hooks in the clone's hooks folder (core.hooksPath respected). A
+ * hook of the clone's own is left as it is, with the line to add to it.
+ */
+function installHooks(boardDir: string, program: string): GitSetupResult['hooks'] {
+  return BOARD_HOOKS.map((hook) => {
+    const path = resolve(boardDir, git(boardDir, ['rev-parse', '--git-path', `hooks/${hook}`]).trim());
+    const current = readFileIfExists(path);
+    if (current !== undefined && !current.includes(HOOK_MARK)) return { hook, path, installed: false, line: `${program} git-hook ${hook} "$@"` };
+    mkdirSync(dirname(path), { recursive: true });
+    atomicWriteFile(path, hookText(hook, program));
+    chmodSync(path, 0o755);
+    return { hook, path, installed: true };
+  });
+}
+
+/** Whether the clone has the hooks (ours, or a hook of its own that calls ours). */
+export function missingHooks(boardDir: string): string[] {
+  return BOARD_HOOKS.filter((hook) => {
+    let path: string;
+    try {
+      path = resolve(boardDir, git(boardDir, ['rev-parse', '--git-path', `hooks/${hook}`]).trim());
+    } catch {
+      return false;
+    }
+    return !(readFileIfExists(path) ?? '').includes(`git-hook ${hook}`);
+  });
 }
 
 function git(cwd: string, args: string[]): string {
@@ -65,7 +113,7 @@ export function setupGitMerge(boardDir: string, program: string): GitSetupResult
       { cause: error },
     );
   }
-  return { attributesFile, attributesChanged: missing.length > 0, driver, repository: repo.mainRoot };
+  return { attributesFile, attributesChanged: missing.length > 0, driver, repository: repo.mainRoot, hooks: installHooks(boardDir, program) };
 }
 
 export interface MergeDriverCheck {
@@ -112,5 +160,12 @@ export function checkMergeDriver(boardDir: string): MergeDriverCheck {
         fix: 'register it again: tasks init --git',
       };
   }
+  const hooks = missingHooks(boardDir);
+  if (hooks.length)
+    return {
+      attributesFile,
+      problem: `this clone lacks the git hooks that settle task ids two branches handed out twice (${hooks.join(', ')}): after such a merge one of the two tasks would stay set aside until 'tasks doctor --fix'`,
+      fix: 'install them: tasks init --git',
+    };
   return {};
 }

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { TASK_KEYS, normalizeIds, serializeTask, validateTask } from '../format/format.js';
+import type { IdClash } from './id-clashes.js';
 
 /**
  * The git merge driver for task files (`tasks merge-driver %O %A %B %P`):
@@ -281,14 +282,18 @@ export interface MergeDriverResult extends MergeResult {
  * %A (git's contract) and reports conflicts; `path` is %P, the file's path in
  * the repository, which says what kind of file it is.
  */
-export function runMergeDriver(basePath: string, oursPath: string, theirsPath: string, path: string): MergeDriverResult {
+export function runMergeDriver(basePath: string, oursPath: string, theirsPath: string, path: string, clashes?: ClashBook): MergeDriverResult {
   const read = (p: string) => readFileSync(p, 'utf8');
   const base = read(basePath);
   const ours = read(oursPath);
   const theirs = read(theirsPath);
   const name = basename(path);
   let result: MergeDriverResult;
-  if (name === '.highwatermark') {
+  const clash = /^task_.*\.json$/.test(name) ? idClashOf(base, ours, theirs, name, path, clashes) : undefined;
+  if (clash) {
+    // Two tasks under one id: this file keeps ours; the hooks (or tasks doctor --fix) bring theirs back under a new id.
+    result = { text: ours, conflicts: [], notes: [clash], kind: 'task', path };
+  } else if (name === '.highwatermark') {
     result = { text: mergeHighWaterMark(base, ours, theirs), conflicts: [], notes: [], kind: 'highwatermark', path };
   } else if (/^task_.*\.json$/.test(name)) {
     result = { ...mergeTaskText(base, ours, theirs, name), kind: 'task', path };
@@ -305,4 +310,37 @@ export function runMergeDriver(basePath: string, oursPath: string, theirsPath: s
   }
   writeFileSync(oursPath, result.text);
   return result;
+}
+
+/** Where the driver keeps the operation's id clashes (id-clashes.ts): read and written through the caller. */
+export interface ClashBook {
+  add(clash: IdClash): void;
+}
+
+/**
+ * Two tasks under one id (docs/protocol.md, "Ids across branches"), which
+ * one file cannot merge: created on both sides (no base) under different
+ * subjects; or the task of the base is another task on one side than on
+ * the other (exactly one side changed its subject: an earlier merge may have
+ * moved it to a free id there, or a person renamed it). The file keeps ours,
+ * and the record sends the whole board to the hooks (or `tasks doctor
+ * --fix`), which merge it with both sides' trees in view: that tells a moved
+ * task from a renamed one. Returns what to tell the user.
+ */
+function idClashOf(base: string, ours: string, theirs: string, name: string, path: string, clashes: ClashBook | undefined): string | undefined {
+  if (!clashes) return undefined; // no record to hand the board on with: merge the file as it is
+  const o = parseObject(ours);
+  const t = parseObject(theirs);
+  if (!o || !t || typeof o.subject !== 'string' || typeof t.subject !== 'string') return undefined;
+  const id = typeof o.id === 'number' ? o.id : Number(/\d+/.exec(name)?.[0]);
+  const same = (a: string, b: string) => a.trim() === b.trim();
+  if (base.trim() === '') {
+    if (same(o.subject, t.subject)) return undefined; // one task on both sides: merged field by field
+    clashes.add({ path, id, oursSubject: o.subject, theirsSubject: t.subject, theirs, base: '', kind: 'created' });
+    return `both sides created #${id}, as two different tasks (${JSON.stringify(o.subject)} here, ${JSON.stringify(t.subject)} there): this one keeps #${id}, the other moves to a free id when the merge is done (by the hooks of tasks init --git, else run 'tasks doctor --fix')`;
+  }
+  const b = parseObject(base);
+  if (!b || typeof b.subject !== 'string' || same(o.subject, b.subject) === same(t.subject, b.subject)) return undefined;
+  clashes.add({ path, id, oursSubject: o.subject, theirsSubject: t.subject, theirs, base, kind: 'moved' });
+  return `#${id} is ${JSON.stringify(o.subject)} here and ${JSON.stringify(t.subject)} there (a rename, or a task an earlier merge moved to another id): this file keeps this side's until the merge is done, then the board of both sides settles it (by the hooks of tasks init --git, else run 'tasks doctor --fix')`;
 }

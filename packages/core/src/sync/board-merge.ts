@@ -16,7 +16,6 @@
  *   moves to a free id, with its claim record, its worktree's branch, the
  *   edges of this clone's changes and the `#N` mentions of its own text.
  */
-import { spawnSync } from 'node:child_process';
 import { TasksError } from '../errors.js';
 import { MAX_TASK_FILE_BYTES, idFromFileName, isClosed, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from '../board/transaction.js';
@@ -25,6 +24,7 @@ import type { TaskStore } from '../store.js';
 import { mergeTaskTextResolved, type MergeConflict } from '../git/merge.js';
 import { blobId, readBlobs, type TreeEntry } from './git-objects.js';
 import { recordMoves } from '../runtime/moved-tasks.js';
+import { moveEdges, moveMentions, renameBranch, taskBranch } from '../git/renumber.js';
 import { claimRanOut, claimText, parseClaims, publishedClaimOf, type SeenClaims } from './published-claims.js';
 
 /** One task that came in or went out. */
@@ -208,47 +208,6 @@ function remoteCopy(entry: TreeEntry | undefined, name: string, blobs: Map<strin
   if (text === undefined) return Copy.unreadable('could not be read from git');
   if (Buffer.byteLength(text) > MAX_TASK_FILE_BYTES) return Copy.unreadable(`is over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task`);
   return new Copy(text, entry.sha, () => parseTask(text, name));
-}
-
-/** `#from` as a mention in text (not `#12` when moving `#1`, not `&#1;`). */
-function mentionPattern(from: number): RegExp {
-  return new RegExp(`(?<![\\w&#])#${from}(?!\\d)`, 'g');
-}
-
-/** Rewrites `#from` mentions to `#to` in the texts this clone wrote: its own task's, and what it changed of others. */
-function moveMentions(task: Task, syncedVersion: Task | undefined, moves: Map<number, number>): boolean {
-  let changed = false;
-  const rewrite = (text: string) => {
-    let next = text;
-    for (const [from, to] of moves) next = next.replace(mentionPattern(from), `#${to}`);
-    if (next !== text) changed = true;
-    return next;
-  };
-  if (!syncedVersion || syncedVersion.description !== task.description) task.description = rewrite(task.description);
-  if (task.notes) {
-    const known = new Set((syncedVersion?.notes ?? []).map((n) => `${n.at}\0${n.owner}\0${n.text}`));
-    task.notes = task.notes.map((n) => (known.has(`${n.at}\0${n.owner}\0${n.text}`) ? n : { ...n, text: rewrite(n.text) }));
-  }
-  return changed;
-}
-
-/** Replaces ids in a task's edges. */
-function moveEdges(task: Task, moves: Map<number, number>): boolean {
-  let moved = false;
-  for (const key of ['blockedBy', 'blocks'] as const) {
-    if (!task[key].some((x) => moves.has(x))) continue;
-    task[key] = [...new Set(task[key].map((x) => moves.get(x) ?? x))].sort((a, b) => a - b);
-    moved = true;
-  }
-  return moved;
-}
-
-/** Renames a task's branch in the board's repository, once (a transaction that starts over runs this again). */
-function renameBranch(cwd: string, from: string, to: string): boolean {
-  const has = (name: string) => spawnSync('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${name}`], { cwd }).status === 0;
-  if (!has(from)) return has(to);
-  if (has(to)) return false;
-  return spawnSync('git', ['branch', '-m', from, to], { cwd }).status === 0;
 }
 
 /**
@@ -486,7 +445,7 @@ async function moveClashes(
   },
 ): Promise<void> {
   const { ours, names, moves, leases, plan, sides } = state;
-  const pattern = (n: number) => store.config.branchPattern.replaceAll('{id}', String(n));
+  const pattern = (n: number) => taskBranch(store.config.branchPattern, n);
   for (const [name, o] of [...ours]) {
     if (!good(o) || o.sha === sides.synced.get(name)?.sha) continue;
     const id = idFromFileName(name)!;

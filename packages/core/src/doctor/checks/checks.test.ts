@@ -29,6 +29,7 @@ const ALL_CODES: Record<FindingCode, true> = {
   not_a_file: true,
   unfinished_change: true,
   two_homes: true,
+  id_clash: true,
 };
 
 const dir = fileURLToPath(new URL('./', import.meta.url));

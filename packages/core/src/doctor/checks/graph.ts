@@ -17,7 +17,10 @@ export const graph: DoctorCheck = {
  * `checkGraph` and `settleEdge` (reconcile.ts), as for the watcher; here
  * verdicts only become findings with positions and one-line fixes.
  */
-function diagnoseGraph({ byId, present, fileOf, findings, edits: edited }: Scan): void {
+function diagnoseGraph({ byId, present, fileOf, findings, edits: edited, options }: Scan): void {
+  // An edge to an id two branches handed out twice may name the wrong one of the two tasks: never settled by
+  // adding its other side, only by the whole-board merge that brings the other task back (id-clashes.ts).
+  const clashing = new Set(options.pending?.ids ?? []);
   const unreadable = new Set([...present].filter((id) => !byId.has(id)));
   const { verdicts } = checkGraph([...byId.values()], { unreadable });
   const edit = (id: number) => {
@@ -76,6 +79,21 @@ function diagnoseGraph({ byId, present, fileOf, findings, edits: edited }: Scan)
       continue;
     }
     if (v.kind === 'remove-side') continue; // only with an earlier look at the board, which doctor never has
+    if (v.kind !== 'propagate' && (clashing.has(w) || clashing.has(b))) {
+      const id = clashing.has(b) ? b : w;
+      findings.push({
+        code: 'one_sided_edge',
+        ...keyAt(v.field === 'blocks' ? b : w, v.field),
+        task: v.field === 'blocks' ? b : w,
+        message:
+          v.field === 'blocks'
+            ? `#${w} is blocked by #${b}, but #${b} does not list #${w} in "blocks"`
+            : `#${b} lists #${w} in "blocks", but #${w} does not list #${b} in "blockedBy"`,
+        fix: `part of the id clash of #${id}: tasks doctor --fix settles it (the edge may mean the other #${id})`,
+        fixable: true,
+      });
+      continue;
+    }
     const blocker = edit(b);
     const waiter = edit(w);
     const changed = settleEdge(v, blocker.task, waiter.task);

@@ -9,6 +9,7 @@ import type { DoctorCheck } from './check.js';
 import { duplicateIds } from './duplicate-ids.js';
 import { graph } from './graph.js';
 import { highWaterMark } from './high-water-mark.js';
+import { idClashes } from './id-clashes.js';
 import { unfinishedChanges } from './journals.js';
 import { expiredLeases } from './leases.js';
 import { leftovers } from './leftovers.js';
@@ -21,6 +22,7 @@ export type { DoctorCheck, FileChange, Plan, PlannedWrite, Scan, ScannedFile } f
 /** Every check, in order; task-files first (the others look at what it read), graph before canonical-form. */
 export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   taskFiles,
+  idClashes,
   duplicateIds,
   graph,
   canonicalForm,

@@ -52,7 +52,8 @@ export const taskFiles: DoctorCheck = {
         if (isErrnoException(error, 'ENOENT')) continue;
         throw error;
       }
-      const file = scanTaskFile(name, path, fileId, text, findings);
+      const settled = fileId !== undefined && scan.options.pending?.ids.includes(fileId);
+      const file = scanTaskFile(name, path, fileId, text, findings, settled);
       files.push(file);
     }
 
@@ -68,7 +69,7 @@ export const taskFiles: DoctorCheck = {
 };
 
 /** Reads one task file leniently and reports what is wrong with it. */
-function scanTaskFile(name: string, path: string, fileId: number | undefined, text: string, findings: DoctorFinding[]): ScannedFile {
+function scanTaskFile(name: string, path: string, fileId: number | undefined, text: string, findings: DoctorFinding[], inMerge = false): ScannedFile {
   const file: ScannedFile = { name, path, fileId, text, stringIds: false };
   const push = (code: FindingCode, offset: number, message: string, fix: string, fixable = false) => {
     const at = positionAt(text, offset);
@@ -93,7 +94,11 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
         'merge_conflict',
         marker.index,
         'unresolved merge conflict (the file holds <<<<<<< ======= >>>>>>> lines)',
-        'keep one side of each conflict, delete the marker lines, then git add the file',
+        // In the middle of a merge git could not finish, the board of both sides settles it (id-clashes.ts).
+        inMerge
+          ? 'tasks doctor --fix (merges the board of both sides), then finish the merge'
+          : 'keep one side of each conflict, delete the marker lines, then git add the file',
+        inMerge,
       );
     } else {
       const problem = findJsonSyntaxError(text);
