@@ -14,7 +14,7 @@ import { locateGit } from '../board/board.js';
 import { HIGHWATERMARK_FILE, type Transaction } from '../board/transaction.js';
 import { TasksError } from '../errors.js';
 import { idFromFileName, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
-import type { TaskStore } from '../store.js';
+import { TaskStore } from '../store.js';
 import { git, out, parseTree, readBlobs, readObjects } from '../sync/git-objects.js';
 import { mergeBranchBoards, type BoardFiles, type BranchMergeResult, type BranchRenumbered } from './branch-merge.js';
 import { clearClashes, readClashes, type ClashRecord, type IdClash } from './id-clashes.js';
@@ -63,8 +63,20 @@ interface Repository {
 function repositoryOf(store: TaskStore, cwd: string): Repository {
   const found = locateGit(cwd);
   if (!found?.gitDir) throw new TasksError('E_USAGE', `${cwd} is not in a git repository`);
-  const top = out(git(store.dir, ['rev-parse', '--show-toplevel']));
-  return { top, gitDir: found.gitDir, board: relative(top, store.dir) || '.' };
+  return { top: found.worktreeRoot, gitDir: found.gitDir, board: relative(found.mainRoot, store.dir) || '.' };
+}
+
+/**
+ * The board folder a git operation in `cwd`'s worktree merged: the board's
+ * own in the main checkout, or, in a linked worktree, that worktree's copy of
+ * the board's files (commands there use the main checkout's board, but git
+ * merges the files of the worktree it runs in).
+ */
+export function operationBoard(store: TaskStore, cwd: string): TaskStore {
+  const found = locateGit(cwd);
+  if (!found?.linked) return store;
+  const copy = join(found.worktreeRoot, relative(found.mainRoot, store.dir));
+  return copy === store.dir ? store : new TaskStore(copy);
 }
 
 const refFile = (repo: Repository, name: string) => {
@@ -136,8 +148,9 @@ function sidesOf(repo: Repository, options: ReconcileOptions): { base?: string; 
  * the branches of moved tasks, amends HEAD when asked, and forgets the
  * driver's record.
  */
-export async function reconcileBranches(store: TaskStore, cwd: string, options: ReconcileOptions): Promise<ReconcileReport> {
-  const repo = repositoryOf(store, cwd);
+export async function reconcileBranches(board: TaskStore, cwd: string, options: ReconcileOptions): Promise<ReconcileReport> {
+  const repo = repositoryOf(board, cwd);
+  const store = operationBoard(board, cwd);
   const sides = sidesOf(repo, options);
   const result = mergeBranchBoards({
     base: boardAt(repo, sides.base),
@@ -228,8 +241,9 @@ function amend(repo: Repository, renumbered: BranchRenumbered[]): boolean {
  * sides: the task set aside lists the tasks it waits for and blocks); its
  * own text's mentions follow it.
  */
-export async function reconcileFromRecord(store: TaskStore, cwd: string, record: ClashRecord): Promise<ReconcileReport> {
-  const repo = repositoryOf(store, cwd);
+export async function reconcileFromRecord(board: TaskStore, cwd: string, record: ClashRecord): Promise<ReconcileReport> {
+  const repo = repositoryOf(board, cwd);
+  const store = operationBoard(board, cwd);
   const renumbered: BranchRenumbered[] = [];
   const written: string[] = [];
   await store.transact({ board: true }, async (tx) => {
@@ -348,7 +362,8 @@ export interface PendingReconcile {
  * the merge commit when HEAD is it, else from the record). Undefined:
  * nothing to settle.
  */
-export function pendingReconcile(store: TaskStore, cwd: string): PendingReconcile | undefined {
+export function pendingReconcile(board: TaskStore, cwd: string): PendingReconcile | undefined {
+  const store = operationBoard(board, cwd);
   const found = locateGit(cwd);
   if (!found?.gitDir) return undefined;
   const record = readClashes(found.gitDir);
