@@ -250,4 +250,33 @@ describe('where no hook runs', () => {
     git(dir, 'commit', '-q', '--no-edit');
     expectBothSides(dir);
   });
+
+  it('a clash a person settled by hand (keeping one side) is never "fixed" by wiring the other side\'s edge to the task that kept the id', async () => {
+    fixture = await createRemote({ prefix: 'dotasks-branches-' });
+    const dir = fixture.clone('repo');
+    ok(dir, ['init']);
+    ok(dir, ['create', 'Existing']);
+    commit(dir, 'board');
+    git(dir, 'checkout', '-q', '-b', 'a');
+    ok(dir, ['create', 'A two']);
+    commit(dir, 'a');
+    git(dir, 'checkout', '-q', 'main');
+    git(dir, 'checkout', '-q', '-b', 'b');
+    ok(dir, ['create', 'B two']);
+    ok(dir, ['create', 'B three', '--blocked-by', '2']);
+    commit(dir, 'b');
+    git(dir, 'checkout', '-q', 'a');
+    expect(() => git(dir, 'merge', '--no-edit', 'b')).toThrow();
+    git(dir, 'checkout', '--ours', '--', '.tasks/task_2.json', '.tasks/.highwatermark');
+    commit(dir, 'kept ours');
+    const before = readBoard(dir);
+    const doctor = tasks(dir, ['doctor']);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toMatch(
+      /#3 is blocked by #2, but #2 does not list #3 in "blocks" \[one_sided_edge\]\n {2}fix: task_2\.json was created twice in git's history/,
+    );
+    expect(doctor.stdout).not.toMatch(/add the missing side/);
+    tasks(dir, ['doctor', '--fix']);
+    expect(readBoard(dir).bySubject.get('A two')!.blocks).toEqual(before.bySubject.get('A two')!.blocks);
+  });
 });

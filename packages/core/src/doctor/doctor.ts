@@ -82,6 +82,8 @@ export interface DoctorOptions {
   cwd?: string;
   /** An id clash to settle (found once per command: it asks git). */
   pending?: PendingReconcile;
+  /** The commits that created each task file looked up in git's history, shared by the scans of one command. */
+  history?: Map<number, string[]>;
 }
 
 export interface DoctorReport {
@@ -131,7 +133,7 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
   // edges that named the wrong task are right again (the repairs below would have wired them to it).
   const pending = withPending(store, options).pending;
   if (pending) changes.push(...(await settleClashes(store, options.cwd ?? process.cwd(), pending)));
-  options = { ...options, pending: undefined };
+  options = { ...options, pending: undefined, history: options.history ?? new Map() };
   const first = scanBoard(store, options);
   // Stale locks first: one of them may be the board lock we are about to take.
   for (const lock of first.plan.staleLocks) {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { checkGraph, settleEdge, type EdgeField } from '../../consistency/reconcile.js';
 import { formatCycle } from '../../errors.js';
 import { copyTask } from '../../format/format.js';
@@ -17,10 +18,19 @@ export const graph: DoctorCheck = {
  * `checkGraph` and `settleEdge` (reconcile.ts), as for the watcher; here
  * verdicts only become findings with positions and one-line fixes.
  */
-function diagnoseGraph({ byId, present, fileOf, findings, edits: edited, options }: Scan): void {
+function diagnoseGraph({ store, byId, present, fileOf, findings, edits: edited, options }: Scan): void {
   // An edge to an id two branches handed out twice may name the wrong one of the two tasks: never settled by
-  // adding its other side, only by the whole-board merge that brings the other task back (id-clashes.ts).
+  // adding its other side, only by the whole-board merge that brings the other task back (id-clashes.ts), or
+  // by a person when the clash was settled by hand already (git's history shows the file created twice).
   const clashing = new Set(options.pending?.ids ?? []);
+  const twice = options.history ?? new Map<number, string[]>();
+  const createdTwice = (id: number): string[] => {
+    if (!twice.has(id)) {
+      if (options.git === false) return []; // the scan under the board lock asks no git: it has the first scan's answers
+      twice.set(id, commitsCreating(store.dir, id));
+    }
+    return twice.get(id)!;
+  };
   const unreadable = new Set([...present].filter((id) => !byId.has(id)));
   const { verdicts } = checkGraph([...byId.values()], { unreadable });
   const edit = (id: number) => {
@@ -79,6 +89,23 @@ function diagnoseGraph({ byId, present, fileOf, findings, edits: edited, options
       continue;
     }
     if (v.kind === 'remove-side') continue; // only with an earlier look at the board, which doctor never has
+    // The task whose side is missing.
+    const other = v.kind === 'propagate' ? w : v.field === 'blocks' ? b : w;
+    if (v.kind !== 'propagate' && !clashing.has(w) && !clashing.has(b) && createdTwice(other).length > 1) {
+      const commits = createdTwice(other);
+      findings.push({
+        code: 'one_sided_edge',
+        ...keyAt(other, v.field),
+        task: other,
+        message:
+          v.field === 'blocks'
+            ? `#${w} is blocked by #${b}, but #${b} does not list #${w} in "blocks"`
+            : `#${b} lists #${w} in "blocks", but #${w} does not list #${b} in "blockedBy"`,
+        fix: `task_${other}.json was created twice in git's history (commits ${commits.map((c) => c.slice(0, 10)).join(', ')}): the edge may mean the other #${other}; look (git log -p -- .tasks/task_${other}.json), then tasks dep add or tasks dep rm`,
+        fixable: false,
+      });
+      continue;
+    }
     if (v.kind !== 'propagate' && (clashing.has(w) || clashing.has(b))) {
       const id = clashing.has(b) ? b : w;
       findings.push({
@@ -132,4 +159,10 @@ function diagnoseGraph({ byId, present, fileOf, findings, edits: edited, options
       waiter.changes.push({ code: 'one_sided_edge', text: `added #${b} to "blockedBy" (the other side of #${b}'s "blocks")` });
     }
   }
+}
+
+/** The commits of the checked-out history that created a task's file (two: the id was handed out on two branches). */
+function commitsCreating(boardDir: string, id: number): string[] {
+  const r = spawnSync('git', ['log', '--format=%H', '--diff-filter=A', '--full-history', '--', `task_${id}.json`], { cwd: boardDir, encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.split('\n').filter(Boolean) : [];
 }
