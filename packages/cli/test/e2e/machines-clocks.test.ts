@@ -21,7 +21,7 @@ describe('clocks that disagree', () => {
     if (!existsSync(LIBFAKETIME)) throw new Error(`${LIBFAKETIME} is missing: apt-get install -y faketime (as .ci/run does)`);
     const dirs = await machines(3);
     const skewed = { LD_PRELOAD: LIBFAKETIME, FAKETIME: offset, FAKETIME_DONT_RESET: '1' };
-    for (let i = 1; i <= 6; i++) ok(dirs[0], ['create', `task ${i}`]);
+    for (let i = 1; i <= 3; i++) ok(dirs[0], ['create', `task ${i}`]);
     for (const dir of dirs) ok(dir, ['sync']);
     const log = join(fixture().root, 'work.log');
     writeFileSync(log, '');
@@ -43,7 +43,7 @@ describe('clocks that disagree', () => {
     const lines = readFileSync(log, 'utf8').trim().split('\n');
     const starts = lines.filter((l) => l.startsWith('start ')).map((l) => Number(l.split(' ')[1]));
     // Every task was worked exactly once: no claim was taken from a live holder.
-    expect(starts.sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(starts.sort((x, y) => x - y)).toEqual([1, 2, 3]);
     for (const dir of dirs) ok(dir, ['sync']);
     for (const dir of dirs)
       expect(JSON.parse(tasks(dir, ['list', '--json']).stdout).tasks.every((t: { status: string }) => t.status === 'completed')).toBe(true);

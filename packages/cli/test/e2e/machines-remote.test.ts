@@ -97,7 +97,7 @@ describe('syncs killed at random points', () => {
       if (random() < 0.6) create(dir);
       const child = spawn(process.execPath, [TASKS_BIN, 'sync'], { cwd: dir, env: cleanEnv(), detached: true, stdio: 'ignore' });
       fixture().track(child);
-      await new Promise((r) => setTimeout(r, random() * 200));
+      await new Promise((r) => setTimeout(r, random() * 150));
       // Half the time only tasks itself dies (its git goes on alone), half the time its git with it.
       try {
         process.kill(random() < 0.5 ? child.pid! : -child.pid!, 'SIGKILL');
