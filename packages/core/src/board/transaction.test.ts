@@ -288,3 +288,58 @@ describe('a text put, then a task put', () => {
     expect(store.getTask(1)).toMatchObject({ status: 'pending', owner: '' });
   });
 });
+
+describe('a change a power cut stopped half way', () => {
+  /** Completes #1 of the hub board, keeping a copy of its journal as the writer had it just before removing it. */
+  async function completedWithJournal(store: TaskStore): Promise<string> {
+    const journal = join(journalDir(store.runtimeDir), 'board.json');
+    let copy = '';
+    setFaultHook((call, path) => {
+      if (call === 'unlink' && path === journal && existsSync(journal)) copy = readFileSync(journal, 'utf8');
+    });
+    await store.completeTask(1, { actor: 'ann' });
+    setFaultHook(undefined);
+    expect(copy).not.toBe('');
+    return copy;
+  }
+
+  it('a torn append of its events: recovery logs exactly the events that did not land, once', async () => {
+    const store = await hubBoard();
+    const journal = await completedWithJournal(store);
+    const log = join(store.runtimeDir, 'events.jsonl');
+    const lines = readFileSync(log, 'utf8').split('\n');
+    const tx = (JSON.parse(journal) as { tx: string }).tx;
+    const first = lines.findIndex((l) => l.includes(`"tx":"${tx}"`));
+    // The power cut: the change's first event whole, its second torn half way, the rest never written; the journal stays.
+    writeFileSync(log, [...lines.slice(0, first + 1), lines[first + 1].slice(0, 20)].join('\n'));
+    mkdirSync(journalDir(store.runtimeDir), { recursive: true });
+    writeFileSync(join(journalDir(store.runtimeDir), 'board.json'), journal);
+    await store.createTask({ subject: 'next' });
+    const after = events(store).filter((e) => e.tx === tx && e.type !== 'recovered');
+    expect(after.map((e) => `${e.type} ${e.task}`)).toEqual(['completed 1', 'unblocked 2', 'unblocked 3', 'unblocked 4']);
+    await store.createTask({ subject: 'after' });
+    expect(events(store).filter((e) => e.tx === tx && e.type !== 'recovered')).toHaveLength(4);
+  });
+
+  it('recovery makes the folders it renames into again (.runtime/leases/ lost with the power, or removed by a person)', async () => {
+    const store = board();
+    await store.createTask({ subject: 'one' });
+    // A claim whose first rename after its commit point (the claim record) fails, and whose undo cannot remove
+    // its journal either: the journal stays, for the next holder of the lock to finish.
+    setFaultHook((call, path) => {
+      if (call === 'rename' && path.includes(join('.runtime', 'leases'))) throw systemError('EIO', call, path);
+      if (call === 'unlink' && path.includes(join('.runtime', 'journal'))) throw systemError('EIO', call, path);
+    });
+    await store.claimTask(1, { owner: 'ann' }).catch(() => undefined);
+    setFaultHook(undefined);
+    const journals = existsSync(journalDir(store.runtimeDir)) ? readdirSync(journalDir(store.runtimeDir)) : [];
+    expect(journals.length).toBeGreaterThan(0);
+    rmSync(join(store.runtimeDir, 'leases'), { recursive: true, force: true });
+    // The next claim of that task finishes ann's committed claim first (its record renamed into a folder made
+    // again), and then finds it taken: a lost race, not an I/O error.
+    await expect(store.claimTask(1, { owner: 'bob' })).rejects.toMatchObject({ reason: 'already_claimed' });
+    expect(readdirSync(journalDir(store.runtimeDir))).toEqual([]);
+    expect(store.getTask(1)).toMatchObject({ status: 'in_progress', owner: 'ann' });
+    expect(readLease(store.runtimeDir, 1)).toMatchObject({ owner: 'ann' });
+  });
+});

@@ -146,22 +146,25 @@ export function parseEvents(text: string, sinceSeq = 0): TaskEvent[] {
 }
 
 /**
- * True when the log holds an event of transaction `tx`. Reads back from the
- * end and stops at events older than `notBefore` (ISO time): a transaction's
- * events are appended after its journal was written.
+ * How many events of transaction `tx` the log holds whole (its `recovered`
+ * events not counted). A transaction appends its events in one write, so
+ * after a torn append the log holds a first part of them, in order. Reads
+ * back from the end and stops at events older than `notBefore` (ISO time): a
+ * transaction's events are appended after its journal was written.
  */
-export function logHasTx(runtimeDir: string, tx: string, notBefore: string): boolean {
+export function loggedEventsOfTx(runtimeDir: string, tx: string, notBefore: string): number {
   const file = join(runtimeDir, EVENTS_FILE);
   let fd: number;
   try {
     fd = openSync(file, 'r');
   } catch (error) {
-    if (isErrnoException(error, 'ENOENT')) return false;
+    if (isErrnoException(error, 'ENOENT')) return 0;
     throw error;
   }
   try {
     let end = fstatSync(fd).size;
     let carry = '';
+    let count = 0;
     const cutoff = Date.parse(notBefore) - 60_000; // clocks of two processes on one host; a minute of slack
     while (end > 0) {
       const start = Math.max(0, end - 65536);
@@ -171,18 +174,18 @@ export function logHasTx(runtimeDir: string, tx: string, notBefore: string): boo
       carry = start > 0 ? (lines.shift() ?? '') : '';
       for (let i = lines.length - 1; i >= 0; i--) {
         if (!lines[i].trim()) continue;
-        let event: { tx?: unknown; at?: unknown };
+        let event: { tx?: unknown; at?: unknown; type?: unknown };
         try {
-          event = JSON.parse(lines[i]) as { tx?: unknown; at?: unknown };
+          event = JSON.parse(lines[i]) as { tx?: unknown; at?: unknown; type?: unknown };
         } catch {
           continue;
         }
-        if (event.tx === tx) return true;
-        if (typeof event.at === 'string' && Date.parse(event.at) < cutoff) return false;
+        if (event.tx === tx && event.type !== 'recovered') count++;
+        else if (typeof event.at === 'string' && Date.parse(event.at) < cutoff) return count;
       }
       end = start;
     }
-    return false;
+    return count;
   } finally {
     closeSync(fd);
   }

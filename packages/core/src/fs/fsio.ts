@@ -163,7 +163,14 @@ export async function syncAndClose(fds: { fd: number; path: string }[], parallel
  * looking at it does not.
  */
 export function ensureFolder(dir: string): void {
-  if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+  if (existsSync(dir)) return;
+  const made = mkdirSync(dir, { recursive: true });
+  if (made === undefined) return;
+  // Durable like the files that will be renamed into it: each new folder's name is fsync'd into its parent, or a
+  // power cut could take the folder, and a committed change's files with it.
+  const created = [dir];
+  while (created[0] !== made && dirname(created[0]) !== created[0]) created.unshift(dirname(created[0]));
+  for (const folder of created) syncFolder(dirname(folder));
 }
 
 /**

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { TasksError, isErrnoException } from '../errors.js';
-import { appendEvents, logHasTx, type NewEvent } from '../events/events.js';
+import { appendEvents, loggedEventsOfTx, type NewEvent } from '../events/events.js';
 import { ensureFolder, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, writeNewFile } from './fsio.js';
 import type { HeldLock, LockOptions } from './locks.js';
 
@@ -147,15 +147,20 @@ export async function recoverJournal(
   const folders = new Set<string>();
   for (const s of staged) {
     gateFor(s.op.file).assertHeld();
+    // A folder the power cut (or a person) took since, `.runtime/leases/` say, is made again.
+    if (s.from) ensureFolder(dirname(s.path));
     if (s.from) renameFile(s.from, s.path);
     else removeFile(s.path);
     folders.add(dirname(s.path));
     result.applied.push(s.op.file);
   }
   for (const folder of folders) syncFolder(folder);
+  // The events the log lacks: all of them, or, after an append the power cut tore, the ones after those that
+  // landed whole (docs/protocol.md, "Recovery rolls forward": events included, exactly once).
   const events: NewEvent[] = [];
-  if (journal.events.length && !logHasTx(runtimeDir, journal.tx, journal.at)) {
-    events.push(...journal.events);
+  const logged = journal.events.length ? loggedEventsOfTx(runtimeDir, journal.tx, journal.at) : 0;
+  if (logged < journal.events.length) {
+    events.push(...journal.events.slice(logged));
     result.loggedEvents = true;
   }
   events.push({
