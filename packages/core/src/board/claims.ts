@@ -12,7 +12,7 @@ import { createLease, leaseExpiry, leaseLengthOf, listLeases, readLease, type Le
 import type { TaskStore } from '../store.js';
 import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from './board-index.js';
 import { assertOwnerFree } from './mutations.js';
-import { applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
+import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
 import type { TxOptions } from './transaction.js';
 
@@ -261,7 +261,7 @@ export async function releaseTask(
     task.status = 'pending';
     task.owner = '';
     if (options.metadata) applyMetadata(task, options.metadata);
-    if (note !== undefined) task.notes = [...(task.notes ?? []), { at: new Date().toISOString(), owner: options.actor ?? previousOwner, text: note }];
+    if (note !== undefined) appendNote(task, { at: new Date().toISOString(), owner: options.actor ?? previousOwner, text: note });
     tx.put(task);
     if (tx.readLease(id)) tx.dropLease(id);
     tx.event({

@@ -9,6 +9,7 @@ import { createLease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import {
   applyLabels,
+  appendNote,
   applyMetadata,
   applyPaths,
   assertHeldBy,
@@ -526,7 +527,7 @@ export async function addNote(store: TaskStore, id: number, text: string, option
   const body = checkNoteText(text);
   const result = await store.transact({ tasks: [id] }, (tx) => {
     const task = tx.edit(id);
-    task.notes = [...(task.notes ?? []), { at: (options.at ?? new Date()).toISOString(), owner: options.actor ?? '', text: body }];
+    appendNote(task, { at: (options.at ?? new Date()).toISOString(), owner: options.actor ?? '', text: body });
     tx.put(task);
     tx.event({ type: 'updated', task: id, owner: options.actor, fields: ['notes'] });
   });

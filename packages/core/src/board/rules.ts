@@ -2,12 +2,15 @@ import { TasksError } from '../errors.js';
 import {
   DEFAULT_PRIORITY,
   MAX_PRIORITY,
+  MAX_TASK_FILE_BYTES,
   TASK_STATUSES,
   cloneJson,
   createRecord,
   normalizeLabels,
+  serializeTask,
   setOwn,
   type Task,
+  type TaskNote,
   type TaskStatus,
 } from '../format/format.js';
 
@@ -158,6 +161,43 @@ export const MAX_LABEL_CHARS = 100;
 export function checkNoteText(text: unknown): string {
   if (typeof text !== 'string' || text.trim() === '') throw new TasksError('E_INVALID', 'a note needs text');
   return text.trim();
+}
+
+/** The note that stands for notes folded away to keep a task under the size limit (appendNote). */
+const FOLDED = /^(\d+) earlier notes? (?:was|were) folded to keep this task under 1 MiB/;
+
+/**
+ * Appends a note, so that it always fits (docs/protocol.md, "One task, one
+ * file"): when the file would grow over the 1 MiB limit, the oldest notes are
+ * folded into one that counts them (the file's git history keeps their
+ * text). A worker's failure note must never keep a failed run from releasing
+ * its task.
+ */
+export function appendNote(task: Task, note: TaskNote): void {
+  task.notes = [...(task.notes ?? []), note];
+  const size = () => Buffer.byteLength(serializeTask(task));
+  let over = size() - MAX_TASK_FILE_BYTES;
+  if (over <= 0) return;
+  const kept = [...task.notes].sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : 0));
+  const countOf = (n: TaskNote) => Number(FOLDED.exec(n.text)?.[1] ?? 0) || 1; // a note that counts folded ones counts them
+  const folding = (count: number, at: string): TaskNote => ({
+    at,
+    owner: 'tasks',
+    text: `${count} earlier note${count === 1 ? ' was' : 's were'} folded to keep this task under 1 MiB (git log -p of its file has them)`,
+  });
+  // The oldest go first: as many as their bytes say at once, then one by one until the file fits.
+  let folded = 0;
+  over += 300; // the note that counts them
+  while (kept.length > 1 && over > 0) {
+    const oldest = kept.shift()!;
+    folded += countOf(oldest);
+    over -= Buffer.byteLength(JSON.stringify(oldest, null, 4));
+  }
+  for (;;) {
+    task.notes = [folding(folded, kept[0].at), ...kept];
+    if (kept.length <= 1 || size() <= MAX_TASK_FILE_BYTES) return;
+    folded += countOf(kept.shift()!);
+  }
 }
 
 /** Applies a label change in place: adds, then removes; an empty list leaves the field out. */

@@ -343,3 +343,30 @@ describe('a change a power cut stopped half way', () => {
     expect(readLease(store.runtimeDir, 1)).toMatchObject({ owner: 'ann' });
   });
 });
+
+describe('notes near the size limit', () => {
+  it("a failed run's note always fits: the oldest notes fold into one that counts them, and the task is released", async () => {
+    const store = board();
+    await store.createTask({ subject: 'noisy' });
+    // About 1 MiB of notes already (by hand, as a long-lived task's history would grow).
+    const task = JSON.parse(readFileSync(store.taskPath(1), 'utf8'));
+    task.notes = Array.from({ length: 255 }, (_, i) => ({
+      at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+      owner: 'w',
+      text: `run ${i}: ${'x'.repeat(4000)}`,
+    }));
+    writeFileSync(store.taskPath(1), JSON.stringify(task, null, 2) + '\n');
+    await store.claimTask(1, { owner: 'w' });
+    const released = await store.releaseTask(1, { actor: 'w', heldBy: 'w', reason: 'failed', note: `the last run failed: ${'y'.repeat(20_000)}` });
+    expect(released.task).toMatchObject({ status: 'pending', owner: '' });
+    const size = readFileSync(store.taskPath(1)).length;
+    expect(size).toBeLessThanOrEqual(1024 * 1024);
+    const notes = store.getTask(1).notes!;
+    expect(notes.at(-1)!.text).toMatch(/^the last run failed/);
+    expect(notes[0]).toMatchObject({ owner: 'tasks', text: expect.stringMatching(/^\d+ earlier notes were folded to keep this task under 1 MiB/) });
+    // And again: the count goes on from the fold before.
+    const folded = Number(/^(\d+)/.exec(notes[0].text)![1]);
+    await store.addNote(1, 'z'.repeat(20_000), { actor: 'w' });
+    expect(Number(/^(\d+)/.exec(store.getTask(1).notes![0].text)![1])).toBeGreaterThan(folded);
+  });
+});
