@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -107,5 +107,102 @@ describe('file scopes (real processes)', () => {
       .map((l) => JSON.parse(l) as { type: string; outOfScope?: string[] })
       .find((e) => e.type === 'task.completed');
     expect(completed?.outOfScope).toEqual(['src/b/y.ts', 'stray.txt']);
+  });
+
+  // Hostile globs, written into task files by hand (create refuses them): each once made every claim that met it
+  // fail, hang or run out of memory, on every agent at once.
+  const BRACE_RANGE = 'src/{1..100000}';
+  const BRACE_PRODUCT = '{a,b,c}'.repeat(20);
+  const BACKTRACKING = 'src/*a*a*a*a*a*a*a*a*a*a*a*a*a*b';
+  const LONG_NAME = `src/${'a'.repeat(60)}`;
+
+  /** Sets task `id`'s paths in its file, as a hand edit (or an import, or a merge) would. */
+  function handEditPaths(board: string, id: number, paths: string[]): void {
+    const file = join(board, `task_${id}.json`);
+    const task = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    writeFileSync(file, JSON.stringify({ ...task, paths }, null, 2) + '\n');
+  }
+
+  it('a task with a hostile glob holds back itself alone: four workers finish everything else', { timeout: 240_000 }, async () => {
+    const t = repoBoard(['src/a/x.ts', 'src/b/y.ts', 'docs/x.md', LONG_NAME]);
+    cleanup = t.cleanup;
+    const hostile = [BRACE_RANGE, BRACE_PRODUCT, BACKTRACKING].map((glob, i) => {
+      const id = create(t.root, `Hostile ${i}`, ['src/a/x.ts']);
+      handEditPaths(t.board, id, [glob]);
+      return id;
+    });
+    // One more in progress for an owner who is away: the others' scopes are checked against it on every claim.
+    const away = create(t.root, 'Hostile in progress', ['src/b/y.ts']);
+    expect(tasks(t.root, ['claim', String(away), '--owner', 'away']).code).toBe(0);
+    handEditPaths(t.board, away, [BRACE_RANGE]);
+    const good = [
+      create(t.root, 'Good a', ['src/a/**']),
+      create(t.root, 'Good b', ['src/b/**']),
+      create(t.root, 'Good docs', ['docs/**']),
+      create(t.root, 'Good long', ['src/aaa*']),
+      create(t.root, 'Good new', ['src/c/new.ts']),
+      create(t.root, 'No scope', []),
+    ];
+    // A heap small enough that the brace product's old way (expand it all) dies at once instead of taking the machine.
+    const env = { NODE_OPTIONS: '--max-old-space-size=256' };
+    const workers = Array.from({ length: 4 }, (_, k) =>
+      startTasks(t.root, ['worker', '--owner', `w${k}`, '--idle-exit', '1', '--', process.execPath, '-e', ''], env),
+    );
+    const results = await Promise.all(workers.map((w) => w.done));
+    for (const r of results) expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    for (const id of good) expect(readTaskFile(t.board, id).status, `#${id}`).toBe('completed');
+    for (const id of hostile) expect(readTaskFile(t.board, id)).toMatchObject({ status: 'pending', owner: '' });
+
+    // What is left says why, and doctor names each task and the glob.
+    const next = tasks(t.root, ['claim', '--next', '--owner', 'me'], env);
+    expect(next.code).not.toBe(0);
+    expect(next.stderr).toContain(`${hostile.map((id) => `#${id}`).join(', ')} have a file scope no claim can use`);
+    const explicit = tasks(t.root, ['claim', String(hostile[0]), '--owner', 'me'], env);
+    expect(explicit.code).not.toBe(0);
+    expect(explicit.stderr).toContain(`task #${hostile[0]} has a file scope no claim can use: the path glob "${BRACE_RANGE}" expands to more than`);
+    const doctor = tasks(t.root, ['doctor', '--json'], env);
+    const findings = (JSON.parse(doctor.stdout) as { findings: { code: string; task: number; message: string }[] }).findings.filter(
+      (f) => f.code === 'bad_scope',
+    );
+    expect(findings.map((f) => f.task).sort((a, b) => a - b)).toEqual([...hostile, away].sort((a, b) => a - b));
+    expect(findings.find((f) => f.task === hostile[2])?.message).toContain('wildcards in the segment');
+
+    // The way out: the bad glob leaves with the update that gives the task what was meant.
+    const mend = tasks(t.root, ['update', String(hostile[0]), '--remove-path', BRACE_RANGE, '--path', 'src/{1..9}']);
+    expect(mend.code, mend.stderr).toBe(0);
+    expect(readTaskFile(t.board, hostile[0]).paths).toEqual(['src/{1..9}']);
+    const claimed = tasks(t.root, ['claim', '--next', '--owner', 'me', '--json'], env);
+    expect(claimed.code, claimed.stderr).toBe(0);
+    expect((JSON.parse(claimed.stdout) as { task: { id: number } }).task.id).toBe(hostile[0]);
+  });
+
+  it('create and update refuse a glob past the limits or outside the repository, with the reason', () => {
+    const t = repoBoard(['src/a/x.ts']);
+    cleanup = t.cleanup;
+    const refused: [string, string][] = [
+      [BRACE_RANGE, 'expands to more than 256 globs'],
+      [BRACE_PRODUCT, 'expands to more than 256 globs'],
+      [BACKTRACKING, 'has more than 3 wildcards in the segment'],
+      ['/etc/**', 'is absolute; paths are relative to the top of the repository'],
+      ['../../**', 'climbs out with ..'],
+      ['src/{a,..}/x', 'climbs out with ..'],
+      ['~/notes/**', 'starts with ~'],
+      ['**/**/**/**', 'repeats **'],
+      ['x'.repeat(600), 'is 600 characters long'],
+    ];
+    for (const [glob, reason] of refused) {
+      const r = tasks(t.root, ['create', 'Scoped', '--path', glob]);
+      expect(r.code, glob).not.toBe(0);
+      expect(r.stderr.trim().split('\n'), glob).toHaveLength(1);
+      expect(r.stderr, glob).toContain(reason);
+    }
+    const many = tasks(t.root, ['create', 'Scoped', ...Array.from({ length: 101 }, (_, i) => ['--path', `f${i}`]).flat()]);
+    expect(many.stderr).toContain('a scope holds at most 100');
+    expect(readdirSync(t.board).filter((f) => f.startsWith('task_'))).toEqual([]);
+    const id = create(t.root, 'Scoped', ['src/**']);
+    const r = tasks(t.root, ['update', String(id), '--path', '/etc/**']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('is absolute');
+    expect(readTaskFile(t.board, id).paths).toEqual(['src/**']);
   });
 });

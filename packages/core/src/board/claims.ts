@@ -11,6 +11,7 @@ import { isLockHeld } from '../fs/locks.js';
 import { createLease, leaseExpiry, leaseLengthOf, listLeases, readLease, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from './board-index.js';
+import { badScopeError } from './glob-limits.js';
 import { assertOwnerFree } from './mutations.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
@@ -80,6 +81,9 @@ async function claimOne(
       }
       if (!alreadyHeld) assertOwnerFree(store, tx, owner, new Set([id]));
       if (scopes && !alreadyHeld && task.paths?.length) {
+        // A scope no claim can check holds its own task back, and nothing else (glob-limits.ts).
+        const bad = badScopeError(task);
+        if (bad) throw bad;
         // Every claim of a task with paths holds the board lock while it looks: of two overlapping ones, the second sees the first.
         tx.need({ board: true });
         const hits = await overlapsInProgress(store, task, inProgressWithPaths(store));
@@ -147,8 +151,13 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
   // Tasks in progress with paths, looked up once per pass and only when a candidate has paths.
   let scoped: Task[] | undefined;
   const held = new Set<number>();
+  const badScopes = new Set<number>();
   const scopeBusy = async (task: Task): Promise<boolean> => {
     if (!task.paths?.length) return false;
+    if (badScopeError(task)) {
+      badScopes.add(task.id);
+      return true;
+    }
     scoped ??= view.candidates.map(lookup).filter((t): t is Task => t !== undefined && t.status === 'in_progress' && !!t.paths?.length);
     const busyNow = (await overlapsInProgress(store, task, scoped)).length > 0;
     if (busyNow) held.add(task.id);
@@ -161,6 +170,10 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
     } catch (error) {
       if (error instanceof ScopeBusy) {
         held.add(id);
+        return undefined;
+      }
+      if (error instanceof TasksError && error.details.badScope === true) {
+        badScopes.add(id);
         return undefined;
       }
       if (noWait && error instanceof TasksError && error.code === 'E_LOCKED' && error.details.lock === store.taskLockPath(id)) {
@@ -221,6 +234,14 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
     // Nothing from the index: look at every file before saying so.
     view = openClaimView(store.dir, { exact: true });
     scoped = undefined;
+  }
+  if (badScopes.size && !held.size) {
+    const ids = [...badScopes].sort((a, b) => a - b);
+    throw new ClaimError(
+      'nothing_ready',
+      `nothing is ready to claim: ${ids.map((id) => `#${id}`).join(', ')} ha${ids.length === 1 ? 's' : 've'} a file scope no claim can use (see 'tasks doctor')`,
+      { badScope: ids },
+    );
   }
   if (held.size) {
     const ids = [...held].sort((a, b) => a - b).map((id) => `#${id}`);

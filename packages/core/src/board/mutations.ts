@@ -153,7 +153,8 @@ export async function updateTask(store: TaskStore, id: number, patch: UpdateTask
   checkPriority(patch.priority);
   checkLabels([...(patch.addLabels ?? []), ...(patch.removeLabels ?? [])]);
   // Bad globs are refused before any lock is taken.
-  for (const list of [patch.paths, patch.addPaths, patch.removePaths]) if (list) checkPaths(list);
+  for (const list of [patch.paths, patch.addPaths]) if (list) checkPaths(list);
+  if (patch.removePaths) checkPaths(patch.removePaths, { limits: false });
   const toStatus = patch.status === undefined ? undefined : checkStatus(patch.status);
   // A first guess at the locks; the transaction asks for more when what it reads needs them.
   const guess = store.peekTask(id);

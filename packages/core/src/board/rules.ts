@@ -1,4 +1,5 @@
 import { TasksError } from '../errors.js';
+import { scopeProblem, shortGlob } from './glob-limits.js';
 import {
   DEFAULT_PRIORITY,
   MAX_PRIORITY,
@@ -67,8 +68,13 @@ export function checkStatus(status: unknown): TaskStatus {
   return status as TaskStatus;
 }
 
-/** A file scope as given: non-empty one-line globs, trimmed, each once, in the order given. */
-export function checkPaths(paths: unknown): string[] {
+/**
+ * A file scope as given: non-empty one-line globs, trimmed, each once, in
+ * the order given, within the limits of glob-limits.ts (count, length,
+ * brace expansion, wildcards; inside the repository). A glob past one is
+ * refused with the reason.
+ */
+export function checkPaths(paths: unknown, options: { limits?: boolean } = {}): string[] {
   if (!Array.isArray(paths)) throw new TasksError('E_INVALID', 'paths must be a list of globs, e.g. ["packages/parser/**", "docs/parser.md"]');
   const out: string[] = [];
   for (const item of paths as unknown[]) {
@@ -77,18 +83,25 @@ export function checkPaths(paths: unknown): string[] {
     const glob = item.trim();
     if (!out.includes(glob)) out.push(glob);
   }
+  // A glob to remove is not held to the limits: it is how a bad one leaves.
+  const problem = options.limits === false ? undefined : scopeProblem(out);
+  if (problem) throw new TasksError('E_INVALID', `the path glob ${JSON.stringify(shortGlob(problem.glob))} ${problem.reason}`, { glob: problem.glob });
   return out;
 }
 
-/** Applies a path patch in place (replace, then add, then remove); an empty scope removes the field. */
+/**
+ * Applies a path patch in place (replace, then remove, then add); an empty
+ * scope removes the field. What is left must keep to the limits, so a bad
+ * glob the file holds goes with the same update that adds a good one.
+ */
 export function applyPaths(task: Task, patch: { paths?: string[] | null; addPaths?: string[]; removePaths?: string[] }): void {
   if (patch.paths === undefined && !patch.addPaths?.length && !patch.removePaths?.length) return;
   let paths = patch.paths === undefined ? [...(task.paths ?? [])] : patch.paths === null ? [] : checkPaths(patch.paths);
-  if (patch.addPaths?.length) paths = checkPaths([...paths, ...patch.addPaths]);
   if (patch.removePaths?.length) {
-    const removed = new Set(checkPaths(patch.removePaths));
-    paths = paths.filter((p) => !removed.has(p));
+    const removed = new Set(checkPaths(patch.removePaths, { limits: false }));
+    paths = paths.filter((p) => !removed.has(p.trim()));
   }
+  if (patch.addPaths?.length) paths = checkPaths([...paths, ...patch.addPaths]);
   if (paths.length) task.paths = paths;
   else delete task.paths;
 }

@@ -21,6 +21,7 @@ import type FastGlob from 'fast-glob';
 import type Micromatch from 'micromatch';
 import type { Task } from '../format/format.js';
 import { trackedFiles } from '../git/tracked-files.js';
+import { badScopeError, scopeProblem } from './glob-limits.js';
 
 const MATCH = { dot: true } as const;
 
@@ -58,6 +59,8 @@ export function normalizeGlob(glob: string): string {
 
 function parseScope(paths: readonly string[]): ParsedScope {
   const scope: ParsedScope = { globs: [], positives: [], negatives: [] };
+  // A scope past the limits (a hand edit, an old file) is never expanded: it takes nothing, and its task is held back (badScopeError).
+  if (scopeProblem(paths)) return scope;
   for (const written of paths) {
     const negative = written.trim().startsWith('!');
     const glob = normalizeGlob(negative ? written.trim().slice(1) : written);
@@ -155,7 +158,9 @@ export class ScopeMatcher {
  */
 export async function overlappingTasks(boardDir: string, task: Task, others: readonly Task[]): Promise<Task[]> {
   if (!task.paths?.length) return [];
-  const candidates = others.filter((o) => o.id !== task.id && o.paths?.length);
+  const bad = badScopeError(task);
+  if (bad) throw bad;
+  const candidates = others.filter((o) => o.id !== task.id && o.paths?.length && !scopeProblem(o.paths));
   if (candidates.length === 0) return [];
   const tracked = await trackedFiles(boardDir);
   const matcher = new ScopeMatcher(tracked?.files ?? []);

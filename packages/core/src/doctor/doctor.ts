@@ -45,7 +45,8 @@ export type FindingCode =
   | 'not_a_file'
   | 'unfinished_change'
   | 'two_homes'
-  | 'id_clash';
+  | 'id_clash'
+  | 'bad_scope';
 
 /** One problem: where it is, what is wrong, and one line that says how to fix it. */
 export interface DoctorFinding {

@@ -30,6 +30,7 @@ const ALL_CODES: Record<FindingCode, true> = {
   unfinished_change: true,
   two_homes: true,
   id_clash: true,
+  bad_scope: true,
 };
 
 const dir = fileURLToPath(new URL('./', import.meta.url));

@@ -3,6 +3,7 @@
 // spot, by this order: the graph's before the canonical form they would
 // change, an id mismatch before the duplicate it causes).
 import type { FindingCode } from '../doctor.js';
+import { badScopes } from './bad-scope.js';
 import { boardHome } from './board-home.js';
 import { canonicalForm } from './canonical-form.js';
 import type { DoctorCheck } from './check.js';
@@ -25,6 +26,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   idClashes,
   duplicateIds,
   graph,
+  badScopes,
   canonicalForm,
   highWaterMark,
   leftovers,
