@@ -84,7 +84,8 @@ export const todoInputSchema: JsonSchema = {
       type: 'array',
       description:
         'globs of the files the task will change, from the top of the repository, e.g. ["src/parser/**"] (create, update: replaces the list); claims keep tasks on the same files apart',
-      items: { type: 'string', minLength: 1 },
+      items: { type: 'string', minLength: 1, maxLength: 500 },
+      maxItems: 100,
     },
     priority,
     add_labels: labelList('labels to add (create, update), e.g. ["parser"]'),
