@@ -1,7 +1,18 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { FINAL_JOB_STATUSES, TasksError, createJob, getJob, listJobs, readJobLogTail, updateJob, type JobRecord, type TaskStore } from '@dotasks/core/internal';
+import {
+  FINAL_JOB_STATUSES,
+  TasksError,
+  createJob,
+  getJob,
+  listJobs,
+  readJobLogTail,
+  recordRunEnd,
+  updateJob,
+  type JobRecord,
+  type TaskStore,
+} from '@dotasks/core/internal';
 import { groupMembers, isRunning, killGroup } from '@dotasks/core/internal';
 
 /**
@@ -126,11 +137,16 @@ export async function killJob(store: TaskStore, id: string, options: { graceMs?:
   if (settled && !supervisorAlive()) {
     // Nobody is left to record the end: do it here.
     const at = new Date().toISOString();
-    const task = store.peekTask(after.task);
-    if (task && task.status === 'in_progress' && task.owner === after.owner) {
-      const lastRun = { job: id, exitCode: null, at, killed: true, tail: readJobLogTail(store, id, 20, 2000) };
-      await store.releaseTask(after.task, { actor: after.owner, metadata: { lastRun } });
-    }
+    // The supervisor's own record, made the same way: only while the task is still the job's, under its lock.
+    await recordRunEnd(store, {
+      task: after.task,
+      owner: after.owner,
+      exitCode: null,
+      signal: null,
+      tail: readJobLogTail(store, id, 20, 2000),
+      job: id,
+      killed: true,
+    });
     const job = await updateJob(store, id, (r) =>
       isFinished(r)
         ? undefined

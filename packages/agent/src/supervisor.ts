@@ -2,12 +2,14 @@
  * The supervisor of one background job: `node supervisor.js BOARD_DIR JOB_ID`.
  * Started detached by startJob; it takes the task's lease with its own pid,
  * starts the command in its own process group with output to the job's log,
- * renews the lease while the command runs, and records the outcome: exit 0
- * completes the task (dependents unblock), anything else releases it with
- * `metadata.lastRun`. `job.started` / `job.finished` go to the event log.
- * Meanwhile it checks every half second that the task is still its own: a
- * task reaped, released or claimed by another stops the command's whole
- * tree, and the job ends `lost` without touching the task.
+ * renews the lease while the command runs, and records the outcome the way
+ * a worker does (core's runtime/task-run.ts): exit 0 completes the task
+ * (dependents unblock), anything else releases it with `metadata.lastError`
+ * and a note, in one transaction that checks under the task's lock that the
+ * task is still the job's. `job.started` / `job.finished` go to the event
+ * log. Meanwhile it checks every half second that the task is still its
+ * own: a task reaped, released or claimed by another stops the command's
+ * whole tree, and the job ends `lost` without touching the task.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, realpathSync, writeSync } from 'node:fs';
@@ -17,9 +19,11 @@ import {
   getJob,
   jobLogPath,
   readJobLogTail,
+  holdClaim,
+  recordRunEnd,
   updateJob,
-  watchClaim,
   type ClaimLoss,
+  type HeldClaim,
   type ClaimResult,
   type JobRecord,
   type JobStatus,
@@ -44,6 +48,7 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
   let killRequested = false;
   let stopping: Promise<void> | undefined;
   let loss: ClaimLoss | undefined;
+  let held: HeldClaim | undefined;
 
   const stopCommand = () => {
     if (child?.pid !== undefined && !stopping) stopping = killGroup(child.pid);
@@ -60,30 +65,34 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
   const { task, owner } = record;
   await updateJob(store, jobId, () => ({ supervisorPid: process.pid }));
 
-  const finish = async (status: JobStatus, outcome: Outcome): Promise<void> => {
+  const finish = async (ended: JobStatus, outcome: Outcome): Promise<void> => {
     const at = new Date().toISOString();
+    let status = ended;
     let unblocked: number[] = [];
     let error = outcome.error;
-    const current = store.peekTask(task);
     if (loss) {
       // Someone else's task now (or nobody's): neither complete nor release it.
       error = loss.message;
       const stopped = { type: 'work.stopped', task, owner, job: jobId, reason: loss.reason, message: loss.message, ...(child?.pid ? { pid: child.pid } : {}) };
       // The job record and job.finished below say it too: a busy log must not keep them from being written.
       await store.recordEvent(stopped).catch(() => {});
-    } else if (!current || current.status !== 'in_progress' || current.owner !== owner) {
-      error ??= `task #${task} was no longer in progress for ${owner}; it was left as it is`;
     } else {
+      // The worker's way (runtime/task-run.ts): one transaction that completes or releases only while, under the
+      // task's lock, the task is still in progress for this job's owner.
       try {
-        if (status === 'completed') {
-          await store.updateTask(task, { metadata: { lastRun: { job: jobId, exitCode: 0, at } } }, { actor: owner });
-          unblocked = (await store.completeTask(task, { actor: owner })).unblocked;
-        } else {
-          const tail = readJobLogTail(store, jobId, TAIL_LINES, TAIL_BYTES);
-          const lastRun: Record<string, unknown> = { job: jobId, exitCode: outcome.exitCode, at, tail };
-          if (outcome.signal) lastRun.signal = outcome.signal;
-          if (status === 'killed') lastRun.killed = true;
-          await store.releaseTask(task, { actor: owner, metadata: { lastRun } });
+        const record = await recordRunEnd(store, {
+          task: held?.task ?? task,
+          owner,
+          exitCode: status === 'completed' ? 0 : outcome.exitCode,
+          signal: outcome.signal,
+          tail: status === 'completed' ? '' : readJobLogTail(store, jobId, TAIL_LINES, TAIL_BYTES),
+          job: jobId,
+          killed: status === 'killed',
+        });
+        if (record.outcome === 'completed') unblocked = record.unblocked;
+        if (record.outcome === 'lost') {
+          status = 'lost';
+          error ??= `${record.message}; it was left as it is`;
         }
       } catch (e) {
         error = `could not record the outcome on task #${task}: ${(e as Error).message}`;
@@ -117,24 +126,18 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
     await finish('killed', { exitCode: null, signal: null, error: 'killed before it started' });
     return;
   }
-  const watch = watchClaim(
-    store,
-    { task, owner, claimedAt: claim.lease.claimedAt },
-    {
-      intervalMs: CLAIM_CHECK_MS,
-      sinceSeq: claim.events.find((e) => e.task === task && e.type === 'claimed')?.seq,
-      onLost: (found) => {
-        loss = found;
-        stopCommand();
-      },
+  held = holdClaim(store, {
+    task,
+    owner,
+    claimedAt: claim.lease.claimedAt,
+    sinceSeq: claim.events.find((e) => e.task === task && e.type === 'claimed')?.seq,
+    checkMs: CLAIM_CHECK_MS,
+    maxRenewMs: 60_000,
+    onLost: (found) => {
+      loss = found;
+      stopCommand();
     },
-  );
-  // Renew the lease every third of its length while the command runs.
-  const every = Math.min(60_000, Math.max(200, (store.config.leaseSeconds * 1000) / 3));
-  const heartbeat = setInterval(() => {
-    // A refused renewal is what the watch looks for: let it look now.
-    store.heartbeat({ owner, id: task }).catch(() => watch.check());
-  }, every);
+  });
 
   const log = openSync(jobLogPath(store, jobId), 'a');
   let started: Promise<unknown> = Promise.resolve();
@@ -164,8 +167,8 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
   closeSync(log);
   // One last look before recording the outcome on the task: the command may
   // have ended just as the task was taken.
-  watch.check();
-  watch.stop();
+  held.check();
+  held.stop();
   const note = loss ? `stopped: ${loss.message}` : outcome.error;
   if (note) {
     const fd = openSync(jobLogPath(store, jobId), 'a');
@@ -174,7 +177,6 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
   }
   // Whatever the command left behind in its group goes with it: no orphans.
   if (child?.pid !== undefined) await (stopping ?? killGroup(child.pid, 1000));
-  clearInterval(heartbeat);
   await started; // job.started is in the log before job.finished
   // `tasks kill` marks the record before signalling; the group may die before our handler runs.
   killRequested ||= getJob(store, jobId).killRequested === true;

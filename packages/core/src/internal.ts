@@ -40,6 +40,7 @@ export * from './board/rules.js';
 export * from './fs/journal.js';
 export { NeedLocks, ConcurrentChange, parseHighWaterMark, type Transaction, type TxScope, type TxOptions } from './board/transaction.js';
 export * from './runtime/claim-watch.js';
+export * from './runtime/task-run.js';
 export * from './sync/sync.js';
 export { adoptBoard, retireBoard, openBoardToSync, type BoardMove } from './sync/board-moves.js';
 export { markSynced, remoteHasBranch, trackedBoardFiles } from './sync/board-home.js';

@@ -14,8 +14,9 @@ import {
   readLeases,
   syncBoard,
   searchPath,
-  watchClaim,
-  type ClaimLoss,
+  holdClaim,
+  recordRunEnd,
+  type LastError,
   type ClaimLossReason,
   type ClaimResult,
   type SyncOptions,
@@ -101,27 +102,11 @@ export interface WorkerSummary {
   lost: number[];
 }
 
-/** `metadata.lastError` of a task whose command failed. */
-export interface LastError {
-  exitCode: number | null;
-  signal: string | null;
-  at: string;
-  owner: string;
-  /** The end of the command's output (stdout and stderr interleaved). */
-  tail: string;
-}
-
+/** How much of the command's output a worker keeps for `metadata.lastError`. */
 const TAIL_CHARS = 4000;
-// A note keeps less of the output than lastError: one is added per failure, and they stay in the file.
-const NOTE_TAIL_LINES = 15;
-const NOTE_TAIL_CHARS = 1200;
 
-/** `worker: the command failed (exit 3)` and the last lines of its output: the note a failure leaves on the task. */
-export function failureNote(error: LastError): string {
-  const how = error.signal ? `killed by ${error.signal}` : `exit ${error.exitCode}`;
-  const tail = error.tail.split('\n').slice(-NOTE_TAIL_LINES).join('\n').slice(-NOTE_TAIL_CHARS);
-  return `worker: the command failed (${how})${tail.trim() ? `; its output ended:\n${tail}` : ', with no output'}`;
-}
+/** `metadata.lastError` of a task whose command failed (the same record a background job leaves). */
+export type { LastError };
 
 type EventBody = WorkerEvent extends infer E ? (E extends WorkerEvent ? Omit<E, 'at' | 'owner'> : never) : never;
 
@@ -236,35 +221,24 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     const run = runCommand(task, claim.worktree?.path);
     // The task was reaped, released or taken while we worked: stop the
     // command at once, and do not complete or release it (it is not ours).
-    let loss: ClaimLoss | undefined;
     let stopped: Promise<void> = Promise.resolve();
-    const watch = watchClaim(
-      store,
-      { task: id, owner, claimedAt: claim.lease.claimedAt },
-      {
-        intervalMs: options.claimCheckMs ?? 500,
-        sinceSeq: claim.events.find((e) => e.task === id && e.type === 'claimed')?.seq,
-        onLost: (found) => {
-          loss = found;
-          stopped = run.kill();
-        },
-        onMoved: (to) => {
-          emit({ type: 'task.moved', task: to, from: id });
-          id = to;
-        },
+    const held = holdClaim(store, {
+      task: id,
+      owner,
+      claimedAt: claim.lease.claimedAt,
+      sinceSeq: claim.events.find((e) => e.task === id && e.type === 'claimed')?.seq,
+      leaseSeconds: options.leaseSeconds,
+      checkMs: options.claimCheckMs,
+      onLost: () => {
+        stopped = run.kill();
       },
-    );
-    const renewEvery = Math.max(100, ((options.leaseSeconds ?? store.config.leaseSeconds) * 1000) / 3);
-    const renew = setInterval(() => {
-      store
-        .heartbeat({ owner, id, ttlSeconds: options.leaseSeconds })
-        // With --sync the renewed lease is published, so other machines do not reap a task still being worked.
-        .then(() => (options.sync ? publish() : undefined))
-        .catch((error: unknown) => {
-          // A refused renewal means the same as what the watch looks for: let it look now.
-          if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND')) watch.check();
-        });
-    }, renewEvery);
+      onMoved: (to) => {
+        emit({ type: 'task.moved', task: to, from: id });
+        id = to;
+      },
+      // With --sync the renewed lease is published, so other machines do not reap a task still being worked.
+      afterRenew: options.sync ? publish : undefined,
+    });
     const onAbort = () => void run.kill();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let exit: { code: number | null; signal: NodeJS.Signals | null };
@@ -272,12 +246,12 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       exit = await run.exited;
       // One last look before completing or releasing: the command may have
       // ended just as its task was taken (and left something running).
-      watch.check();
+      held.check();
     } finally {
-      watch.stop();
-      clearInterval(renew);
+      held.stop();
       options.signal?.removeEventListener('abort', onAbort);
     }
+    const loss = held.lost;
     const durationMs = Date.now() - started;
 
     if (loss) {
@@ -298,31 +272,24 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       return;
     }
     const scope = baseline ? await outOfScope(baseline, task) : undefined;
-    if (exit.code === 0) {
-      try {
-        const done = await store.completeTask(id, { actor: owner, heldBy: owner, ...(scope ? { metadata: scope.metadata } : {}) });
-        summary.completed.push(id);
-        emit({ type: 'task.completed', task: id, durationMs, unblocked: done.unblocked, ...(scope?.files.length ? { outOfScope: scope.files } : {}) });
-      } catch (error) {
-        lose(id, error);
-      }
+    const failedBefore = failures.get(id) ?? 0;
+    const retry = exit.code === 0 || failedBefore + 1 < maxFailures;
+    const record = await recordRunEnd(store, { task: id, owner, exitCode: exit.code, signal: exit.signal, tail: run.tail(), metadata: scope?.metadata });
+    if (record.outcome === 'lost') {
+      leave(id);
+      emit({ type: 'task.lost', task: id, message: record.message });
       return;
     }
-    const count = (failures.get(id) ?? 0) + 1;
-    failures.set(id, count);
+    if (record.outcome === 'completed') {
+      summary.completed.push(id);
+      emit({ type: 'task.completed', task: id, durationMs, unblocked: record.unblocked, ...(scope?.files.length ? { outOfScope: scope.files } : {}) });
+      return;
+    }
+    failures.set(id, failedBefore + 1);
     summary.failed.push(id);
-    const retry = count < maxFailures;
     if (!retry) {
       excluded.add(id);
       summary.gaveUp.push(id);
-    }
-    const lastError: LastError = { exitCode: exit.code, signal: exit.signal, at: new Date().toISOString(), owner, tail: run.tail() };
-    try {
-      // Also a note, in the same write: notes travel through git and show in diffs and in `tasks show`, where the next one looks.
-      await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'failed', metadata: { lastError, ...scope?.metadata }, note: failureNote(lastError) });
-    } catch (error) {
-      lose(id, error);
-      return;
     }
     emit({
       type: 'task.failed',

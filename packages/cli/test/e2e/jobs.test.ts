@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TaskStore } from '@dotasks/core';
 import { readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
 
 interface JobJson {
@@ -65,7 +67,9 @@ describe('background jobs', () => {
     expect(claimed).toBe(true);
     await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('completed'), WAIT);
     expect(job(t.root, 'bg_000001')).toMatchObject({ exitCode: 0, unblocked: [2] });
-    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'completed', owner: 'ci', metadata: { lastRun: { job: 'bg_000001', exitCode: 0 } } });
+    // A success leaves no record on the task (the job record keeps the exit code), as a worker's does not.
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'completed', owner: 'ci' });
+    expect(readTaskFile(t.board, 1).metadata).toBeUndefined();
     expect(tasks(t.root, ['list']).stdout).toContain('ready: #2');
     expect(tasks(t.root, ['logs', 'bg_000001']).stdout).toBe('built ok\n');
     const types = events(t.root).map((e) => e.type);
@@ -80,21 +84,22 @@ describe('background jobs', () => {
     });
   });
 
-  it('a failure releases the task with metadata.lastRun (exit code and tail)', async () => {
+  it("a failure releases the task with a worker's record: metadata.lastError (exit code and tail) and a note", async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     tasks(t.root, ['create', 'Test']);
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', 'echo compiling; echo "3 tests failed" >&2; exit 3']).code).toBe(0);
     await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('failed'), WAIT);
-    const task = readTaskFile(t.board, 1) as { status: string; owner: string; metadata: { lastRun: Record<string, unknown> } };
+    const task = readTaskFile(t.board, 1) as { status: string; owner: string; metadata: { lastError: Record<string, unknown> }; notes: { text: string }[] };
     expect(task).toMatchObject({ status: 'pending', owner: '' });
-    expect(task.metadata.lastRun).toMatchObject({ job: 'bg_000001', exitCode: 3, tail: 'compiling\n3 tests failed' });
-    expect(typeof task.metadata.lastRun.at).toBe('string');
+    expect(task.metadata.lastError).toMatchObject({ job: 'bg_000001', exitCode: 3, signal: null, owner: 'ci', tail: 'compiling\n3 tests failed' });
+    expect(typeof task.metadata.lastError.at).toBe('string');
+    expect(task.notes.map((n) => n.text)).toEqual(['job bg_000001: the command failed (exit 3); its output ended:\ncompiling\n3 tests failed']);
     expect(events(t.root).find((e) => e.type === 'job.finished')).toMatchObject({ status: 'failed', exitCode: 3 });
     // A command that cannot start fails the same way.
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'no-such-command-dotasks']).code).toBe(0);
     await vi.waitFor(() => expect(job(t.root, 'bg_000002').state).toBe('failed'), WAIT);
-    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', metadata: { lastRun: { job: 'bg_000002', exitCode: 127 } } });
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', metadata: { lastError: { job: 'bg_000002', exitCode: 127 } } });
     expect(tasks(t.root, ['logs', 'bg_000002']).stdout).toContain('cannot start no-such-command-dotasks');
   });
 
@@ -131,7 +136,7 @@ describe('background jobs', () => {
     expect(killed.stdout).toContain('killed bg_000001');
     for (const pid of [...tree, record.supervisorPid!]) await vi.waitFor(() => expect(running(pid)).toBe(false), WAIT);
     expect(job(t.root, 'bg_000001').state).toBe('killed');
-    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '', metadata: { lastRun: { job: 'bg_000001', killed: true } } });
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '', metadata: { lastError: { job: 'bg_000001', killed: true } } });
     expect(tasks(t.root, ['kill', 'bg_000001']).stdout).toContain('already finished');
   });
 
@@ -225,5 +230,54 @@ describe('background jobs', () => {
     writeFileSync(gate, '');
     const r = await follow;
     expect(r).toMatchObject({ code: 0, stdout: 'one\ntwo\n' });
+  });
+
+  it('a job whose task is reaped between its command’s end and its completion leaves it reaped, and ends lost', { timeout: 120_000 }, async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    tasks(t.root, ['create', 'Build']);
+    const go = join(t.root, 'go');
+    // The command waits for the test, then succeeds.
+    const wait = `const fs = require('fs'); const tick = () => (fs.existsSync(${JSON.stringify(go)}) ? process.exit(0) : setTimeout(tick, 20)); tick();`;
+    expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', process.execPath, '-e', wait]).code).toBe(0);
+    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('running'), WAIT);
+    const supervisor = job(t.root, 'bg_000001').supervisorPid!;
+
+    // Watch the supervisor's attempts at the task's lock (a mkdir, as every lock here is).
+    const log = join(t.root, 'strace.log');
+    const strace = spawn('strace', ['-f', '-qq', '-e', 'trace=mkdir,mkdirat', '-o', log, '-p', String(supervisor)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const traced = new Promise<void>((resolve, reject) => {
+      strace.once('error', reject);
+      strace.once('spawn', () => resolve());
+    });
+    await traced;
+    // Attached once the supervisor shows a tracer.
+    await vi.waitFor(() => expect(readFileSync(`/proc/${supervisor}/status`, 'utf8')).toMatch(/TracerPid:\s+[1-9]/), WAIT);
+    try {
+      // A reaper holds the task's lock, lets the command end, and reaps the task once the supervisor waits for the lock.
+      const store = new TaskStore(t.board);
+      const lock = `${store.taskPath(1)}.lock`;
+      await store.transact({ tasks: [1] }, async (tx) => {
+        writeFileSync(go, '');
+        for (;;) {
+          const seen = existsSync(log) ? readFileSync(log, 'utf8') : '';
+          if (seen.split('\n').some((line) => line.includes(lock) && line.includes('EEXIST'))) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        const task = tx.edit(1);
+        task.status = 'pending';
+        task.owner = '';
+        tx.put(task);
+        tx.dropLease(1);
+        tx.event({ type: 'reaped', task: 1, owner: 'reaper', previousOwner: 'ci', reason: 'test' });
+      });
+    } finally {
+      strace.kill('SIGKILL');
+    }
+    await vi.waitFor(() => expect(['completed', 'failed', 'lost']).toContain(job(t.root, 'bg_000001').state), WAIT);
+    // The completion was checked under the lock: the task is the reaper's doing, not completed by the job that lost it.
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '' });
+    expect(job(t.root, 'bg_000001').state).toBe('lost');
+    expect(events(t.root).filter((e) => e.task === 1 && e.type === 'completed')).toEqual([]);
   });
 });
