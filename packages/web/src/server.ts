@@ -6,7 +6,8 @@ import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isErrnoException, TasksError, type TaskStore } from '@dotasks/core/internal';
 import { runWrite } from './actions.js';
-import { createBoardFeed, type FeedMessage } from './board-feed.js';
+import { createBoardFeed } from './board-feed.js';
+import { openEventStream, stateFrame, type EventStream } from './event-stream.js';
 import { allowedHostName, createHostCheck, isWildcard, type HostCheck } from './host-names.js';
 import type { WebError } from './wire.js';
 
@@ -40,6 +41,8 @@ export interface WebServer {
 
 export const DEFAULT_HOST = '127.0.0.1';
 const TOKEN_HEADER = 'x-tasks-token';
+/** How many events a page gets when it connects, and the most a slow page's stream gathers while it is behind. */
+const KEEP_EVENTS = 300;
 /** A task file is at most 1 MiB (docs/protocol.md, "One task, one file"); a request needs no more. */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -148,8 +151,15 @@ export async function startServer(options: WebServerOptions): Promise<WebServer>
   const allowHosts = (options.allowHosts ?? []).map(allowedHostName); // a usage error before anything starts
   const publicDir = options.publicDir ?? fileURLToPath(new URL('./public/', import.meta.url));
   const token = randomBytes(24).toString('base64url');
-  const feed = createBoardFeed(options.store, { actor: options.actor });
-  const streams = new Set<ServerResponse>();
+  const feed = createBoardFeed(options.store, { actor: options.actor, keepEvents: KEEP_EVENTS });
+  const streams = new Map<ServerResponse, EventStream>();
+  // One frame per state for every page: the pages that are behind hold the same bytes, not a copy each.
+  feed.subscribe((message) => {
+    if (message.kind === 'state') {
+      const frame = stateFrame(message.json);
+      for (const stream of streams.values()) stream.sendState(frame);
+    } else for (const stream of streams.values()) stream.sendEvents(message.events);
+  });
   let hostCheck: HostCheck | undefined; // made once the port is known, before any request can come
   let base = '';
 
@@ -179,19 +189,13 @@ export async function startServer(options: WebServerOptions): Promise<WebServer>
 
   const stream = (req: IncomingMessage, res: ServerResponse) => {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
-    const write = (message: FeedMessage) => {
-      if (message.kind === 'state') res.write(`event: state\ndata: ${message.json}\n\n`);
-      else res.write(`event: events\ndata: ${JSON.stringify(message.events)}\n\n`);
-    };
-    write({ kind: 'state', json: feed.stateJson() });
-    write({ kind: 'events', events: feed.recentEvents() });
-    const unsubscribe = feed.subscribe(write);
-    // A comment now and then keeps proxies and idle timeouts from closing the stream.
-    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
-    streams.add(res);
+    const events = openEventStream(res, KEEP_EVENTS);
+    events.sendState(stateFrame(feed.stateJson()));
+    events.sendEvents(feed.recentEvents());
+    const ping = setInterval(() => events.ping(), 15_000);
+    streams.set(res, events);
     req.on('close', () => {
       clearInterval(ping);
-      unsubscribe();
       streams.delete(res);
     });
   };
@@ -279,7 +283,7 @@ export async function startServer(options: WebServerOptions): Promise<WebServer>
     token,
     close: async () => {
       feed.close();
-      for (const res of streams) res.end();
+      for (const res of streams.keys()) res.end();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections(); // keep-alive connections of the page would hold close() for seconds
       await closed;

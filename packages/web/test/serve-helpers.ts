@@ -126,3 +126,35 @@ export function rawRequest(port: number, text: string): Promise<{ status: number
     socket.end(text);
   });
 }
+
+/** A reader of the board's event stream that keeps every state it is sent (as JSON text). */
+export interface StreamReader {
+  states: string[];
+  close(): void;
+}
+
+/** Opens `/api/events` with the token and reads it as the page does, each `state` event kept whole. */
+export function readStream(origin: string, token: string): Promise<StreamReader> {
+  const url = new URL(`/api/events?token=${encodeURIComponent(token)}`, origin);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname + url.search }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`the event stream answered ${res.statusCode}`));
+      const states: string[] = [];
+      let buffered = '';
+      res.setEncoding('utf8');
+      res.on('error', () => undefined); // close() ends the stream this way
+      res.on('data', (d: string) => {
+        buffered += d;
+        let end: number;
+        while ((end = buffered.indexOf('\n\n')) >= 0) {
+          const frame = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          if (frame.startsWith('event: state\ndata: ')) states.push(frame.slice('event: state\ndata: '.length));
+        }
+      });
+      resolve({ states, close: () => req.destroy() });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
