@@ -543,11 +543,17 @@ export const COMMANDS = {
     options: {
       port: { type: 'number', range: 'non-negative', describe: 'the port (default: a free one)' },
       host: { type: 'string', describe: 'listen on this address instead of 127.0.0.1 (warns: others could reach it)' },
+      'allow-host': {
+        type: 'string',
+        array: true,
+        describe: 'also answer to this name in the Host header, on the same port (repeat); others are refused',
+      },
       open: { type: 'boolean', describe: 'open the page in the browser (xdg-open, open)' },
     },
     examples: [
       ['$0 serve --open', 'the board in your browser; the URL carries the write token'],
       ['$0 serve --port 8080', 'on a port of your choice'],
+      ['$0 serve --host 0.0.0.0 --allow-host board.example.lan', 'reachable from the network, under a name of your own too'],
     ],
   },
   board: {

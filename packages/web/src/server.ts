@@ -6,7 +6,9 @@ import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isErrnoException, TasksError, type TaskStore } from '@dotasks/core/internal';
 import { runWrite } from './actions.js';
-import { createBoardFeed, type FeedMessage } from './board-feed.js';
+import { createBoardFeed } from './board-feed.js';
+import { openEventStream, stateFrame, type EventStream } from './event-stream.js';
+import { allowedHostName, createHostCheck, isWildcard, type HostCheck } from './host-names.js';
 import type { WebError } from './wire.js';
 
 /** Options of startServer. */
@@ -18,6 +20,8 @@ export interface WebServerOptions {
   host?: string;
   /** Default 0: a free port the system picks. */
   port?: number;
+  /** More names the server answers to in the Host header (`--allow-host`), besides those it serves. */
+  allowHosts?: readonly string[];
   /** The built page (default: dist/public beside this module). */
   publicDir?: string;
 }
@@ -28,6 +32,8 @@ export interface WebServer {
   url: string;
   host: string;
   port: number;
+  /** The names (without the port) it answers to in the Host header; any other is refused. */
+  hosts: string[];
   /** This run's write token (random, new on every start). */
   token: string;
   close(): Promise<void>;
@@ -35,6 +41,8 @@ export interface WebServer {
 
 export const DEFAULT_HOST = '127.0.0.1';
 const TOKEN_HEADER = 'x-tasks-token';
+/** How many events a page gets when it connects, and the most a slow page's stream gathers while it is behind. */
+const KEEP_EVENTS = 300;
 /** A task file is at most 1 MiB (docs/protocol.md, "One task, one file"); a request needs no more. */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -48,15 +56,21 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json',
 };
 
-/** True for an address only this machine can reach. */
-export function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '');
-  return bare === 'localhost' || bare === '::1' || /^127\./.test(bare);
-}
-
 /** `host:port` as it appears in a Host header and a URL (IPv6 in brackets). */
 function authority(host: string, port: number): string {
   return `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
+/** The Host headers of a request as sent (req.headers keeps the first of several). */
+function hostHeaders(req: IncomingMessage): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') values.push(req.rawHeaders[i + 1]);
+  return values;
+}
+
+/** A header's value as a refusal quotes it: short, on one line. */
+function quoted(value: string): string {
+  return `'${value.length > 100 ? `${value.slice(0, 100)}…` : value}'`;
 }
 
 /** HTTP status of a refusal, by the core's stable code. */
@@ -126,20 +140,28 @@ function readBody(req: IncomingMessage): Promise<unknown> {
 /**
  * Starts the page's server (plain node:http): the built page, the board as
  * JSON, its changes as server-sent events, and writes through the store.
- * Every request must name this server in its Host header (a page of another
- * site that rebinds its name to 127.0.0.1 cannot read the board); every API
+ * Every request must name this server in exactly one Host header, by a name
+ * it serves (a page of another site that rebinds its name to one of this
+ * machine's addresses gets neither the page nor the board); every API
  * call needs the run's token, and a write also an Origin, when one is sent,
  * of this server (docs/decisions.md, "tasks serve").
  */
 export async function startServer(options: WebServerOptions): Promise<WebServer> {
   const host = options.host ?? DEFAULT_HOST;
+  const allowHosts = (options.allowHosts ?? []).map(allowedHostName); // a usage error before anything starts
   const publicDir = options.publicDir ?? fileURLToPath(new URL('./public/', import.meta.url));
   const token = randomBytes(24).toString('base64url');
-  const feed = createBoardFeed(options.store, { actor: options.actor });
-  const streams = new Set<ServerResponse>();
-  let hosts = new Set<string>();
-  let anyHostOnPort = ''; // a wildcard bind (0.0.0.0, ::) answers to any name of this machine, on its port
-  const knownHost = (value: string) => hosts.has(value) || (anyHostOnPort !== '' && value.endsWith(anyHostOnPort));
+  const feed = createBoardFeed(options.store, { actor: options.actor, keepEvents: KEEP_EVENTS });
+  const streams = new Map<ServerResponse, EventStream>();
+  // One frame per state for every page: the pages that are behind hold the same bytes, not a copy each.
+  feed.subscribe((message) => {
+    if (message.kind === 'state') {
+      const frame = stateFrame(message.json);
+      for (const stream of streams.values()) stream.sendState(frame);
+    } else for (const stream of streams.values()) stream.sendEvents(message.events);
+  });
+  let hostCheck: HostCheck | undefined; // made once the port is known, before any request can come
+  let base = '';
 
   const serveFile = async (res: ServerResponse, path: string) => {
     const file = normalize(join(publicDir, path === '/' ? 'index.html' : path));
@@ -167,28 +189,29 @@ export async function startServer(options: WebServerOptions): Promise<WebServer>
 
   const stream = (req: IncomingMessage, res: ServerResponse) => {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
-    const write = (message: FeedMessage) => {
-      if (message.kind === 'state') res.write(`event: state\ndata: ${message.json}\n\n`);
-      else res.write(`event: events\ndata: ${JSON.stringify(message.events)}\n\n`);
-    };
-    write({ kind: 'state', json: feed.stateJson() });
-    write({ kind: 'events', events: feed.recentEvents() });
-    const unsubscribe = feed.subscribe(write);
-    // A comment now and then keeps proxies and idle timeouts from closing the stream.
-    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
-    streams.add(res);
+    const events = openEventStream(res, KEEP_EVENTS);
+    events.sendState(stateFrame(feed.stateJson()));
+    events.sendEvents(feed.recentEvents());
+    const ping = setInterval(() => events.ping(), 15_000);
+    streams.set(res, events);
     req.on('close', () => {
       clearInterval(ping);
-      unsubscribe();
       streams.delete(res);
     });
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const hostHeader = String(req.headers.host ?? '').toLowerCase();
-    if (!knownHost(hostHeader))
-      return sendError(res, 'E_FORBIDDEN', `refused: this server answers only to ${[...hosts][0]} (Host was '${req.headers.host ?? ''}')`);
-    const url = new URL(req.url ?? '/', `http://${[...hosts][0]}`);
+    const named = hostHeaders(req);
+    // RFC 9112, 3.2: exactly one Host, or 400 (a proxy and this server could each read another one).
+    if (named.length !== 1) return sendError(res, 'E_USAGE', `refused: a request names its server in exactly one Host header (this one had ${named.length})`);
+    const hostHeader = named[0].toLowerCase();
+    if (!hostCheck?.accepts(hostHeader))
+      return sendError(
+        res,
+        'E_FORBIDDEN',
+        `refused: this server answers only to the names it serves, not to Host ${quoted(named[0])} (tasks serve prints them; --allow-host NAME adds one)`,
+      );
+    const url = new URL(req.url ?? '/', base);
     const method = req.method ?? 'GET';
     if (!url.pathname.startsWith('/api/')) {
       if (method !== 'GET' && method !== 'HEAD') return sendError(res, 'E_NOT_FOUND', `no such page: ${method} ${url.pathname}`);
@@ -248,20 +271,19 @@ export async function startServer(options: WebServerOptions): Promise<WebServer>
   }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
-  const wildcard = host === '0.0.0.0' || host === '::';
-  const shown = wildcard ? authority(host === '::' ? '::1' : '127.0.0.1', port) : authority(host, port);
-  hosts = new Set([shown.toLowerCase()]);
-  // On loopback, `localhost` names the same server; no other site can make a browser send it.
-  if (isLoopback(host) || wildcard) hosts.add(`localhost:${port}`);
-  if (wildcard) anyHostOnPort = `:${port}`;
+  const wildcard = isWildcard(host);
+  const shown = wildcard ? authority(host.includes(':') ? '::1' : '127.0.0.1', port) : authority(host, port);
+  hostCheck = createHostCheck(host, port, allowHosts);
+  base = `http://${shown}`;
   return {
     url: `http://${shown}/?token=${token}`,
     host,
     port,
+    hosts: hostCheck.names(),
     token,
     close: async () => {
       feed.close();
-      for (const res of streams) res.end();
+      for (const res of streams.keys()) res.end();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections(); // keep-alive connections of the page would hold close() for seconds
       await closed;

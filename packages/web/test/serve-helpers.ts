@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { TaskStore } from '@dotasks/core';
 import { chromium, type Browser } from 'playwright-core';
 import { TASKS_BIN, cleanEnv } from '../../cli/test/helpers.js';
@@ -103,5 +104,57 @@ export function httpRequest(
     );
     req.on('error', reject);
     req.end(payload);
+  });
+}
+
+/**
+ * Sends `text` as it is over a plain socket to 127.0.0.1:`port` (two Host
+ * headers, a Host no client library would send) and resolves with the
+ * status and body the server answered before it closed the connection.
+ */
+export function rawRequest(port: number, text: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (answer += d));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1] ?? 0);
+      resolve({ status, body: answer.slice(answer.indexOf('\r\n\r\n') + 4) });
+    });
+    socket.end(text);
+  });
+}
+
+/** A reader of the board's event stream that keeps every state it is sent (as JSON text). */
+export interface StreamReader {
+  states: string[];
+  close(): void;
+}
+
+/** Opens `/api/events` with the token and reads it as the page does, each `state` event kept whole. */
+export function readStream(origin: string, token: string): Promise<StreamReader> {
+  const url = new URL(`/api/events?token=${encodeURIComponent(token)}`, origin);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname + url.search }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`the event stream answered ${res.statusCode}`));
+      const states: string[] = [];
+      let buffered = '';
+      res.setEncoding('utf8');
+      res.on('error', () => undefined); // close() ends the stream this way
+      res.on('data', (d: string) => {
+        buffered += d;
+        let end: number;
+        while ((end = buffered.indexOf('\n\n')) >= 0) {
+          const frame = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          if (frame.startsWith('event: state\ndata: ')) states.push(frame.slice('event: state\ndata: '.length));
+        }
+      });
+      resolve({ states, close: () => req.destroy() });
+    });
+    req.on('error', reject);
+    req.end();
   });
 }

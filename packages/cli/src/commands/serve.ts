@@ -7,6 +7,8 @@ import type { StreamOutput } from './watch.js';
 export interface ServeOptions extends GlobalOptions {
   port?: number;
   host?: string;
+  /** More names to answer to in the Host header (`--allow-host`, repeatable). */
+  allowHost?: string[];
   /** Open the page in the default browser (xdg-open, open). */
   open?: boolean;
 }
@@ -37,11 +39,14 @@ export async function serve(options: ServeOptions, io: StreamOutput = processOut
     throw new TasksError('E_USAGE', `--port takes a port number (0-65535), got '${String(options.port)}'`);
   const { startServer, isLoopback, DEFAULT_HOST } = await import('@dotasks/web');
   const host = options.host ?? DEFAULT_HOST;
-  if (!isLoopback(host))
-    io.err(`tasks serve: warning: listening on ${host}, not only on this machine; anyone who can reach it and has the URL's token can change the board`);
   const signals = waitForSignal();
   try {
-    const server = await startServer({ store, actor, host, port });
+    const server = await startServer({ store, actor, host, port, allowHosts: options.allowHost ?? [] });
+    if (!isLoopback(host))
+      io.err(
+        `tasks serve: warning: listening on ${host}, not only on this machine; anyone who can reach it and has the URL's token can change the board. ` +
+          `It answers to Host ${server.hosts.join(', ')} on port ${server.port} (--allow-host NAME adds a name); any other Host is refused`,
+      );
     io.out(options.json ? JSON.stringify({ url: server.url, host: server.host, port: server.port }) : server.url);
     io.err(`tasks serve: serving ${store.dir} as ${actor} (pid ${process.pid}); Ctrl-C stops`);
     if (options.open) openInBrowser(server.url, io);
