@@ -1,6 +1,7 @@
 import { createElement as h, useEffect, useRef, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { Box, Text, useApp, useInput, useStdout, type Key } from 'ink';
 import { countTasks, openBlockers, type Task } from '@dotasks/core';
+import { fitWidth, printable } from '@dotasks/core/terminal';
 import {
   COLUMN_KEYS,
   COLUMN_TITLES,
@@ -77,10 +78,19 @@ function useClock(): number {
   return now;
 }
 
-/** Cuts a line to `width` characters with an ellipsis. */
+/**
+ * A line as the board shows it: printable (a task's escape sequences, bidi
+ * controls and invisible characters shown escaped, never sent to the
+ * terminal) and cut to `width` cells between grapheme clusters. Every text
+ * the board draws passes through here or through `detailLine`.
+ */
 function fit(text: string, width: number): string {
-  if (width <= 0) return '';
-  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+  return fitWidth(printable(text), width);
+}
+
+/** A line of the detail view, which wraps instead of cutting: tabs become spaces (a terminal would jump to its own tab stops). */
+function detailLine(text: string): string {
+  return printable(text.replace(/\t/g, '    '));
 }
 
 /** The full-screen board: four columns, a status line with counts and the last events, and a key line. */
@@ -387,6 +397,6 @@ function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { 
   return h(
     Box,
     { flexDirection: 'column', height: options.height, width: options.width, borderStyle: 'single', overflow: 'hidden' },
-    ...lines.slice(start, start + room).map((line, n) => h(Text, { key: n, wrap: 'wrap', bold: options.color && n + start === 0 }, line || ' ')),
+    ...lines.slice(start, start + room).map((line, n) => h(Text, { key: n, wrap: 'wrap', bold: options.color && n + start === 0 }, detailLine(line) || ' ')),
   );
 }

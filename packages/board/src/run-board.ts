@@ -1,4 +1,5 @@
 import type { TaskStore } from '@dotasks/core';
+import { anchorWrites } from './anchored-output.js';
 import { createBoardSource } from './board-source.js';
 import type { BoardActions } from './board-view.js';
 
@@ -47,6 +48,8 @@ export async function runBoard(options: RunBoardOptions): Promise<NodeJS.Signals
   const { createElement } = await import('react');
   const { BoardApp } = await import('./board-view.js');
   const source = createBoardSource(options.store);
+  // From the cursor's home on, every frame is anchored (anchored-output.ts), so a terminal's own emoji widths shift no column.
+  const unanchor = anchorWrites(stdout);
   stdout.write(ENTER_ALT_SCREEN);
   try {
     const app = render(createElement(BoardApp, { source, actions: options.actions, owner: options.owner, boardDir: options.store.dir, color: options.color }), {
@@ -71,6 +74,7 @@ export async function runBoard(options: RunBoardOptions): Promise<NodeJS.Signals
     }
     return signal;
   } finally {
+    unanchor();
     stdout.write(LEAVE_ALT_SCREEN);
     await source.close();
   }

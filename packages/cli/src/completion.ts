@@ -1,8 +1,7 @@
 import { basename } from 'node:path';
-import { findBoard, isClosed, loadBoardSnapshot } from './core-read.js';
+import { findBoard, isClosed, loadBoardSnapshot, printable } from './core-read.js';
 import { COMMAND_LIST, findCommand, optionsOf, type CommandArgs, type OptionSpec } from './command-table.js';
 import type { CommandOutput } from './context.js';
-import { printable } from './printable.js';
 
 /**
  * Shell completion, read from the command table: commands, their flags, the

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 // The read path and the store only, not the whole core (see read.ts in the core): the fast path's commands start sooner.
-import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task } from './core-read.js';
+import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task, printable } from './core-read.js';
 import { TaskStore } from '@dotasks/core/store';
-import { printable } from './printable.js';
 
 export { reportProblems } from './problems.js';
 

@@ -1,6 +1,5 @@
-import { renderProblem, type BoardSnapshot, type RenderStyle } from './core-read.js';
+import { renderProblem, type BoardSnapshot, type RenderStyle, printable } from './core-read.js';
 import type { CommandOutput } from './context.js';
-import { printable } from './printable.js';
 
 /** Bad task files as warning lines, and exit status 1 while there are any (lists never skip them silently). */
 export function reportProblems(snapshot: BoardSnapshot, style?: RenderStyle): Pick<CommandOutput, 'warnings' | 'exitCode'> {

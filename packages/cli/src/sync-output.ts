@@ -1,6 +1,6 @@
 import type { SyncReport, TaskStore } from '@dotasks/core';
 import type { GlobalOptions } from './context.js';
-import { printable } from './printable.js';
+import { printable } from './core-read.js';
 
 /**
  * The board a command that syncs works on: the one found as usual or, in a

@@ -43,4 +43,5 @@ export {
   type SearchHit,
   type TaskView,
 } from './views/render.js';
+export { printable, printableLines, printableTask, printableValue, type PrintableFields } from './views/printable.js';
 export type { BoardSnapshot, TaskProblem } from './store.js';

@@ -1,8 +1,7 @@
 import type { ClaimResult, WorktreeClaimResult } from '@dotasks/core';
-import { ClaimError, TasksError, parseTaskId } from '../core-read.js';
+import { ClaimError, TasksError, parseTaskId, printable } from '../core-read.js';
 import { actingOwner, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
 import { openStoreToSync } from '../sync-output.js';
 
 /** What `tasks claim` takes, as declared in the command table. */

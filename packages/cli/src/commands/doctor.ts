@@ -2,7 +2,7 @@ import { relative, isAbsolute } from 'node:path';
 import { diagnoseBoard, repairBoard, type DoctorChange, type DoctorFinding } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks doctor` takes, as declared in the command table. */
 export interface DoctorOptions extends CommandArgs<'doctor'>, GlobalOptions {}

@@ -2,7 +2,7 @@ import { followEvents, type TaskEvent } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import { waitForSignal } from '../signals.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks events` takes, as declared in the command table. */
 export interface EventsOptions extends CommandArgs<'events'>, GlobalOptions {}

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { CommandOutput, GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks git-hook` takes, as declared in the command table. */
 export interface GitHookOptions extends CommandArgs<'git-hook'>, GlobalOptions {}

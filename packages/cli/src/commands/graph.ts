@@ -1,7 +1,7 @@
 import { GRAPH_FORMATS, TasksError, buildGraph, renderGraph, type GraphFormat } from '@dotasks/core/internal';
 import { openStore, reportProblems, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printableTask } from '../printable.js';
+import { printableTask } from '../core-read.js';
 
 /** What `tasks graph` takes, as declared in the command table. */
 export interface GraphCommandOptions extends CommandArgs<'graph'>, GlobalOptions {}

@@ -3,7 +3,7 @@ import { delimiter, join, sep } from 'node:path';
 import { TasksError, TaskStore, findBoard, resolveOwner } from '@dotasks/core';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printableLines } from '../printable.js';
+import { printableLines } from '../core-read.js';
 
 /** What `tasks guard` takes, as declared in the command table. */
 export interface GuardOptions extends CommandArgs<'guard'>, GlobalOptions {

@@ -12,7 +12,7 @@ import {
 } from '@dotasks/core/internal';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks import` takes, as declared in the command table. */
 export interface ImportOptions extends CommandArgs<'import'>, GlobalOptions {}

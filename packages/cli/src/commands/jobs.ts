@@ -1,5 +1,5 @@
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** Lists background jobs, oldest first. */
 export async function jobs(options: GlobalOptions): Promise<CommandOutput> {

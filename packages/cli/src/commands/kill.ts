@@ -1,7 +1,7 @@
 import { parseJobId } from '@dotasks/core/internal';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks kill` takes, as declared in the command table. */
 export interface KillOptions extends CommandArgs<'kill'>, GlobalOptions {}

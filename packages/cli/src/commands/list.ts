@@ -14,13 +14,14 @@ import {
   boardMergeState,
   type BoardSnapshot,
   type TaskStatus,
+  printable,
+  printableTask,
 } from '../core-read.js';
 import type { CommandOutput, GlobalOptions } from '../context.js';
 import { reportProblems } from '../problems.js';
 import { styleFor } from '../style.js';
 import type { CommandArgs } from '../command-table.js';
 import { parsePriorities, splitList } from '../list-values.js';
-import { printable, printableTask } from '../printable.js';
 
 /** What `tasks list` takes, as declared in the command table. */
 export interface ListOptions extends CommandArgs<'list'>, GlobalOptions {

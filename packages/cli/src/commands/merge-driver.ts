@@ -1,7 +1,7 @@
 import { clashBookOf, locateGit, runMergeDriver, type ClashBook, type MergeConflict } from '@dotasks/core/internal';
 import type { CommandOutput, GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks merge-driver` takes, as declared in the command table. */
 export interface MergeDriverOptions extends CommandArgs<'merge-driver'>, GlobalOptions {}

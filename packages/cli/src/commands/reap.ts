@@ -1,7 +1,6 @@
-import { TasksError } from '../core-read.js';
+import { TasksError, printable } from '../core-read.js';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
 import { openStoreToSync, skippedWarnings, syncLines } from '../sync-output.js';
 
 /** What `tasks reap` takes, as declared in the command table. */

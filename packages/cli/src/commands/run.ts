@@ -1,7 +1,7 @@
 import { parseTaskId } from '@dotasks/core';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks run` takes, as declared in the command table. */
 export interface RunOptions extends CommandArgs<'run'>, GlobalOptions {}

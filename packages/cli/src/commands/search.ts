@@ -1,9 +1,8 @@
 // The read path only (@dotasks/core/read), like list: a search of 10,000 tasks costs what listing them does.
-import { findBoard, loadBoardSnapshot, readConfig, renderTaskLine, searchTasks, toTaskView, TasksError } from '../core-read.js';
+import { findBoard, loadBoardSnapshot, readConfig, renderTaskLine, searchTasks, toTaskView, TasksError, printableTask } from '../core-read.js';
 import type { CommandOutput, GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 import { reportProblems } from '../problems.js';
-import { printableTask } from '../printable.js';
 import { styleFor } from '../style.js';
 
 /** What `tasks search` takes, as declared in the command table. */

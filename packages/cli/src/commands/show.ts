@@ -1,7 +1,7 @@
 import { parseTaskId, renderTaskDetail, toTaskView } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printableLines, printableTask } from '../printable.js';
+import { printableLines, printableTask } from '../core-read.js';
 
 /** What `tasks show` takes, as declared in the command table. */
 export interface ShowOptions extends CommandArgs<'show'>, GlobalOptions {}

@@ -1,7 +1,7 @@
 import { parseTaskId } from '@dotasks/core';
 import { actingOwner, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks start` takes, as declared in the command table. */
 export interface StartOptions extends CommandArgs<'start'>, GlobalOptions {}

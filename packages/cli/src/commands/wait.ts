@@ -1,7 +1,7 @@
 import { TasksError, parseTaskId, waitForTask } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks wait` takes, as declared in the command table. */
 export interface WaitOptions extends CommandArgs<'wait'>, GlobalOptions {}

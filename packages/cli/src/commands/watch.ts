@@ -3,7 +3,7 @@ import { openStore, type CommandOutput, type GlobalOptions } from '../context.js
 import { waitForSignal } from '../signals.js';
 import { openStoreToSync } from '../sync-output.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks watch` takes, as declared in the command table. */
 export interface WatchOptions extends CommandArgs<'watch'>, GlobalOptions {}

@@ -1,6 +1,6 @@
 import { resolveOwner } from '@dotasks/core';
 import type { CommandOutput, GlobalOptions } from '../context.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** The acting owner and where the name came from. */
 export async function whoami(options: GlobalOptions): Promise<CommandOutput> {

@@ -3,7 +3,7 @@ import type { WorkerEvent } from '@dotasks/worker';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import { openStoreToSync } from '../sync-output.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks worker` takes, as declared in the command table. */
 export interface WorkerCommandOptions extends CommandArgs<'worker'>, GlobalOptions {}

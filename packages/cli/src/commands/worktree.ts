@@ -1,7 +1,7 @@
 import { TasksError, listTaskWorktrees, parseTaskId, removeTaskWorktree } from '@dotasks/core';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable } from '../printable.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks worktree` takes, as declared in the command table. */
 export interface WorktreeOptions extends CommandArgs<'worktree'>, GlobalOptions {}

@@ -26,9 +26,9 @@ function tmux(...args: string[]): string {
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /** Starts `tasks board` in a tmux session; after it exits the pane says `board exited N`. */
-function startBoard(name: string, board: string, owner: string): void {
+function startBoard(name: string, board: string, owner: string, width = WIDTH): void {
   const command = `${quote(process.execPath)} ${quote(TASKS_BIN)} board --dir ${quote(board)}; echo "board exited $?"; sleep 600`;
-  tmux('new-session', '-d', '-s', name, '-x', String(WIDTH), '-y', String(HEIGHT), '-e', `TASKS_OWNER=${owner}`, '-e', 'NO_COLOR=1', command);
+  tmux('new-session', '-d', '-s', name, '-x', String(width), '-y', String(HEIGHT), '-e', `TASKS_OWNER=${owner}`, '-e', 'NO_COLOR=1', command);
 }
 
 const screen = (name: string) => tmux('capture-pane', '-p', '-t', name);
@@ -248,6 +248,111 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     await screenWhere('b3', (s) => expect(s).toContain('board exited 0'));
   });
 
+  it('a task cannot retitle the pane, write the clipboard or move the cursor: its escape sequences are shown escaped', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const store = new TaskStore(t.board);
+    await store.createTask({ subject: 'Hostile', description: 'desc \u001b]2;PWNED-DESC\u0007 \u001b[2J end of desc' });
+    await store.claimTask(1, { owner: 'mallory' });
+    await store.addNote(1, 'note \u001b]2;PWNED-NOTE\u0007 \u001b]52;c;UFdORUQtTk9URQ==\u0007 \u001b[1;1H end of note', { actor: 'mallory' });
+    // Owner, subject and activeForm written into the file by hand, as a foreign tool or a person could.
+    const file = join(t.board, 'task_1.json');
+    const task = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...task,
+        subject: 'Title \u001b]2;PWNED\u0007 here',
+        owner: 'mal\u001b]52;c;UFdORUQ=\u0007lory',
+        activeForm: 'csi \u001b[31mred\u001b[0m \u009b2J tail',
+      }) + '\n',
+    );
+    // A server of our own with the clipboard open to applications (`set-clipboard on` makes OSC 52 a paste buffer).
+    tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'base', '-x', '40', '-y', '5', 'sleep 600');
+    tmux('set-option', '-g', 'set-clipboard', 'on');
+    tmux('set-option', '-g', 'allow-rename', 'on');
+    startBoard('b4', t.board, 'ann', 200);
+    const untouched = () => {
+      expect(tmux('display-message', '-p', '-t', 'b4', '#{pane_title}')).not.toContain('PWNED');
+      expect(tmux('list-buffers')).toBe('');
+    };
+    // The end of the subject is drawn, so every byte before it has reached tmux.
+    await screenWhere('b4', (s) => expect(columnsOf(s)['In progress']).toContain('here'));
+    untouched();
+    // Enter on #1 shows the description and the note as well.
+    tmux('send-keys', '-t', 'b4', 'Right');
+    tmux('send-keys', '-t', 'b4', 'Right');
+    await screenWhere('b4', (s) => expect(columnsOf(s)['In progress']).toContain('› #1'));
+    tmux('send-keys', '-t', 'b4', 'Enter');
+    const detail = await screenWhere('b4', (s) => {
+      expect(s).toContain('end of desc');
+      expect(s).toContain('end of note');
+    });
+    untouched();
+    // What the task holds is visible, escaped.
+    expect(detail).toContain('#1 Title \\x1b]2;PWNED\\x07 here');
+    expect(detail).toContain('owner: mal\\x1b]52;c;UFdORUQ=\\x07lory');
+    expect(detail).toContain('now: csi \\x1b[31mred\\x1b[0m \\u009b2J tail');
+    expect(detail).toContain('desc \\x1b]2;PWNED-DESC\\x07 \\x1b[2J end of desc');
+    expect(detail).toContain('note \\x1b]2;PWNED-NOTE\\x07 \\x1b]52;c;UFdORUQtTk9URQ==\\x07 \\x1b[1;1H end of note');
+    tmux('send-keys', '-t', 'b4', 'q');
+    await screenWhere('b4', (s) => expect(s).toContain('board exited 0'));
+  });
+
+  it('lines up its columns whatever the subjects hold: CJK, emoji sequences, combining and zero-width marks, RTL and bidi overrides', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const store = new TaskStore(t.board);
+    const subjects = [
+      'plain ascii ok',
+      '漢字のタスク ok',
+      'family 👨‍👩‍👧‍👦 ok',
+      'flags 🇯🇵🇫🇷 ok',
+      'thumbs 👍🏽👋🏿 ok',
+      'heart ❤️ ok',
+      'cafe\u0301 nai\u0308ve ok',
+      'zero\u200bwidth\u2060join ok',
+      'عربي שלום ok',
+      'rtl \u202eevil\u202c ok',
+      'isolate \u2067iso\u2069 ok',
+    ];
+    for (const subject of subjects) await store.createTask({ subject });
+    startBoard('b5', t.board, 'ann', 200);
+    const text = await screenWhere('b5', (s) => expect(s).toContain(`Ready (${subjects.length})`));
+    const rows = text.split('\n');
+    // Each subject is on the screen whole, in the Ready column.
+    const ready = columnsOf(text).Ready;
+    for (const [i, subject] of subjects.entries()) {
+      const id = i + 1;
+      const row = rows.findIndex((r) => r.includes(`#${id} `));
+      expect(row, subject).toBeGreaterThan(0);
+      expect(rows[row], subject).toMatch(/ ok\s*┃/);
+    }
+    expect(ready).toContain('rtl \\u202eevil\\u202c ok'); // the override shown, not obeyed
+    expect(ready).toContain('isolate \\u2067iso\\u2069 ok');
+    expect(ready).toContain('zero\\u200bwidth\\u2060join');
+    // Where tmux put each row's borders, in screen cells (copy mode's cursor, not a count of characters).
+    const cellOf = (row: number, how: 'jump-to-border' | 'end-of-line') => {
+      tmux('copy-mode', '-t', 'b5');
+      tmux('send-keys', '-t', 'b5', '-X', 'history-top');
+      if (row > 0) tmux('send-keys', '-t', 'b5', '-X', '-N', String(row), 'cursor-down');
+      tmux('send-keys', '-t', 'b5', '-X', 'start-of-line');
+      if (how === 'end-of-line') tmux('send-keys', '-t', 'b5', '-X', 'end-of-line');
+      else tmux('send-keys', '-t', 'b5', '-X', 'jump-forward', '┃');
+      const [x, y] = tmux('display-message', '-p', '-t', 'b5', '#{copy_cursor_x} #{copy_cursor_y}').trim().split(' ').map(Number);
+      tmux('send-keys', '-t', 'b5', '-X', 'cancel');
+      expect(y).toBe(row);
+      return x;
+    };
+    const columnWidth = 200 / 4;
+    const cardRows = subjects.map((_, i) => rows.findIndex((r) => r.includes(`#${i + 1} `)));
+    const borders = cardRows.map((row) => [subjects[cardRows.indexOf(row)], cellOf(row, 'jump-to-border'), cellOf(row, 'end-of-line')]);
+    // The right border of Ready one cell before the next column, and every row ending at the screen's edge (copy mode's end of line is the cell after it).
+    expect(borders).toEqual(subjects.map((s) => [s, columnWidth - 1, 200]));
+    tmux('send-keys', '-t', 'b5', 'q');
+    await screenWhere('b5', (s) => expect(s).toContain('board exited 0'));
+  });
+
   it('prints what tasks list prints when stdout is not a terminal, and no other command loads Ink or React', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
@@ -272,8 +377,11 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     };
     const viaYargs = loaded('events');
     expect(viaYargs.some((f) => f.includes('/node_modules/yargs/'))).toBe(true); // the trace sees the packages that load
-    for (const files of [viaYargs, loaded('list'), loaded('board'), loaded('done', '3')]) {
+    const everyday = [loaded('list'), loaded('done', '3')];
+    for (const files of [viaYargs, everyday[0], loaded('board'), everyday[1]]) {
       expect(files.filter((f) => /\/node_modules\/(ink|react)\/|@dotasks\/board|\/packages\/board\/dist\//.test(f))).toEqual([]);
     }
+    // The sanitizer is on their path, the width function and its Unicode tables are not.
+    for (const files of everyday) expect(files.filter((f) => /\/node_modules\/(string-width|get-east-asian-width)\//.test(f))).toEqual([]);
   });
 });

@@ -162,4 +162,62 @@ describe('text from the board never reaches the terminal raw', () => {
     expect(json.tasks[0].subject).toBe(`Evil ${subject}\nsecond line \u009b6n`);
     expect(JSON.parse(tasks(t.root, ['show', '1', '--json']).stdout).subject).toBe(`Evil ${subject}\nsecond line \u009b6n`);
   });
+
+  it('bidi controls and invisible characters are shown escaped by list, show and search; --json keeps them', () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    expect(tasks(t.root, ['create', 'placeholder']).code).toBe(0);
+    const file = join(t.board, 'task_1.json');
+    const subject = 'pay \u202eusd001\u202c to \u2066bob\u2069 \u200fnow\u200e \u061c zero\u200bwidth e\u0301 👍🏽';
+    const task = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    writeFileSync(file, JSON.stringify({ ...task, subject, owner: 'ann\u202e', description: 'line \u202eone\nline two' }, null, 2) + '\n');
+    const escaped = 'pay \\u202eusd001\\u202c to \\u2066bob\\u2069 \\u200fnow\\u200e \\u061c zero\\u200bwidth e\u0301 👍🏽';
+    const bidi = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b]/;
+    for (const args of ['list', 'show 1', 'search pay']) {
+      const r = tasks(t.root, args.split(' '));
+      expect(r.stderr, args).toBe('');
+      expect(r.stdout, args).not.toMatch(bidi);
+      expect(r.stdout, args).toContain(escaped); // combining marks and emoji stay as they are
+    }
+    const show = tasks(t.root, ['show', '1']).stdout;
+    expect(show).toContain('owner:       ann\\u202e');
+    expect(show).toContain('  line \\u202eone\n  line two');
+    expect(JSON.parse(tasks(t.root, ['show', '1', '--json']).stdout)).toMatchObject({ subject, owner: 'ann\u202e' });
+  });
+
+  it('export --format markdown shows the texts escaped, json keeps them', () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    expect(tasks(t.root, ['create', 'placeholder']).code).toBe(0);
+    expect(tasks(t.root, ['note', '1', 'placeholder note']).code).toBe(0);
+    const file = join(t.board, 'task_1.json');
+    const task = JSON.parse(readFileSync(file, 'utf8')) as { notes: { at: string; owner: string; text: string }[] } & Record<string, unknown>;
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          ...task,
+          status: 'in_progress',
+          subject: 'Title \u001b]2;PWNED\u0007 \u202eevil',
+          owner: 'mal\u001b]52;c;UFdORUQ=\u0007',
+          activeForm: '\u001b[2J\u009b1;1H',
+          labels: ['l\u001b[1m'],
+          paths: ['src/\u001b[31m*'],
+          description: 'first \u001b]2;x\u0007\n\tsecond',
+          notes: [{ ...task.notes[0], owner: 'o\u001b[A', text: 'n \u001b]52;c;eA==\u0007 \u2066' }],
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+    const r = tasks(t.root, ['export', '--format', 'markdown']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toMatch(/[\u001b\u0007\u009b\u202e\u2066]/);
+    expect(r.stdout).toContain('#1 Title \\\\x1b\\]2;PWNED\\\\x07 \\\\u202eevil');
+    expect(r.stdout).toContain('in progress by mal\\x1b]52;c;UFdORUQ=\\x07: \\x1b[2J\\u009b1;1H');
+    expect(r.stdout).toContain('  first \\x1b]2;x\\x07\n  \tsecond');
+    expect(r.stdout).toContain(': n \\\\x1b\\]52;c;eA==\\\\x07 \\\\u2066');
+    const json = JSON.parse(tasks(t.root, ['export']).stdout) as { tasks: { subject: string }[] };
+    expect(json.tasks[0].subject).toBe('Title \u001b]2;PWNED\u0007 \u202eevil');
+  });
 });

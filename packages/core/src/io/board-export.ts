@@ -1,6 +1,8 @@
 import { isClosed, type TaskNote } from '../format/format.js';
 import { openBlockers, type TaskLookup } from '../graph/graph.js';
 import { filterTasks, planningTags, renderSummary, toTaskView } from '../views/render.js';
+import { printableTask } from '../views/printable.js';
+import { cutGraphemes } from '../views/graphemes.js';
 import type { BoardSnapshot } from '../store.js';
 
 /** `tasks export`: the board for reports and other tools. */
@@ -19,7 +21,10 @@ export interface ExportOptions {
  * with descriptions that reads well in a pull request or an issue: a
  * priority other than the default and the labels after the subject as in
  * `tasks list` (`P0 #ui`), the file scope after the state, and the notes
- * under the description, oldest first, one line each.
+ * under the description, oldest first, one line each. Markdown is read on
+ * terminals as often as in files, so its texts are the printable ones
+ * (printable.ts: escape sequences, bidi controls and invisible characters
+ * shown escaped); json and jsonl keep the bytes.
  */
 export function exportBoard(snapshot: BoardSnapshot, format: ExportFormat, options: ExportOptions = {}): string {
   const lookup: TaskLookup = (id) => snapshot.byId.get(id);
@@ -29,7 +34,7 @@ export function exportBoard(snapshot: BoardSnapshot, format: ExportFormat, optio
   const lines = ['# Tasks', ''];
   if (tasks.length === 0) lines.push('No tasks.');
   else lines.push(renderSummary(snapshot), '');
-  for (const t of tasks) {
+  for (const t of tasks.map(printableTask)) {
     const notes: string[] = [];
     if (t.status === 'in_progress') notes.push(`in progress${t.owner ? ` by ${t.owner}` : ''}${t.activeForm ? `: ${t.activeForm}` : ''}`);
     if (t.status === 'deleted') notes.push('deleted');
@@ -49,14 +54,14 @@ export function exportBoard(snapshot: BoardSnapshot, format: ExportFormat, optio
   return lines.join('\n');
 }
 
-/** Longer notes (a worker's failure output) are cut: the export summarises, `tasks show` has the rest. */
+/** Longer notes (a worker's failure output) are cut, between graphemes: the export summarises, `tasks show` has the rest. */
 const NOTE_CHARS = 200;
 
 /** `note by ann, 2026-01-01 10:15Z: text`: a note's first line, escaped, with how many lines were left out. */
 function noteLine(note: TaskNote): string {
   const [first, ...rest] = note.text.trim().split('\n');
   const more = rest.filter((l) => l.trim()).length;
-  const text = first.length > NOTE_CHARS ? `${first.slice(0, NOTE_CHARS - 1)}…` : first;
+  const text = cutGraphemes(first, NOTE_CHARS);
   const at = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)/.exec(note.at);
   return `note by ${markdownText(note.owner || 'nobody')}${at ? `, ${at[1]} ${at[2]}Z` : ''}: ${markdownText(text)}${more ? ` (+${more} more line${more === 1 ? '' : 's'})` : ''}`;
 }
