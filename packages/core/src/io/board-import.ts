@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError, isErrnoException } from '../errors.js';
 import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, isClosed, normalizeIds, setOwn, type Task, type TaskStatus } from '../format/format.js';
-import { extras, idList, isObject, readJson, subjectOf as subject, text } from './foreign-fields.js';
+import { checkSourceNesting, extras, idList, isObject, readJson, subjectOf as subject, text } from './foreign-fields.js';
 import { createLease } from '../runtime/leases.js';
 import { BoardGraph } from '../consistency/reconcile.js';
 import type { TaskStore } from '../store.js';
@@ -94,8 +94,9 @@ export function readClaudeTaskList(dir: string): ForeignList {
   const tasks: ForeignTask[] = [];
   for (const name of files) {
     const file = join(dir, name);
-    const raw = readJson(file);
+    const raw = readJson(file, { inFolder: true, oneTask: true });
     if (!isObject(raw)) throw new TasksError('E_INVALID', `${file}: a task must be a JSON object; nothing was imported`, { file });
+    checkSourceNesting(raw, file);
     const sourceId = raw.id === undefined ? name.replace(/\.json$/, '') : String(raw.id);
     const description = text(raw.description);
     const task: ForeignTask = {
@@ -129,6 +130,7 @@ export function readTaskStoreFile(file: string): ForeignList {
   const tasks: ForeignTask[] = raw.tasks.map((item, index) => {
     const where = `tasks[${index}]`;
     if (!isObject(item)) throw new TasksError('E_INVALID', `${file}: ${where} is not an object; nothing was imported`, { file });
+    checkSourceNesting(item, `${file}: ${where}`);
     const description = text(item.description);
     const task: ForeignTask = {
       sourceId: item.id === undefined ? `#${index + 1}` : String(item.id),

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,6 +103,30 @@ describe('imports from other tools (core)', () => {
     it('says where nothing could be found', async () => {
       await expect(readBacklogTasks(join(temp(), 'nothing-here'))).rejects.toMatchObject({ code: 'E_NOT_FOUND' });
     });
+
+    it('never looks through a link it finds: a backlog/tasks folder that is a symlink is refused, naming it', async () => {
+      const outside = join(temp(), 'outside');
+      mkdirSync(outside);
+      writeFileSync(join(outside, 'task-1 - A.md'), '---\nid: task-1\ntitle: A\nstatus: To Do\n---\n');
+      mkdirSync(join(dir, 'project', 'backlog'), { recursive: true });
+      symlinkSync(outside, join(dir, 'project', 'backlog', 'tasks'));
+      await expect(readBacklogTasks(join(dir, 'project'))).rejects.toMatchObject({
+        code: 'E_INVALID',
+        message: `${join(dir, 'project', 'backlog', 'tasks')} is a symbolic link: an import never reads through a link it finds; give the folder it points to instead; nothing was imported`,
+      });
+      // The folder the import is given is taken as it is.
+      expect((await readBacklogTasks(join(dir, 'project', 'backlog', 'tasks'))).tasks).toHaveLength(1);
+    });
+
+    it('a YAML alias that has no anchor is one line naming the file', async () => {
+      const tasks = join(temp(), 'backlog', 'tasks');
+      mkdirSync(tasks, { recursive: true });
+      writeFileSync(join(tasks, 'task-1 - A.md'), '---\nid: task-1\ntitle: A\nstatus: To Do\nlabels: [*nothing]\n---\n');
+      await expect(readBacklogTasks(dir)).rejects.toMatchObject({
+        code: 'E_INVALID',
+        message: expect.stringMatching(/^.*task-1 - A\.md: invalid YAML front matter: [^\n]*nothing[^\n]*; nothing was imported$/),
+      });
+    });
   });
 
   describe('beads', () => {
@@ -171,6 +195,21 @@ describe('imports from other tools (core)', () => {
           .join('\n'),
       );
       expect(() => planImport(readBeadsIssues(file), 1)).toThrow('has a cycle "bd-1" -> "bd-2" -> "bd-1"');
+    });
+
+    it('an issue nested 20,000 deep is refused with its line; a link where issues.jsonl belongs is not read', () => {
+      const project = temp();
+      mkdirSync(join(project, '.beads'));
+      const file = join(project, '.beads', 'issues.jsonl');
+      writeFileSync(file, `{"id":"bd-1","title":"A","status":"open"}\n{"id":"bd-2","title":"B","design_doc":${'['.repeat(20_000)}${']'.repeat(20_000)}}\n`);
+      expect(() => readBeadsIssues(project)).toThrow(`${file}:2: "design_doc" nests deeper than 100 levels (at design_doc[0][0][0]…); nothing was imported`);
+      const elsewhere = join(project, 'elsewhere.jsonl');
+      writeFileSync(elsewhere, '{"id":"bd-1","title":"From elsewhere","status":"open"}\n');
+      rmSync(file);
+      symlinkSync(elsewhere, file);
+      expect(() => readBeadsIssues(project)).toThrow(`${file} is a symbolic link: an import never reads through a link in the folder`);
+      // Named on the command line, a link is the user's own choice.
+      expect(readBeadsIssues(file).tasks.map((t) => t.subject)).toEqual(['From elsewhere']);
     });
   });
 

@@ -1,0 +1,141 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TASKS_BIN, cleanEnv, collectOutput, readTaskFile, tasks, tempBoard, type RunResult } from '../helpers.js';
+
+/** Backlog.md and beads projects as those tools leave them (packages/core/test/fixtures/imports). */
+const FIXTURES = fileURLToPath(new URL('../../../core/test/fixtures/imports/', import.meta.url));
+
+/** JSON text of an object nested `depth` deep (JSON.stringify itself overflows the stack long before 20,000). */
+function nested(depth: number): string {
+  return '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+}
+
+/** The error a failed `--json` run printed. */
+function jsonError(r: RunResult): { code: string; message: string } {
+  return (JSON.parse(r.stdout) as { error: { code: string; message: string } }).error;
+}
+
+function taskFiles(board: string): string[] {
+  return readdirSync(board).filter((n) => /^task_\d+\.json$/.test(n));
+}
+
+/** A Claude Code task list folder with tasks 1 and 2 (2 waits for 1). */
+function claudeList(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, '1.json'), JSON.stringify({ id: '1', subject: 'Schema', description: '', status: 'pending', blocks: ['2'], blockedBy: [] }));
+  writeFileSync(join(dir, '2.json'), JSON.stringify({ id: '2', subject: 'API', description: '', status: 'pending', blocks: [], blockedBy: ['1'] }));
+  return dir;
+}
+
+describe('tasks import: hostile and repeated input (issue 21, items 7-9)', () => {
+  let cleanup = () => {};
+  afterEach(() => cleanup());
+  function board(): { root: string; board: string } {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    return t;
+  }
+
+  /** Expects a refusal: exit 1, one clear line with E_INVALID, and no task written. */
+  function expectRefused(t: { root: string; board: string }, args: string[]): string {
+    const r = tasks(t.root, [...args, '--json']);
+    expect(r.code).toBe(1);
+    const error = jsonError(r);
+    expect(error.code).toBe('E_INVALID');
+    expect(error.message).not.toMatch(/unexpected error|\n/);
+    expect(r.stderr).toBe(`tasks: ${error.message}\n`);
+    expect(taskFiles(t.board)).toEqual([]);
+    return error.message;
+  }
+
+  describe('bounded input (item 7)', () => {
+    it('metadata nested 20,000 deep: one line naming the file and the task, nothing written', () => {
+      const t = board();
+      const file = join(t.root, 'deep.json');
+      writeFileSync(file, `{"tasks":[{"id":1,"subject":"fine","status":"pending"},{"id":2,"subject":"deep","status":"pending","metadata":${nested(20_000)}}]}`);
+      const message = expectRefused(t, ['import', 'dotasks', file]);
+      expect(message).toBe(`${file}: tasks[1]: "metadata" nests deeper than 100 levels (at metadata.a.a.a…); nothing was imported`);
+      // The board still answers.
+      expect(tasks(t.root, ['list']).code).toBe(0);
+    });
+
+    it('a YAML alias bomb in a Backlog.md task: one line naming the file, nothing written', () => {
+      const t = board();
+      const folder = join(t.root, 'backlog', 'tasks');
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, 'task-1 - Fine.md'), '---\nid: task-1\ntitle: Fine\nstatus: To Do\n---\n');
+      const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+      for (const name of 'bcdefgh')
+        levels.push(
+          `${name}: &${name} [${Array(9)
+            .fill(`*${String.fromCharCode(name.charCodeAt(0) - 1)}`)
+            .join(', ')}]`,
+        );
+      const bomb = join(folder, 'task-2 - Bomb.md');
+      writeFileSync(bomb, `---\nid: task-2\ntitle: Bomb\nstatus: To Do\n${levels.join('\n')}\n---\n`);
+      const message = expectRefused(t, ['import', 'backlog', t.root]);
+      expect(message).toBe(
+        `${bomb}: invalid YAML front matter: its aliases (*name) expand too far (the limit is 10); write the values out; nothing was imported`,
+      );
+    });
+
+    it('a named pipe 3.json in a Claude task folder: refused at once, naming the entry (it hung the import)', { timeout: 30_000 }, async () => {
+      const t = board();
+      const list = claudeList(join(t.root, 'list'));
+      const fifo = join(list, '3.json');
+      const made = spawnSync('mkfifo', [fifo]);
+      expect(made.status).toBe(0);
+      const child = spawn(process.execPath, [TASKS_BIN, 'import', 'claude', list, '--json'], { cwd: t.root, env: cleanEnv() });
+      // The old code blocked in open(2) until a writer came: bound the wait, and kill it for good if it hangs.
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const r = await collectOutput(child).finally(() => clearTimeout(timer));
+      expect(r.code).toBe(1);
+      const error = jsonError(r);
+      expect(error).toEqual({
+        code: 'E_INVALID',
+        message: `${fifo} is a named pipe: an import reads regular files only; move it out of the folder; nothing was imported`,
+      });
+      expect(taskFiles(t.board)).toEqual([]);
+    });
+
+    it('a symlink 4.json to a file outside: refused naming the entry, its content never read or quoted', () => {
+      const t = board();
+      const list = claudeList(join(t.root, 'list'));
+      const secret = join(t.root, 'secret.txt');
+      writeFileSync(secret, 'SECRET-TOKEN-3f9a: not JSON at all\n');
+      symlinkSync(secret, join(list, '4.json'));
+      const message = expectRefused(t, ['import', 'claude', list]);
+      expect(message).toBe(
+        `${join(list, '4.json')} is a symbolic link: an import never reads through a link in the folder; put the file itself there or move the link out; nothing was imported`,
+      );
+      // A link to a valid task is refused the same way (the old code imported what it pointed to).
+      writeFileSync(secret, JSON.stringify({ id: '4', subject: 'From outside', status: 'pending' }));
+      const again = tasks(t.root, ['import', 'claude', list]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).not.toContain('SECRET');
+      expect(taskFiles(t.board)).toEqual([]);
+    });
+
+    it('a folder 2.json: the error names the entry', () => {
+      const t = board();
+      const list = join(t.root, 'list');
+      mkdirSync(join(list, '2.json'), { recursive: true });
+      writeFileSync(join(list, '1.json'), JSON.stringify({ id: '1', subject: 'Schema', status: 'pending' }));
+      const message = expectRefused(t, ['import', 'claude', list]);
+      expect(message).toBe(`${join(list, '2.json')} is a folder: an import reads regular files only; move it out of the folder; nothing was imported`);
+    });
+
+    it('a Backlog.md task file over 1 MiB is refused before it is read', () => {
+      const t = board();
+      const folder = join(t.root, 'backlog', 'tasks');
+      mkdirSync(folder, { recursive: true });
+      const big = join(folder, 'task-1 - Big.md');
+      writeFileSync(big, `---\nid: task-1\ntitle: Big\nstatus: To Do\n---\n${'x'.repeat(1024 * 1024 + 1)}\n`);
+      const message = expectRefused(t, ['import', 'backlog', t.root]);
+      expect(message).toBe(`${big} is 1.0 MB, over the 1 MiB an import reads from one task file; nothing was imported`);
+    });
+  });
+});
