@@ -138,4 +138,67 @@ describe('tasks import: hostile and repeated input (issue 21, items 7-9)', () =>
       expect(message).toBe(`${big} is 1.0 MB, over the 1 MiB an import reads from one task file; nothing was imported`);
     });
   });
+
+  describe('the same limits as create (item 8)', () => {
+    it('import dotasks refuses a priority of 99 (every reader refused the task it wrote)', () => {
+      const t = board();
+      const file = join(t.root, 'export.json');
+      writeFileSync(file, JSON.stringify({ tasks: [{ id: 7, subject: 'Urgent', status: 'pending', priority: 99 }] }));
+      const message = expectRefused(t, ['import', 'dotasks', file]);
+      expect(message).toBe(`${file}: 7 (Urgent): a priority is an integer from 0 (highest) to 4 (default 2), got 99; nothing was imported`);
+      expect(tasks(t.root, ['list']).stderr).toBe('');
+    });
+
+    it('import store refuses a 5,000-character subject, as create and update do', () => {
+      const t = board();
+      const file = join(t.root, 'tasks.json');
+      writeFileSync(file, JSON.stringify({ next_id: 2, tasks: [{ id: 'task_1', subject: 's'.repeat(5000), status: 'pending' }] }));
+      const message = expectRefused(t, ['import', 'store', file]);
+      expect(message).toBe(
+        `${file}: task_1 (${'s'.repeat(60)}…): a subject is a one-line title of at most 500 characters (this one has 5000); put the rest in the description; nothing was imported`,
+      );
+      expect(tasks(t.root, ['create', 's'.repeat(5000)]).stderr).toContain('a subject is a one-line title of at most 500 characters (this one has 5000)');
+    });
+
+    it('paths, labels and notes get the checks of create, update and note', () => {
+      const t = board();
+      const file = join(t.root, 'export.json');
+      const write = (task: Record<string, unknown>) => writeFileSync(file, JSON.stringify({ tasks: [{ id: 1, subject: 'One', status: 'pending', ...task }] }));
+      write({ paths: ['src/**', 'two\nlines'] });
+      expect(expectRefused(t, ['import', 'dotasks', file])).toContain('1 (One): not a path glob: "two\\nlines"');
+      write({ labels: ['l'.repeat(101)] });
+      expect(expectRefused(t, ['import', 'dotasks', file])).toContain(
+        '1 (One): a label is a non-empty word or short phrase on one line (at most 100 characters)',
+      );
+      write({ notes: [{ at: '2025-01-01T00:00:00.000Z', owner: 'ann', text: '  ' }] });
+      expect(expectRefused(t, ['import', 'dotasks', file])).toContain('1 (One): a note needs text');
+    });
+
+    it('warns about a task in progress while blocked by open tasks, and two in progress for one owner', () => {
+      const t = board();
+      expect(tasks(t.root, ['create', 'Already here', '--status', 'in_progress', '--assign', 'bob']).code).toBe(0);
+      const file = join(t.root, 'tasks.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          next_id: 4,
+          tasks: [
+            { id: 'task_1', subject: 'Open blocker', status: 'pending' },
+            { id: 'task_2', subject: 'Started too early', status: 'in_progress', owner: 'ann', blocked_by: ['task_1'] },
+            { id: 'task_3', subject: 'Also ann', status: 'in_progress', owner: 'ann' },
+            { id: 'task_4', subject: 'Bob again', status: 'in_progress', owner: 'bob' },
+          ],
+        }),
+      );
+      const r = tasks(t.root, ['import', 'store', file]);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatchInlineSnapshot(`
+        "warning: task_2 -> #3 (Started too early): in progress while blocked by #2, which is open; it was imported as the source has it ('tasks release 3', or finish #2 first)
+        warning: ann has 2 tasks in progress (#3, #4) and the board allows one per owner (singleInProgress); 'tasks release' all but one
+        warning: bob has 2 tasks in progress (#1, #5) and the board allows one per owner (singleInProgress); 'tasks release' all but one
+        "
+      `);
+      expect(taskFiles(t.board)).toHaveLength(5);
+    });
+  });
 });

@@ -1,7 +1,22 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { TasksError, isErrnoException } from '../errors.js';
-import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, isClosed, normalizeIds, setOwn, type Task, type TaskStatus } from '../format/format.js';
+import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
+import {
+  MAX_TASK_FILE_BYTES,
+  TASK_KEYS,
+  TASK_STATUSES,
+  cloneJson,
+  createRecord,
+  isClosed,
+  normalizeIds,
+  parseTask,
+  serializeTask,
+  setOwn,
+  taskFileName,
+  type Task,
+  type TaskStatus,
+} from '../format/format.js';
+import { checkLabels, checkNesting, checkNoteText, checkPaths, checkPriority, checkSubject } from '../board/rules.js';
 import { checkSourceNesting, extras, idList, isObject, readJson, subjectOf as subject, text } from './foreign-fields.js';
 import { createLease } from '../runtime/leases.js';
 import { BoardGraph } from '../consistency/reconcile.js';
@@ -195,8 +210,92 @@ function importMetadata(tool: string | undefined, t: ForeignTask, toNew: Map<str
   return out;
 }
 
+/** Where an import lands. */
+export interface ImportTarget {
+  /** The first free id of the board. */
+  firstId: number;
+  /** The tasks on the board, for the warnings about work in progress. */
+  board?: readonly Task[];
+  /** The board's singleInProgress setting. */
+  singleInProgress?: boolean;
+}
+
+/** A subject in a message: cut short. */
+function shortSubject(subject: string): string {
+  return subject.length > 60 ? `${subject.slice(0, 60)}…` : subject;
+}
+
+/**
+ * Refuses a task that `tasks create` would refuse, or that a reader would:
+ * an import applies the same limits as the commands (subject, priority,
+ * labels, paths, notes, nesting, size), then reads the bytes back with the
+ * readers' own parser. Labels and paths come out as create writes them.
+ */
+function checkImportedTask(task: Task, source: string, name: string): void {
+  try {
+    checkSubject(task.subject);
+    if (task.priority !== undefined) checkPriority(task.priority);
+    if (task.labels !== undefined) {
+      const labels = checkLabels(task.labels);
+      if (labels.length) task.labels = labels;
+      else delete task.labels;
+    }
+    if (task.paths !== undefined) {
+      const paths = checkPaths(task.paths);
+      if (paths.length) task.paths = paths;
+      else delete task.paths;
+    }
+    for (const note of task.notes ?? []) checkNoteText(note.text);
+    if (task.metadata !== undefined) checkNesting(task.metadata, 'metadata');
+    const text = serializeTask(task);
+    const size = Buffer.byteLength(text);
+    if (size > MAX_TASK_FILE_BYTES)
+      throw new TasksError(
+        'E_INVALID',
+        `the task would be ${(size / 1024 / 1024).toFixed(1)} MB, over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task file`,
+      );
+    parseTask(text, taskFileName(task.id));
+  } catch (error) {
+    if (!(error instanceof TasksError)) throw error;
+    const problem = error instanceof CorruptTaskError ? String(error.details.problem) : error.message;
+    throw new TasksError('E_INVALID', `${source}: ${name}: ${problem}; nothing was imported`, { ...error.details, source }, { cause: error });
+  }
+}
+
+/**
+ * What an import would leave in a state the commands do not reach: a task in
+ * progress while open tasks block it, and, under singleInProgress, an owner
+ * with more than one task in progress. Imported as the source has them (it
+ * records work already under way), with a warning that says how to settle it.
+ */
+function workInProgressWarnings(imported: readonly Task[], names: Map<number, string>, target: ImportTarget): string[] {
+  const warnings: string[] = [];
+  for (const t of imported) {
+    if (t.status !== 'in_progress' || t.blockedBy.length === 0) continue;
+    const ids = t.blockedBy.map((id) => `#${id}`).join(', ');
+    warnings.push(
+      `${names.get(t.id)}: in progress while blocked by ${ids}, which ${t.blockedBy.length === 1 ? 'is' : 'are'} open; it was imported as the source has it ('tasks release ${t.id}', or finish ${ids} first)`,
+    );
+  }
+  if (!target.singleInProgress) return warnings;
+  const importedIds = new Set(imported.map((t) => t.id));
+  const byOwner = new Map<string, number[]>();
+  for (const t of [...(target.board ?? []).filter((b) => !importedIds.has(b.id)), ...imported])
+    if (t.status === 'in_progress' && t.owner !== '') byOwner.set(t.owner, [...(byOwner.get(t.owner) ?? []), t.id]);
+  for (const [owner, ids] of [...byOwner].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (ids.length < 2 || !ids.some((id) => importedIds.has(id))) continue;
+    const sorted = normalizeIds(ids);
+    warnings.push(
+      `${owner} has ${sorted.length} tasks in progress (${sorted.map((id) => `#${id}`).join(', ')}) and the board allows one per owner (singleInProgress); 'tasks release' all but one`,
+    );
+  }
+  return warnings;
+}
+
 /** Maps a foreign list onto ids `firstId`, `firstId + 1`, … and rewrites its edges (pure). */
-export function planImport(list: ForeignList, firstId: number): ImportPlan {
+export function planImport(list: ForeignList, at: number | ImportTarget): ImportPlan {
+  const target: ImportTarget = typeof at === 'number' ? { firstId: at } : at;
+  const firstId = target.firstId;
   const warnings = [...list.warnings];
   const toNew = new Map<string, number>();
   const mapping: ImportMapping[] = [];
@@ -259,6 +358,11 @@ export function planImport(list: ForeignList, firstId: number): ImportPlan {
     t.blocks = normalizeIds(t.blocks);
     t.blockedBy = normalizeIds(t.blockedBy);
   }
+  const names = new Map<number, string>();
+  list.tasks.forEach((t, i) => {
+    names.set(tasks[i].id, `${t.sourceId} -> #${tasks[i].id} (${shortSubject(t.subject)})`);
+    checkImportedTask(tasks[i], list.source, `${t.sourceId} (${shortSubject(t.subject)})`);
+  });
   const cycle = BoardGraph.fromTasks(tasks).cycles()[0];
   if (cycle) {
     const fromNew = new Map(mapping.map((m) => [m.to, m.from]));
@@ -268,6 +372,7 @@ export function planImport(list: ForeignList, firstId: number): ImportPlan {
       { cycle },
     );
   }
+  warnings.push(...workInProgressWarnings(tasks, names, target));
   return { source: list.source, mapping, tasks, warnings, notes: [...(list.notes ?? [])] };
 }
 
@@ -279,9 +384,10 @@ export function planImport(list: ForeignList, firstId: number): ImportPlan {
  * plan and writes nothing.
  */
 export async function importTasks(store: TaskStore, list: ForeignList, options: { dryRun?: boolean; actor?: string } = {}): Promise<ImportResult> {
-  if (options.dryRun) return { ...planImport(list, Math.max(store.readHighWaterMark(), store.listIds().at(-1) ?? 0) + 1), dryRun: true };
+  const target = (firstId: number): ImportTarget => ({ firstId, board: store.loadBoard().tasks, singleInProgress: store.config.singleInProgress });
+  if (options.dryRun) return { ...planImport(list, target(Math.max(store.readHighWaterMark(), store.listIds().at(-1) ?? 0) + 1)), dryRun: true };
   const result = await store.transact({ board: true }, async (tx) => {
-    const plan = planImport(list, Math.max(tx.readHighWaterMark(), store.listIds().at(-1) ?? 0) + 1);
+    const plan = planImport(list, target(Math.max(tx.readHighWaterMark(), store.listIds().at(-1) ?? 0) + 1));
     for (const t of plan.tasks) {
       await tx.lockNewTask(t.id);
       if (tx.tryRead(t.id)) throw new TasksError('E_EXISTS', `task_${t.id}.json appeared meanwhile; nothing was imported, run the import again`);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TasksError } from '../errors.js';
-import { planImport, planningFields } from './board-import.js';
+import { planImport, planningFields, readTaskStoreFile } from './board-import.js';
 import { readBacklogTasks, readBeadsIssues, readDotasksExport } from './import-tools.js';
 
 const fixtures = fileURLToPath(new URL('../../test/fixtures/imports/', import.meta.url));
@@ -210,6 +210,38 @@ describe('imports from other tools (core)', () => {
       expect(() => readBeadsIssues(project)).toThrow(`${file} is a symbolic link: an import never reads through a link in the folder`);
       // Named on the command line, a link is the user's own choice.
       expect(readBeadsIssues(file).tasks.map((t) => t.subject)).toEqual(['From elsewhere']);
+    });
+  });
+
+  describe('the limits of create, and work in progress', () => {
+    const store = (tasks: Record<string, unknown>[]) => {
+      const file = join(temp(), 'tasks.json');
+      writeFileSync(file, JSON.stringify({ next_id: tasks.length + 1, tasks }));
+      return readTaskStoreFile(file);
+    };
+
+    it('labels and paths are written as create writes them: trimmed, sorted or in order, each once', () => {
+      const file = join(temp(), 'board.json');
+      writeFileSync(
+        file,
+        JSON.stringify({ tasks: [{ id: 1, subject: 'S', status: 'pending', labels: [' b', 'a', 'b'], paths: [' src/** ', 'src/**', 'docs/x.md'] }] }),
+      );
+      expect(planImport(readDotasksExport(file), 1).tasks[0]).toMatchObject({ labels: ['a', 'b'], paths: ['src/**', 'docs/x.md'] });
+      writeFileSync(file, JSON.stringify({ tasks: [{ id: 1, subject: 'S', status: 'pending', priority: 1.5 }] }));
+      expect(() => planImport(readDotasksExport(file), 1)).toThrow(
+        `${file}: 1 (S): a priority is an integer from 0 (highest) to 4 (default 2), got 1.5; nothing was imported`,
+      );
+    });
+
+    it('two in progress for one owner are a warning only under singleInProgress', () => {
+      const list = store([
+        { id: 'task_1', subject: 'A', status: 'in_progress', owner: 'ann' },
+        { id: 'task_2', subject: 'B', status: 'in_progress', owner: 'ann' },
+      ]);
+      expect(planImport(list, { firstId: 1, board: [], singleInProgress: false }).warnings).toEqual([]);
+      expect(planImport(list, { firstId: 1, board: [], singleInProgress: true }).warnings).toEqual([
+        "ann has 2 tasks in progress (#1, #2) and the board allows one per owner (singleInProgress); 'tasks release' all but one",
+      ]);
     });
   });
 

@@ -455,9 +455,12 @@ export function readDotasksExport(file: string): ForeignList {
     };
     if (typeof view.activeForm === 'string' && view.activeForm !== '') task.activeForm = view.activeForm;
     if (isObject(view.metadata) && Object.keys(view.metadata).length) task.metadata = cloneJson(view.metadata) as Record<string, unknown>;
-    // An export made once the format has priority and labels carries them as fields.
-    if (view.priority !== undefined || view.labels !== undefined)
-      withPlanning(task, Number.isInteger(view.priority) ? (view.priority as number) : undefined, idList(view.labels).filter(Boolean));
+    // An export made once the format has priority and labels carries them as fields, as they are: planImport
+    // applies the limits of create to them (a priority of 99 is refused, not written for every reader to refuse).
+    const planning = createRecord();
+    if (view.priority !== undefined && view.priority !== null) planning.priority = view.priority;
+    if (view.labels !== undefined && view.labels !== null) planning.labels = Array.isArray(view.labels) ? cloneJson(view.labels) : [view.labels];
+    if (Object.keys(planning).length) task.fields = { ...task.fields, ...planning };
     carryListFields(view, task, where, warnings);
     return task;
   });
