@@ -201,4 +201,89 @@ describe('tasks import: hostile and repeated input (issue 21, items 7-9)', () =>
       expect(taskFiles(t.board)).toHaveLength(5);
     });
   });
+
+  describe('imports are idempotent (item 9)', () => {
+    it('the same beads file twice: unchanged, not doubled; a changed file updates and creates only what is new', () => {
+      const t = board();
+      const file = join(t.root, 'issues.jsonl');
+      cpSync(join(FIXTURES, 'beads-project', '.beads', 'issues.jsonl'), file);
+      const first = tasks(t.root, ['import', 'beads', file, '--json']);
+      expect(first.code).toBe(0);
+      expect((JSON.parse(first.stdout) as { summary: unknown }).summary).toEqual({ created: 5, updated: 0, unchanged: 0 });
+      const before = taskFiles(t.board).map((n) => readFileSync(join(t.board, n), 'utf8'));
+
+      const second = tasks(t.root, ['import', 'beads', 'issues.jsonl']);
+      expect(second.code).toBe(0);
+      expect(second.stdout).toMatchInlineSnapshot(`
+        "imported 5 tasks from issues.jsonl (5 unchanged):
+          bd-7f3a -> #1 (unchanged): Payments
+          bd-7f3a.1 -> #2 (unchanged): Add the Stripe client
+          bd-7f3a.2 -> #3 (unchanged): Webhook handler
+          bd-9d02 -> #4 (unchanged): Document the payment settings
+          bd-c41e -> #5 (unchanged): Refund flow (blocked by #3)
+        "
+      `);
+      expect(taskFiles(t.board).map((n) => readFileSync(join(t.board, n), 'utf8'))).toEqual(before);
+
+      // In beads meanwhile: one issue renamed and closed, one new issue that waits for an old one.
+      const lines = readFileSync(file, 'utf8').trim().split('\n');
+      const edited = lines.map((line) => {
+        const issue = JSON.parse(line) as Record<string, unknown>;
+        if (issue.id === 'bd-9d02') Object.assign(issue, { title: 'Document the payment settings, v2', status: 'closed' });
+        return JSON.stringify(issue);
+      });
+      edited.push(
+        JSON.stringify({ id: 'bd-e5f6', title: 'Receipts', status: 'open', dependencies: [{ issue_id: 'bd-e5f6', depends_on_id: 'bd-c41e', type: 'blocks' }] }),
+      );
+      writeFileSync(file, edited.join('\n') + '\n');
+      const third = tasks(t.root, ['import', 'beads', file, '--json']);
+      expect(third.code).toBe(0);
+      const json = JSON.parse(third.stdout) as { summary: unknown; mapping: unknown[]; warnings: string[] };
+      expect(json.summary).toEqual({ created: 1, updated: 2, unchanged: 3 });
+      expect(json.mapping).toContainEqual({ from: 'bd-9d02', to: 4, subject: 'Document the payment settings, v2', action: 'updated' });
+      expect(json.mapping).toContainEqual({ from: 'bd-e5f6', to: 6, subject: 'Receipts', action: 'created' });
+      // Where a task stands on the board is the board's: a re-import refreshes what it says.
+      expect(json.warnings).toEqual([
+        "bd-9d02 -> #4: the source has it completed, the board pending; a re-import leaves status, owner and edges as the board has them ('tasks done 4' to follow the source)",
+      ]);
+      expect(readTaskFile(t.board, 4)).toMatchObject({ subject: 'Document the payment settings, v2', status: 'pending' });
+      expect(readTaskFile(t.board, 6)).toMatchObject({ blockedBy: [5], metadata: { importedFrom: { tool: 'beads', id: 'bd-e5f6', source: 'issues.jsonl' } } });
+      expect(readTaskFile(t.board, 5)).toMatchObject({ blocks: [6] });
+      expect(taskFiles(t.board)).toHaveLength(6);
+      expect(tasks(t.root, ['doctor']).code).toBe(0);
+    });
+
+    it('every importer: a second import of the same source writes nothing new', () => {
+      const t = board();
+      const claude = claudeList(join(t.root, 'claude'));
+      const store = join(t.root, 'tasks.json');
+      writeFileSync(store, JSON.stringify({ next_id: 2, tasks: [{ id: 'task_1', subject: 'Stored', status: 'pending' }] }));
+      cpSync(join(FIXTURES, 'backlog-project'), join(t.root, 'shop'), { recursive: true });
+      const exported = join(t.root, 'export.json');
+      writeFileSync(exported, JSON.stringify({ tasks: [{ id: 1, subject: 'Exported', status: 'pending', labels: ['x'] }] }));
+      const sources: [string, string][] = [
+        ['claude', claude],
+        ['store', store],
+        ['backlog', join(t.root, 'shop')],
+        ['beads', join(FIXTURES, 'beads-project')],
+        ['dotasks', exported],
+      ];
+      for (const [kind, source] of sources) expect(tasks(t.root, ['import', kind, source]).code).toBe(0);
+      const count = taskFiles(t.board).length;
+      expect(count).toBe(2 + 1 + 5 + 5 + 1);
+      for (const [kind, source] of sources) {
+        const r = tasks(t.root, ['import', kind, source, '--json']);
+        expect(r.code).toBe(0);
+        const summary = (JSON.parse(r.stdout) as { summary: { created: number; updated: number } }).summary;
+        expect([kind, summary.created, summary.updated]).toEqual([kind, 0, 0]);
+      }
+      expect(taskFiles(t.board)).toHaveLength(count);
+      // The same Claude list given another way (relative, with a trailing slash) is the same source.
+      expect(JSON.parse(tasks(t.root, ['import', 'claude', 'claude/', '--json']).stdout)).toMatchObject({ summary: { created: 0 } });
+      // Another list with the same ids is another source: its tasks are new.
+      const other = claudeList(join(t.root, 'claude-other'));
+      expect(JSON.parse(tasks(t.root, ['import', 'claude', other, '--json']).stdout)).toMatchObject({ summary: { created: 2 } });
+      expect(existsSync(join(t.board, `task_${count + 2}.json`))).toBe(true);
+    });
+  });
 });
