@@ -34,12 +34,16 @@ export async function importCommand(options: ImportOptions): Promise<CommandOutp
   const result = await importTasks(store, list, { dryRun: options.dryRun, actor: actingOwner(options) });
   const byId = new Map<number, Task>(result.tasks.map((t) => [t.id, t]));
   const lookup = (id: number) => byId.get(id) ?? store.peekTask(id);
-  const head = `${result.dryRun ? 'would import' : 'imported'} ${result.tasks.length} task${result.tasks.length === 1 ? '' : 's'} from ${result.source}:`;
+  const { created, updated, unchanged } = result.summary;
+  const counts = [`${created} new`, `${updated} updated`, `${unchanged} unchanged`].filter((c) => !c.startsWith('0 ')).join(', ');
+  const head = `${result.dryRun ? 'would import' : 'imported'} ${result.mapping.length} task${result.mapping.length === 1 ? '' : 's'} from ${result.source} (${counts}):`;
   const lines = [head];
   for (const m of result.mapping) {
     const t = byId.get(m.to)!;
     const edges = t.blockedBy.length ? ` (blocked by ${t.blockedBy.map((id) => `#${id}`).join(', ')})` : '';
-    lines.push(printable(`  ${m.from} -> #${m.to}: ${m.subject}${edges}`));
+    // A task imported before from this source keeps its id: the import says what it did with it.
+    const action = m.action === 'created' ? '' : ` (${m.action})`;
+    lines.push(printable(`  ${m.from} -> #${m.to}${action}: ${m.subject}${edges}`));
   }
   if (result.dryRun) lines.push('nothing was written (drop --dry-run to import)');
   return {
@@ -48,6 +52,7 @@ export async function importCommand(options: ImportOptions): Promise<CommandOutp
       dryRun: result.dryRun,
       source: result.source,
       mapping: result.mapping,
+      summary: result.summary,
       tasks: result.tasks.map((t) => toTaskView(t, lookup)),
       warnings: result.warnings,
       notes: result.notes,

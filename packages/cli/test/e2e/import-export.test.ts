@@ -91,7 +91,7 @@ describe('tasks import and export', () => {
     const dry = tasks(t.root, ['import', 'claude', list, '--dry-run']);
     expect(dry.code).toBe(0);
     expect(dry.stdout.replace(list, 'LIST')).toMatchInlineSnapshot(`
-      "would import 4 tasks from LIST:
+      "would import 4 tasks from LIST (4 new):
         1 -> #3: Set up schema
         2 -> #4: Write API
         3 -> #5: Write client
@@ -114,6 +114,8 @@ describe('tasks import and export', () => {
       activeForm: 'Setting up schema',
       blockedBy: [],
       blocks: [4, 5],
+      // Where it came from, so that importing the list again does not double the board.
+      metadata: { importedFrom: { tool: 'claude', id: '1', source: 'claude-list' } },
     });
     expect(readTaskFile(t.board, 4)).toMatchObject({ status: 'in_progress', owner: 'agent-1', blockedBy: [], blocks: [6] });
     expect(readTaskFile(t.board, 5)).toMatchObject({ blockedBy: [], blocks: [6], metadata: { area: 'web' } });
@@ -132,9 +134,9 @@ describe('tasks import and export', () => {
     writeFileSync(file, JSON.stringify(STORE_FILE, null, 2));
     const json = JSON.parse(run(t.root, ['import', 'store', file, '--json'])) as { mapping: unknown[] };
     expect(json.mapping).toEqual([
-      { from: 'task_1', to: 3, subject: 'Design the tables' },
-      { from: 'task_2', to: 4, subject: 'Write the API' },
-      { from: 'task_3', to: 5, subject: 'Write unit tests' },
+      { from: 'task_1', to: 3, subject: 'Design the tables', action: 'created' },
+      { from: 'task_2', to: 4, subject: 'Write the API', action: 'created' },
+      { from: 'task_3', to: 5, subject: 'Write unit tests', action: 'created' },
     ]);
     expect(readTaskFile(t.board, 3)).toEqual({
       id: 3,
@@ -145,7 +147,7 @@ describe('tasks import and export', () => {
       activeForm: 'writing schema.sql',
       blockedBy: [],
       blocks: [5],
-      metadata: { priority: 'high' },
+      metadata: { importedFrom: { tool: 'store', id: 'task_1', source: 'tasks.json' }, priority: 'high' },
     });
     // A completed blocker keeps the edge on its side only (docs/protocol.md, "Edges"); the open one is on both.
     expect(readTaskFile(t.board, 5)).toMatchObject({ owner: '', blockedBy: [4], blocks: [] });
@@ -211,7 +213,7 @@ describe('tasks import and export', () => {
     const dry = tasks(join(t.root, 'shop'), ['import', 'backlog', '.', '--dry-run']);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toMatchInlineSnapshot(`
-      "would import 5 tasks from backlog/tasks:
+      "would import 5 tasks from backlog/tasks (5 new):
         task-1 -> #3: Set up the database schema
         task-2 -> #4: Write the REST API
         task-3 -> #5: Build the web client
@@ -243,7 +245,7 @@ describe('tasks import and export', () => {
       priority: 1,
       labels: ['backend', 'db'],
       metadata: {
-        importedFrom: { tool: 'backlog', id: 'task-1' },
+        importedFrom: { tool: 'backlog', id: 'task-1', source: 'shop/backlog/tasks' },
         backlog: { created_date: '2025-06-02 09:15', updated_date: '2025-06-03 17:40' },
       },
     });
@@ -278,7 +280,7 @@ describe('tasks import and export', () => {
       blocks: [],
       priority: 0,
       metadata: {
-        importedFrom: { tool: 'beads', id: 'bd-c41e' },
+        importedFrom: { tool: 'beads', id: 'bd-c41e', source: 'issues.jsonl' },
         beads: { issue_type: 'feature', created_at: '2025-11-02T09:00:00.000000-08:00', updated_at: '2025-11-02T09:00:00.000000-08:00' },
         links: [
           { type: 'related', id: 'bd-9d02', task: 6 },
@@ -325,7 +327,7 @@ describe('tasks import and export', () => {
     const after = (JSON.parse(second) as { tasks: View[] }).tasks;
     // #4 was deleted, so 1 2 3 5 become 1 2 3 4.
     const newId = new Map(before.map((v, i) => [v.id, i + 1]));
-    expect(after.map((v) => v.metadata.importedFrom)).toEqual(before.map((v) => ({ tool: 'dotasks', id: String(v.id) })));
+    expect(after.map((v) => v.metadata.importedFrom)).toEqual(before.map((v) => ({ tool: 'dotasks', id: String(v.id), source: join(t.root, 'board.json') })));
     const renumbered = before.map((v) => ({
       ...v,
       id: newId.get(v.id),

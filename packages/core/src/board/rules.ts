@@ -2,11 +2,14 @@ import { TasksError } from '../errors.js';
 import { scopeProblem, shortGlob } from './glob-limits.js';
 import {
   DEFAULT_PRIORITY,
+  MAX_NESTING_DEPTH,
   MAX_PRIORITY,
   MAX_TASK_FILE_BYTES,
   TASK_STATUSES,
   cloneJson,
   createRecord,
+  describeNesting,
+  findDeepNesting,
   normalizeLabels,
   serializeTask,
   setOwn,
@@ -108,6 +111,7 @@ export function applyPaths(task: Task, patch: { paths?: string[] | null; addPath
 
 /** Applies a metadata patch in place: a null (or undefined) value removes its key. */
 export function applyMetadata(task: Task, patch: Record<string, unknown>): void {
+  checkNesting(patch, 'metadata');
   const metadata = (task.metadata ? cloneJson(task.metadata) : createRecord()) as Record<string, unknown>;
   for (const key of Object.keys(patch)) {
     const value = patch[key];
@@ -219,4 +223,15 @@ export function applyLabels(task: Task, add: readonly string[], remove: readonly
   const labels = normalizeLabels([...(task.labels ?? []), ...add]).filter((l) => !drop.has(l));
   if (labels.length) task.labels = labels;
   else delete task.labels;
+}
+
+/** A field's value nests at most MAX_NESTING_DEPTH arrays and objects (a reader refuses deeper ones); checked before anything copies it. */
+export function checkNesting(value: unknown, field: string): void {
+  const deep = findDeepNesting(value);
+  if (deep)
+    throw new TasksError(
+      'E_INVALID',
+      `${field} nests deeper than ${MAX_NESTING_DEPTH} levels (at ${describeNesting(field, deep)}); keep task data flat, and put documents in files`,
+      { field },
+    );
 }

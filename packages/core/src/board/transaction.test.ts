@@ -204,6 +204,41 @@ describe('the high-water mark', () => {
 });
 
 describe('nothing is written that the board could not read back', () => {
+  it('metadata nested 20,000 deep is refused by create, update and release before anything copies it (it overflowed the stack)', async () => {
+    const store = board();
+    const deep = JSON.parse('{"a":'.repeat(20_000) + '1' + '}'.repeat(20_000)) as Record<string, unknown>;
+    const refusal = { code: 'E_INVALID', message: expect.stringMatching(/^metadata nests deeper than 100 levels \(at metadata\.a\.a\.a…\)/) };
+    await expect(store.createTask({ subject: 'deep', metadata: deep })).rejects.toMatchObject(refusal);
+    expect(store.listIds()).toEqual([]);
+    await store.createTask({ subject: 'flat' });
+    await expect(store.updateTask(1, { metadata: deep })).rejects.toMatchObject(refusal);
+    await store.claimTask(1, { owner: 'ann' });
+    await expect(store.releaseTask(1, { actor: 'ann', metadata: deep })).rejects.toMatchObject(refusal);
+    expect(store.getTask(1)).toMatchObject({ status: 'in_progress', owner: 'ann' });
+    expect(store.getTask(1)).not.toHaveProperty('metadata');
+    // 100 levels are fine.
+    const ok = JSON.parse('{"a":'.repeat(100) + '1' + '}'.repeat(100)) as Record<string, unknown>;
+    await store.updateTask(1, { metadata: ok });
+    expect(store.getTask(1).metadata).toEqual(ok);
+  });
+
+  it('a task its readers would refuse is not written, whichever command built it', async () => {
+    const store = board();
+    await store.createTask({ subject: 'one' });
+    const before = snapshotFiles(store);
+    await expect(
+      store.transact({ tasks: [1] }, (tx) => {
+        const task = tx.edit(1);
+        task.priority = 99;
+        tx.put(task);
+      }),
+    ).rejects.toMatchObject({
+      code: 'E_INVALID',
+      message: 'task #1 would be refused by every reader: "priority" must be an integer from 0 (highest) to 4, got 99; nothing was written',
+    });
+    expect(snapshotFiles(store)).toEqual(before);
+  });
+
   it('a description that would make the file larger than 1 MiB is refused, and nothing is written', async () => {
     const store = board();
     await expect(store.createTask({ subject: 'big', description: 'x'.repeat(2 * 1024 * 1024) })).rejects.toMatchObject({

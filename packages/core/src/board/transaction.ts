@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
 import { appendEvents, readTxEvents, type NewEvent, type TaskEvent } from '../events/events.js';
-import { MAX_TASK_FILE_BYTES, copyTask, normalizeIds, serializeTask, taskFileName, type Task } from '../format/format.js';
+import { MAX_TASK_FILE_BYTES, copyTask, normalizeIds, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { ensureFolder, pausePoint, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, syncFolders, writeNewFile } from '../fs/fsio.js';
 import {
   commitJournal,
@@ -350,6 +350,8 @@ export class Transaction {
           `task #${task.id} would be ${(size / 1024 / 1024).toFixed(1)} MB, over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task file; nothing was written (keep long text in a file and link it from the description)`,
           { id: task.id, bytes: size },
         );
+      // A text put by putText was parsed already; a task built by a command is checked by the readers' own parser.
+      if (!this.rawTexts.has(task.id)) checkReadable(task.id, text);
       push(taskFileName(task.id), text);
     }
     // The file is complete on disk before the mark moves.
@@ -799,3 +801,22 @@ export function ownerLockName(owner: string): string {
 }
 
 export { journalDir, CorruptTaskError };
+
+/**
+ * The last gate of every write: a task its own readers would refuse is never
+ * written, whichever command built it (docs/protocol.md, "One task, one
+ * file"); the commands' checks come first, with their own messages.
+ */
+function checkReadable(id: number, text: string): void {
+  try {
+    parseTask(text, taskFileName(id));
+  } catch (error) {
+    if (!(error instanceof CorruptTaskError)) throw error;
+    throw new TasksError(
+      'E_INVALID',
+      `task #${id} would be refused by every reader: ${String(error.details.problem)}; nothing was written`,
+      { id },
+      { cause: error },
+    );
+  }
+}

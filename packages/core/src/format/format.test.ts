@@ -137,6 +137,18 @@ describe('validation errors name file, line and column', () => {
     });
   });
 
+  it('a value nested deeper than 100 levels is refused at its key, not with a stack overflow', () => {
+    const text = `{"id":3,"subject":"S","status":"pending","owner":"","metadata":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}`;
+    expect(corrupt(text).message).toBe(
+      `${file}:1:53: "metadata" nests deeper than 100 levels (at metadata.a.a.a…) (fix the file by hand or run 'tasks doctor'; it was left as it is)`,
+    );
+    expect(corrupt(`{"id":3,"subject":"S","status":"pending","x":${'['.repeat(101)}${']'.repeat(101)}}`).message).toMatch(
+      /"x" nests deeper than 100 levels \(at x\[0\]\[0\]\[0\]…\)/,
+    );
+    const hundred = `{"id":3,"subject":"S","status":"pending","x":${'['.repeat(100)}${']'.repeat(100)}}`;
+    expect(parseTask(hundred, file).extra.x).toBeInstanceOf(Array);
+  });
+
   it('the limit for a task file is 1 MiB', () => {
     expect(MAX_TASK_FILE_BYTES).toBe(1024 * 1024);
   });

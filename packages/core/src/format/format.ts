@@ -184,6 +184,11 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   };
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) at(undefined, 'a task file must hold a JSON object');
   const obj = raw as Record<string, unknown>;
+  // Before anything recursive (cloneJson, JSON.stringify) sees the data: 20,000 levels overflow the stack.
+  for (const key of Object.keys(obj)) {
+    const deep = findDeepNesting(obj[key]);
+    if (deep) at(key, `${show(key)} nests deeper than ${MAX_NESTING_DEPTH} levels (at ${describeNesting(key, deep)})`);
+  }
 
   const id = obj.id;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) at('id', `"id" must be a positive integer, got ${show(id)}`);
@@ -334,4 +339,44 @@ function show(value: unknown): string {
   if (value === undefined) return 'nothing';
   const s = JSON.stringify(value);
   return s.length > 40 ? s.slice(0, 40) + '…' : s;
+}
+
+/** How deep the value of one task field (metadata, an unknown key, a note) may nest arrays and objects. */
+export const MAX_NESTING_DEPTH = 100;
+
+/**
+ * The path to the first place where `value` nests arrays and objects more
+ * than `max` deep, or undefined. Iterative, so any depth is safe to check:
+ * readers and writers call it before recursive code (cloneJson,
+ * JSON.stringify) meets the data.
+ */
+export function findDeepNesting(value: unknown, max = MAX_NESTING_DEPTH): (string | number)[] | undefined {
+  interface Frame {
+    value: object;
+    depth: number;
+    key: string | number;
+    parent: Frame | undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const stack: Frame[] = [{ value, depth: 1, key: '', parent: undefined }];
+  while (stack.length) {
+    const frame = stack.pop()!;
+    if (frame.depth > max) {
+      const path: (string | number)[] = [];
+      for (let f: Frame | undefined = frame; f?.parent; f = f.parent) path.push(f.key);
+      return path.reverse();
+    }
+    const push = (key: string | number, child: unknown) => {
+      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: frame.depth + 1, key, parent: frame });
+    };
+    if (Array.isArray(frame.value)) frame.value.forEach((child: unknown, i) => push(i, child));
+    else for (const key of Object.keys(frame.value)) push(key, (frame.value as Record<string, unknown>)[key]);
+  }
+  return undefined;
+}
+
+/** A path from findDeepNesting for a message: `metadata.a.a.a…` (the first steps only). */
+export function describeNesting(root: string, path: readonly (string | number)[]): string {
+  const steps = path.slice(0, 3).map((k) => (typeof k === 'number' ? `[${k}]` : /^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`));
+  return `${root}${steps.join('')}${path.length > 3 ? '…' : ''}`;
 }

@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TasksError } from '../errors.js';
-import { planImport, planningFields } from './board-import.js';
+import { importSource, importTasks, planImport, planningFields, readTaskStoreFile } from './board-import.js';
+import { TaskStore } from '../store.js';
 import { readBacklogTasks, readBeadsIssues, readDotasksExport } from './import-tools.js';
 
 const fixtures = fileURLToPath(new URL('../../test/fixtures/imports/', import.meta.url));
@@ -103,6 +104,30 @@ describe('imports from other tools (core)', () => {
     it('says where nothing could be found', async () => {
       await expect(readBacklogTasks(join(temp(), 'nothing-here'))).rejects.toMatchObject({ code: 'E_NOT_FOUND' });
     });
+
+    it('never looks through a link it finds: a backlog/tasks folder that is a symlink is refused, naming it', async () => {
+      const outside = join(temp(), 'outside');
+      mkdirSync(outside);
+      writeFileSync(join(outside, 'task-1 - A.md'), '---\nid: task-1\ntitle: A\nstatus: To Do\n---\n');
+      mkdirSync(join(dir, 'project', 'backlog'), { recursive: true });
+      symlinkSync(outside, join(dir, 'project', 'backlog', 'tasks'));
+      await expect(readBacklogTasks(join(dir, 'project'))).rejects.toMatchObject({
+        code: 'E_INVALID',
+        message: `${join(dir, 'project', 'backlog', 'tasks')} is a symbolic link: an import never reads through a link it finds; give the folder it points to instead; nothing was imported`,
+      });
+      // The folder the import is given is taken as it is.
+      expect((await readBacklogTasks(join(dir, 'project', 'backlog', 'tasks'))).tasks).toHaveLength(1);
+    });
+
+    it('a YAML alias that has no anchor is one line naming the file', async () => {
+      const tasks = join(temp(), 'backlog', 'tasks');
+      mkdirSync(tasks, { recursive: true });
+      writeFileSync(join(tasks, 'task-1 - A.md'), '---\nid: task-1\ntitle: A\nstatus: To Do\nlabels: [*nothing]\n---\n');
+      await expect(readBacklogTasks(dir)).rejects.toMatchObject({
+        code: 'E_INVALID',
+        message: expect.stringMatching(/^.*task-1 - A\.md: invalid YAML front matter: [^\n]*nothing[^\n]*; nothing was imported$/),
+      });
+    });
   });
 
   describe('beads', () => {
@@ -171,6 +196,143 @@ describe('imports from other tools (core)', () => {
           .join('\n'),
       );
       expect(() => planImport(readBeadsIssues(file), 1)).toThrow('has a cycle "bd-1" -> "bd-2" -> "bd-1"');
+    });
+
+    it('an issue nested 20,000 deep is refused with its line; a link where issues.jsonl belongs is not read', () => {
+      const project = temp();
+      mkdirSync(join(project, '.beads'));
+      const file = join(project, '.beads', 'issues.jsonl');
+      writeFileSync(file, `{"id":"bd-1","title":"A","status":"open"}\n{"id":"bd-2","title":"B","design_doc":${'['.repeat(20_000)}${']'.repeat(20_000)}}\n`);
+      expect(() => readBeadsIssues(project)).toThrow(`${file}:2: "design_doc" nests deeper than 100 levels (at design_doc[0][0][0]…); nothing was imported`);
+      const elsewhere = join(project, 'elsewhere.jsonl');
+      writeFileSync(elsewhere, '{"id":"bd-1","title":"From elsewhere","status":"open"}\n');
+      rmSync(file);
+      symlinkSync(elsewhere, file);
+      expect(() => readBeadsIssues(project)).toThrow(`${file} is a symbolic link: an import never reads through a link in the folder`);
+      // Named on the command line, a link is the user's own choice.
+      expect(readBeadsIssues(file).tasks.map((t) => t.subject)).toEqual(['From elsewhere']);
+    });
+  });
+
+  describe('the limits of create, and work in progress', () => {
+    const store = (tasks: Record<string, unknown>[]) => {
+      const file = join(temp(), 'tasks.json');
+      writeFileSync(file, JSON.stringify({ next_id: tasks.length + 1, tasks }));
+      return readTaskStoreFile(file);
+    };
+
+    it('labels and paths are written as create writes them: trimmed, sorted or in order, each once', () => {
+      const file = join(temp(), 'board.json');
+      writeFileSync(
+        file,
+        JSON.stringify({ tasks: [{ id: 1, subject: 'S', status: 'pending', labels: [' b', 'a', 'b'], paths: [' src/** ', 'src/**', 'docs/x.md'] }] }),
+      );
+      expect(planImport(readDotasksExport(file), 1).tasks[0]).toMatchObject({ labels: ['a', 'b'], paths: ['src/**', 'docs/x.md'] });
+      writeFileSync(file, JSON.stringify({ tasks: [{ id: 1, subject: 'S', status: 'pending', priority: 1.5 }] }));
+      expect(() => planImport(readDotasksExport(file), 1)).toThrow(
+        `${file}: 1 (S): a priority is an integer from 0 (highest) to 4 (default 2), got 1.5; nothing was imported`,
+      );
+    });
+
+    it('two in progress for one owner are a warning only under singleInProgress', () => {
+      const list = store([
+        { id: 'task_1', subject: 'A', status: 'in_progress', owner: 'ann' },
+        { id: 'task_2', subject: 'B', status: 'in_progress', owner: 'ann' },
+      ]);
+      expect(planImport(list, { firstId: 1, board: [], singleInProgress: false }).warnings).toEqual([]);
+      expect(planImport(list, { firstId: 1, board: [], singleInProgress: true }).warnings).toEqual([
+        "ann has 2 tasks in progress (#1, #2) and the board allows one per owner (singleInProgress); 'tasks release' all but one",
+      ]);
+    });
+  });
+
+  describe('imported again (idempotent)', () => {
+    const beads = (issues: Record<string, unknown>[]) => {
+      const file = join(dir, 'issues.jsonl');
+      writeFileSync(file, issues.map((i) => JSON.stringify(i)).join('\n') + '\n');
+      return file;
+    };
+
+    it('refreshes what a task says and keeps where it stands, board notes and metadata included', async () => {
+      const store = TaskStore.init(join(temp(), '.tasks'));
+      const file = beads([
+        { id: 'bd-1', title: 'One', status: 'open', priority: 1 },
+        { id: 'bd-2', title: 'Two', status: 'open' },
+      ]);
+      await importTasks(store, readBeadsIssues(file));
+      await store.claimTask(1, { owner: 'ann' });
+      await store.addNote(1, 'on it', { actor: 'ann' });
+      await store.updateTask(2, { metadata: { area: 'web' } });
+      beads([
+        { id: 'bd-1', title: 'One, renamed', status: 'closed', priority: 0, labels: ['x'] },
+        { id: 'bd-2', title: 'Two', status: 'open' },
+      ]);
+      const result = await importTasks(store, readBeadsIssues(file));
+      expect(result.summary).toEqual({ created: 0, updated: 1, unchanged: 1 });
+      expect(store.getTask(1)).toMatchObject({
+        subject: 'One, renamed',
+        status: 'in_progress',
+        owner: 'ann',
+        priority: 0,
+        labels: ['x'],
+        notes: [{ text: 'on it' }],
+      });
+      expect(store.getTask(2).metadata).toMatchObject({ area: 'web', importedFrom: { tool: 'beads', id: 'bd-2', source: 'issues.jsonl' } });
+      expect(result.warnings).toEqual([
+        "bd-1 -> #1: the source has it completed, the board in_progress; the source's owner is nobody, the board's ann; a re-import leaves status, owner and edges as the board has them ('tasks done 1' to follow the source)",
+      ]);
+      const updated = store.readEvents().filter((e) => e.type === 'updated' && e.importedFrom);
+      expect(updated).toMatchObject([{ task: 1, importedFrom: 'bd-1', fields: ['subject', 'priority', 'labels'] }]);
+    });
+
+    it('a source is its real path, relative to the folder holding the board when inside it', () => {
+      const root = temp();
+      mkdirSync(join(root, 'project', 'list'), { recursive: true });
+      mkdirSync(join(root, 'elsewhere'));
+      const board = join(root, 'project', '.tasks');
+      expect(importSource(join(root, 'project', 'list') + '/', board)).toBe('list');
+      expect(importSource(join(root, 'project', 'list', '..', 'list'), board)).toBe('list');
+      symlinkSync(join(root, 'project', 'list'), join(root, 'link'));
+      expect(importSource(join(root, 'link'), board)).toBe('list');
+      expect(importSource(join(root, 'elsewhere'), board)).toBe(realpathSync(join(root, 'elsewhere')));
+    });
+
+    it('a task imported before sources were recorded counts; of several, the lowest id, with a warning', async () => {
+      const store = TaskStore.init(join(temp(), '.tasks'));
+      const file = beads([{ id: 'bd-1', title: 'One', status: 'open' }]);
+      // As the imports before this change wrote it, twice (the doubled board).
+      for (let i = 0; i < 2; i++) await store.createTask({ subject: 'One', metadata: { importedFrom: { tool: 'beads', id: 'bd-1' } } });
+      const result = await importTasks(store, readBeadsIssues(file));
+      expect(result.summary).toEqual({ created: 0, updated: 1, unchanged: 0 });
+      expect(result.warnings).toEqual(["bd-1: imported more than once before (#1, #2); this import updates #1 ('tasks delete' the others)"]);
+      expect(store.getTask(1).metadata).toEqual({ importedFrom: { tool: 'beads', id: 'bd-1', source: 'issues.jsonl' } });
+      expect(store.listIds()).toEqual([1, 2]);
+      // Without a source recorded, the subject must be the source's too: another project's task-1 is left alone.
+      await store.createTask({ subject: 'Something else', metadata: { importedFrom: { tool: 'backlog', id: 'task-1' } } });
+      const tasks = join(dir, 'backlog', 'tasks');
+      mkdirSync(tasks, { recursive: true });
+      writeFileSync(join(tasks, 'task-1 - A.md'), '---\nid: task-1\ntitle: A\nstatus: To Do\n---\n');
+      expect((await importTasks(store, await readBacklogTasks(dir))).summary).toEqual({ created: 1, updated: 0, unchanged: 0 });
+      expect(store.getTask(3).subject).toBe('Something else');
+    });
+
+    it('a new task that would close a cycle through tasks imported before is refused, naming them', async () => {
+      const store = TaskStore.init(join(temp(), '.tasks'));
+      const dep = (on: string) => ({ depends_on_id: on, type: 'blocks' });
+      const file = beads([
+        { id: 'bd-1', title: 'One', status: 'open' },
+        { id: 'bd-2', title: 'Two', status: 'open', dependencies: [dep('bd-1')] },
+      ]);
+      await importTasks(store, readBeadsIssues(file));
+      await store.createTask({ subject: 'By hand', blockedBy: [2] });
+      // bd-3 waits for bd-2 and blocks bd-1: a cycle with the board's edge #1 -> #2.
+      beads([
+        { id: 'bd-1', title: 'One', status: 'open', dependencies: [dep('bd-3')] },
+        { id: 'bd-2', title: 'Two', status: 'open', dependencies: [dep('bd-1')] },
+        { id: 'bd-3', title: 'Three', status: 'open', dependencies: [dep('bd-2')] },
+      ]);
+      await expect(importTasks(store, readBeadsIssues(file))).rejects.toMatchObject({ code: 'E_CYCLE', message: expect.stringContaining('has a cycle "bd-') });
+      expect(store.listIds()).toEqual([1, 2, 3]);
     });
   });
 

@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TasksError, isErrnoException } from '../errors.js';
 import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, setOwn, type TaskStatus } from '../format/format.js';
 import { planningFields, type ForeignList, type ForeignTask } from './board-import.js';
-import { extras, idList, isObject, parseSourceJson, readSourceText, subjectOf, text } from './foreign-fields.js';
+import { checkSourceNesting, extras, idList, isFolderIn, isObject, parseSourceJson, readSourceText, subjectOf, text } from './foreign-fields.js';
 
 /**
  * Readers for the task lists of tools people move from: Backlog.md's
@@ -49,6 +49,8 @@ function isDirectory(path: string): boolean {
 // ---------------------------------------------------------------- Backlog.md
 
 const BACKLOG_STATUS: Record<string, TaskStatus> = { 'to do': 'pending', todo: 'pending', 'in progress': 'in_progress', done: 'completed' };
+/** The YAML aliases a Backlog.md task's front matter may expand (the yaml library's maxAliasCount, 100 by default). */
+const MAX_YAML_ALIASES = 10;
 const BACKLOG_PRIORITY: Record<string, number> = { high: 1, medium: 2, low: 3 };
 const BACKLOG_KEYS = new Set(['id', 'title', 'status', 'assignee', 'labels', 'priority', 'dependencies', 'parent_task_id']);
 /** Folders beside `tasks/` that hold tasks the import leaves out, and why. */
@@ -61,7 +63,9 @@ const BACKLOG_SKIPPED: [string, string][] = [
 
 /** The `tasks/` folder of a Backlog.md project given its root, its `backlog/` folder or the folder itself. */
 function backlogTasksFolder(dir: string): string {
-  for (const candidate of [join(dir, 'backlog', 'tasks'), join(dir, 'tasks'), dir]) if (isDirectory(candidate)) return candidate;
+  if (isFolderIn(dir, 'backlog', 'tasks')) return join(dir, 'backlog', 'tasks');
+  if (isFolderIn(dir, 'tasks')) return join(dir, 'tasks');
+  if (isDirectory(dir)) return dir;
   throw new TasksError('E_NOT_FOUND', `${dir} is not a folder; point 'tasks import backlog' at a Backlog.md project, its backlog/ folder or backlog/tasks/`, {
     dir,
   });
@@ -203,7 +207,7 @@ export async function readBacklogTasks(dir: string): Promise<ForeignList> {
   const read: { task: ForeignTask; dependencies: string[]; parent?: string }[] = [];
   for (const name of names) {
     const file = join(folder, name);
-    const source = readSourceText(file);
+    const source = readSourceText(file, { inFolder: true, oneTask: true });
     const m = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(source);
     if (!m) {
       warnings.push(`${name}: no front matter, not a Backlog.md task; skipped`);
@@ -211,8 +215,16 @@ export async function readBacklogTasks(dir: string): Promise<ForeignList> {
     }
     let front: unknown;
     try {
-      front = parse(quoteHandles(m[1]));
+      // Backlog.md writes no aliases; a few written by hand are fine, an alias bomb is not.
+      front = parse(quoteHandles(m[1]), { maxAliasCount: MAX_YAML_ALIASES });
     } catch (error) {
+      // Aliases are resolved after parsing: too many, or one without its anchor, throw a ReferenceError.
+      if (error instanceof ReferenceError) {
+        const problem = /excessive alias count/i.test(error.message)
+          ? `its aliases (*name) expand too far (the limit is ${MAX_YAML_ALIASES}); write the values out`
+          : error.message.split('\n')[0];
+        throw new TasksError('E_INVALID', `${file}: invalid YAML front matter: ${problem}; nothing was imported`, { file }, { cause: error });
+      }
       if (!(error instanceof YAMLParseError)) throw error;
       // The front matter starts on line 2, after the opening `---`.
       const at = error.linePos?.[0];
@@ -226,6 +238,7 @@ export async function readBacklogTasks(dir: string): Promise<ForeignList> {
     }
     if (front === null || front === undefined) front = {};
     if (!isObject(front)) throw new TasksError('E_INVALID', `${file}: the front matter must be a YAML mapping; nothing was imported`, { file });
+    checkSourceNesting(front, file);
     const fromName = /^(.+?) - (.+)\.md$/.exec(name);
     const sourceId = text(front.id).trim() || fromName?.[1] || name.replace(/\.md$/, '');
     const description = backlogDescription(source.slice(m[0].length));
@@ -291,10 +304,13 @@ const BEADS_SECTIONS: [string, string][] = [
   ['notes', 'Notes'],
 ];
 
-/** The issues file of a beads project given the file, the project root or its `.beads/` folder. */
-function beadsFile(path: string): string {
-  if (!isDirectory(path)) return path;
-  for (const candidate of [join(path, '.beads', 'issues.jsonl'), join(path, 'issues.jsonl')]) if (existsSync(candidate)) return candidate;
+/** The issues file of a beads project given the file, the project root or its `.beads/` folder; `found` when the import looked for it. */
+function beadsFile(path: string): { file: string; found: boolean } {
+  if (!isDirectory(path)) return { file: path, found: false };
+  // lstat: a link where issues.jsonl belongs is found, then refused when read.
+  const exists = (file: string) => lstatSync(file, { throwIfNoEntry: false }) !== undefined;
+  if (isFolderIn(path, '.beads') && exists(join(path, '.beads', 'issues.jsonl'))) return { file: join(path, '.beads', 'issues.jsonl'), found: true };
+  if (exists(join(path, 'issues.jsonl'))) return { file: join(path, 'issues.jsonl'), found: true };
   throw new TasksError('E_NOT_FOUND', `${path} holds no .beads/issues.jsonl; point 'tasks import beads' at the issues.jsonl file`, { path });
 }
 
@@ -306,8 +322,8 @@ function beadsFile(path: string): string {
  * are kept in `metadata.links`. Tombstones (deleted issues) are left out.
  */
 export function readBeadsIssues(path: string): ForeignList {
-  const file = beadsFile(path);
-  const lines = readSourceText(file).split('\n');
+  const { file, found } = beadsFile(path);
+  const lines = readSourceText(file, { inFolder: found }).split('\n');
   const warnings: string[] = [];
   const tasks: ForeignTask[] = [];
   const deps: { task: ForeignTask; dependent: string; on: string; type: string }[] = [];
@@ -317,6 +333,7 @@ export function readBeadsIssues(path: string): ForeignList {
     const raw = parseSourceJson(line, file, index + 1);
     const where = `${file}:${index + 1}`;
     if (!isObject(raw)) throw new TasksError('E_INVALID', `${where}: an issue must be a JSON object; nothing was imported`, { file });
+    checkSourceNesting(raw, where);
     if (raw.status === 'tombstone') {
       tombstones++;
       return;
@@ -421,6 +438,7 @@ export function readDotasksExport(file: string): ForeignList {
   const tasks: ForeignTask[] = views.map((view, index) => {
     const where = `tasks[${index}]`;
     if (!isObject(view)) throw new TasksError('E_INVALID', `${file}: ${where} is not an object; nothing was imported`, { file });
+    checkSourceNesting(view, `${file}: ${where}`);
     const description = text(view.description);
     let status: TaskStatus = 'pending';
     if (typeof view.status === 'string' && (TASK_STATUSES as readonly string[]).includes(view.status)) status = view.status as TaskStatus;
@@ -437,9 +455,12 @@ export function readDotasksExport(file: string): ForeignList {
     };
     if (typeof view.activeForm === 'string' && view.activeForm !== '') task.activeForm = view.activeForm;
     if (isObject(view.metadata) && Object.keys(view.metadata).length) task.metadata = cloneJson(view.metadata) as Record<string, unknown>;
-    // An export made once the format has priority and labels carries them as fields.
-    if (view.priority !== undefined || view.labels !== undefined)
-      withPlanning(task, Number.isInteger(view.priority) ? (view.priority as number) : undefined, idList(view.labels).filter(Boolean));
+    // An export made once the format has priority and labels carries them as fields, as they are: planImport
+    // applies the limits of create to them (a priority of 99 is refused, not written for every reader to refuse).
+    const planning = createRecord();
+    if (view.priority !== undefined && view.priority !== null) planning.priority = view.priority;
+    if (view.labels !== undefined && view.labels !== null) planning.labels = Array.isArray(view.labels) ? cloneJson(view.labels) : [view.labels];
+    if (Object.keys(planning).length) task.fields = { ...task.fields, ...planning };
     carryListFields(view, task, where, warnings);
     return task;
   });
