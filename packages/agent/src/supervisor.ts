@@ -30,7 +30,7 @@ import {
 } from '@dotasks/core/internal';
 import { killGroup } from '@dotasks/core/internal';
 
-/** How much output a failed run leaves in `metadata.lastRun.tail`. */
+/** How much of the log a failed run leaves in `metadata.lastError.tail` and its failure note. */
 const TAIL_LINES = 20;
 const TAIL_BYTES = 2000;
 /** How often the supervisor checks that the task is still the job's, ms. */
