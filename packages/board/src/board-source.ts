@@ -75,17 +75,80 @@ export function isWatchedPath(board: string, path: string): boolean {
 
 /** Starts following the board of `store`. */
 export function createBoardSource(store: TaskStore, options: BoardSourceOptions = {}): BoardSource {
-  const board = resolve(store.dir);
-  const parent = dirname(board);
-  const debounceMs = options.debounceMs ?? 25;
-  const maxWaitMs = options.maxWaitMs ?? 100;
-  const keepEvents = options.keepEvents ?? 20;
-  const listeners = new Set<() => void>();
-  const completedSeq = new Map<number, number>();
-  let events: TaskEvent[] = [];
-  let closed = false;
+  return new LiveBoardSource(store, options);
+}
 
-  const read = (previous?: BoardState): BoardState => {
+/** The source's state lives in its fields, and each step of following the board is a method. */
+class LiveBoardSource implements BoardSource {
+  readonly ready: Promise<void>;
+  private readonly board: string;
+  private readonly debounceMs: number;
+  private readonly maxWaitMs: number;
+  private readonly keepEvents: number;
+  private readonly settleMs: number;
+  private readonly listeners = new Set<() => void>();
+  /** Seq of each task's last `completed` event (shared by every state: Done is latest first). */
+  private readonly completedSeq = new Map<number, number>();
+  private events: TaskEvent[] = [];
+  private closed = false;
+  private state: BoardState;
+  /** The read a burst of notifications waits for, and when the burst began (for maxWaitMs). */
+  private debounce: NodeJS.Timeout | undefined;
+  private firstAt: number | undefined;
+  /** The read once more after a burst. */
+  private settle: NodeJS.Timeout | undefined;
+  /** Undefined while the log is read for the first time. */
+  private follower: EventFollower | undefined;
+  private watcher: FSWatcher | undefined;
+
+  constructor(
+    private readonly store: TaskStore,
+    options: BoardSourceOptions,
+  ) {
+    this.board = resolve(store.dir);
+    this.debounceMs = options.debounceMs ?? 25;
+    this.maxWaitMs = options.maxWaitMs ?? 100;
+    this.keepEvents = options.keepEvents ?? 20;
+    this.settleMs = options.settleMs ?? 300;
+    this.state = this.read();
+    this.follower = followEvents(store, { onEvent: (event) => this.onEvent(event) });
+    this.state = { ...this.state, events: this.events };
+    this.ready = this.watchFiles();
+  }
+
+  // Arrows: the view hands these two to useSyncExternalStore as they are.
+  readonly get = (): BoardState => this.state;
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  refresh(): void {
+    // The log first, so a completion read in the files already has its seq (Done is latest first).
+    if (!this.closed) this.follower?.catchUp();
+    clearTimeout(this.debounce);
+    this.debounce = undefined;
+    this.firstAt = undefined;
+    if (this.closed) return;
+    this.reread();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.debounce);
+    clearTimeout(this.settle);
+    this.follower?.close();
+    await this.ready.catch(() => undefined);
+    await this.watcher?.close();
+  }
+
+  private emit(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  private read(previous?: BoardState): BoardState {
+    const { store, completedSeq, events } = this;
     try {
       const snapshot = store.loadBoard();
       const leases = new Map(readLeases(store).map((lease) => [lease.task, lease]));
@@ -95,98 +158,68 @@ export function createBoardSource(store: TaskStore, options: BoardSourceOptions 
       const empty: BoardSnapshot = { tasks: [], byId: new Map(), problems: [] };
       return { ...(previous ?? { snapshot: empty, leases: new Map(), completedSeq, events }), events, error: message, readAt: Date.now() };
     }
-  };
+  }
 
-  let state = read();
-  const emit = () => {
-    for (const listener of listeners) listener();
-  };
+  private reread(): void {
+    this.state = this.read(this.state);
+    this.emit();
+  }
 
-  let debounce: NodeJS.Timeout | undefined;
-  let firstAt: number | undefined;
-  const refresh = () => {
-    // The log first, so a completion read in the files already has its seq (Done is latest first).
-    if (!closed) follower?.catchUp();
-    clearTimeout(debounce);
-    debounce = undefined;
-    firstAt = undefined;
-    if (closed) return;
-    state = read(state);
-    emit();
-  };
-  // chokidar can drop the notification of a change that follows a rename of the same file closely (a hand
-  // edit just after a completion rewrote the task): once a burst of notifications is read, the board is read
-  // once more a moment later, which finds what such a change left.
-  let settle: NodeJS.Timeout | undefined;
-  const settleMs = options.settleMs ?? 300;
-  const schedule = () => {
-    if (closed) return;
+  /**
+   * A read once the notifications are quiet (or maxWaitMs after the first).
+   * chokidar can drop the notification of a change that follows a rename of
+   * the same file closely (a hand edit just after a completion rewrote the
+   * task): once a burst of notifications is read, the board is read once
+   * more a moment later, which finds what such a change left.
+   */
+  private schedule(): void {
+    if (this.closed) return;
     const now = Date.now();
-    firstAt ??= now;
-    clearTimeout(debounce);
-    debounce = setTimeout(
+    this.firstAt ??= now;
+    clearTimeout(this.debounce);
+    this.debounce = setTimeout(
       () => {
-        refresh();
-        clearTimeout(settle);
-        settle = setTimeout(() => {
-          settle = undefined;
-          if (closed) return;
-          state = read(state);
-          emit();
-        }, settleMs);
+        this.refresh();
+        clearTimeout(this.settle);
+        this.settle = setTimeout(() => {
+          this.settle = undefined;
+          if (this.closed) return;
+          this.reread();
+        }, this.settleMs);
       },
-      Math.max(0, Math.min(debounceMs, firstAt + maxWaitMs - now)),
+      Math.max(0, Math.min(this.debounceMs, this.firstAt + this.maxWaitMs - now)),
     );
-  };
+  }
 
-  let follower: EventFollower | undefined;
-  const onEvent = (event: TaskEvent) => {
-    if (event.type === 'completed' && typeof event.task === 'number') completedSeq.set(event.task, event.seq);
-    if (event.type === 'cleared') completedSeq.clear();
-    events = [...events.slice(-(keepEvents - 1)), event];
-    if (follower) {
+  private onEvent(event: TaskEvent): void {
+    if (event.type === 'completed' && typeof event.task === 'number') this.completedSeq.set(event.task, event.seq);
+    if (event.type === 'cleared') this.completedSeq.clear();
+    this.events = [...this.events.slice(-(this.keepEvents - 1)), event];
+    if (this.follower) {
       // Past the first read of the log: show the event now. The task files' own notifications redraw the
       // columns; reading the board once more is the fallback for a notification the file system dropped.
-      state = { ...state, events };
-      emit();
-      schedule();
+      this.state = { ...this.state, events: this.events };
+      this.emit();
+      this.schedule();
     }
-  };
-  follower = followEvents(store, { onEvent });
-  state = { ...state, events };
+  }
 
-  let watcher: FSWatcher | undefined;
-  const ready = (async () => {
+  /** chokidar on the board's parent folder, so a board removed and made again is followed too. */
+  private async watchFiles(): Promise<void> {
     const { watch } = await import('chokidar');
-    if (closed) return;
+    if (this.closed) return;
+    const { board } = this;
+    const parent = dirname(board);
     const ignored = (path: string) => path !== parent && !isWatchedPath(board, path);
-    watcher = watch(parent, { ignored, ignoreInitial: true, depth: 3, persistent: true, atomic: false });
-    watcher.on('all', () => schedule());
+    const watcher = (this.watcher = watch(parent, { ignored, ignoreInitial: true, depth: 3, persistent: true, atomic: false }));
+    watcher.on('all', () => this.schedule());
     // A watch error (out of inotify watches …) is shown like any other; the event log still redraws the board.
     watcher.on('error', (error) => {
-      state = { ...state, error: `cannot watch ${board}: ${(error as Error).message}` };
-      emit();
+      this.state = { ...this.state, error: `cannot watch ${board}: ${(error as Error).message}` };
+      this.emit();
     });
-    await new Promise<void>((done) => watcher!.once('ready', () => done()));
+    await new Promise<void>((done) => watcher.once('ready', () => done()));
     // Whatever changed while the watch was being set up.
-    if (!closed) refresh();
-  })();
-
-  return {
-    get: () => state,
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    refresh,
-    ready,
-    async close() {
-      closed = true;
-      clearTimeout(debounce);
-      clearTimeout(settle);
-      follower?.close();
-      await ready.catch(() => undefined);
-      await watcher?.close();
-    },
-  };
+    if (!this.closed) this.refresh();
+  }
 }
