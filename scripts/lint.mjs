@@ -3,10 +3,12 @@
 // - packages/core imports no CLI, watcher, MCP or chokidar code;
 // - only the CLI entry exits the process (commands throw);
 // - file names are kebab-case;
-// - every proper-lockfile lock passes onCompromised and realpath: false.
+// - every proper-lockfile lock passes onCompromised and realpath: false;
+// - no new function over 80 lines (scripts/function-lengths.mjs).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FUNCTION_LINES, KNOWN_LONG, longFunctions } from './function-lengths.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const problems = [];
@@ -38,6 +40,11 @@ for (const file of walk(join(root, 'packages'))) {
   if (!isTest && /lockfile\.lock\(/.test(text) && (!/onCompromised/.test(text) || !/realpath:\s*false/.test(text)))
     problems.push(`${rel}: proper-lockfile locks need onCompromised and realpath: false`);
 }
+for (const f of longFunctions())
+  if (!KNOWN_LONG.has(f.name))
+    problems.push(
+      `${f.file}:${f.line}: ${f.name} is ${f.lines} lines; cut it into named steps of at most ${FUNCTION_LINES} (docs/decisions.md, "Long work as named steps")`,
+    );
 for (const p of problems) console.error(p);
 console.log(problems.length ? `${problems.length} problem(s)` : 'lint: clean');
 process.exitCode = problems.length ? 1 : 0;
