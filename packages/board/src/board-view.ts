@@ -151,10 +151,8 @@ function useViewState() {
   const [detailScroll, setDetailScroll] = useState(0);
   const scroll = useRef<Record<ColumnKey, number>>({ ready: 0, blocked: 0, in_progress: 0, done: 0 });
   const live = useRef<LiveView>({ mode, selection, priority, draft });
-  return {
-    ...{ mode, search, priority, draft, selection, message, detailScroll, scroll: scroll.current, live },
-    ...{ setMode, setSearch, setPriority, setDraft, setSelection, setMessage, setDetailScroll },
-  };
+  const values = { mode, search, priority, draft, selection, message, detailScroll, scroll: scroll.current, live };
+  return { ...values, setMode, setSearch, setPriority, setDraft, setSelection, setMessage, setDetailScroll };
 }
 
 /** The full-screen board: four columns, a status line with counts and the last events, and a key line. */
