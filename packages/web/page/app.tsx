@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { WebEvent, WebState, WebWriteResult } from '../src/wire';
+import type { WebEvent, WebState } from '../src/wire';
+import type { Act, Notice } from './act';
 import { follow, hasToken, write } from './api';
 import { Agents } from './agents';
 import { CreateForm } from './create-form';
@@ -11,15 +12,6 @@ import { TaskPanel } from './task-panel';
 
 type Tab = 'board' | 'graph' | 'agents';
 const KEEP_EVENTS = 500;
-
-/** A message at the bottom of the page: what a write did, or why it was refused. */
-export interface Notice {
-  kind: 'ok' | 'error';
-  text: string;
-}
-
-/** What components call to change the board; refusals become a notice with the server's message. */
-export type Act = (method: 'POST' | 'PATCH' | 'DELETE', path: string, body: unknown, done: string) => Promise<WebWriteResult | undefined>;
 
 /** The board as the server sends it: the latest state, the recent events, whether the stream is up, the server clock's offset. */
 function useBoardFeed() {

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { WebTask } from '../src/wire';
-import type { Act } from './app';
+import type { Act } from './act';
 import { LeaseLeft } from './kanban';
 import { dateTime, DEFAULT_PRIORITY, PRIORITIES, typedLabels } from './model';
 
