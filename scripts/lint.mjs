@@ -3,12 +3,16 @@
 // - packages/core imports no CLI, watcher, MCP or chokidar code;
 // - only the CLI entry exits the process (commands throw);
 // - file names are kebab-case;
-// - every proper-lockfile lock passes onCompromised and realpath: false.
+// - every proper-lockfile lock passes onCompromised and realpath: false;
+// - the docs name only files and sections the repository has, and no issue
+//   tracker it does not hold (scripts/lib/doc-refs.mjs).
+// `node scripts/lint.mjs [ROOT]` lints another tree (the lint's own test does).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkDocReferences } from './lib/doc-refs.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = process.argv[2] ? resolve(process.argv[2]) : fileURLToPath(new URL('..', import.meta.url));
 const problems = [];
 
 function walk(dir, out = []) {
@@ -38,6 +42,7 @@ for (const file of walk(join(root, 'packages'))) {
   if (!isTest && /lockfile\.lock\(/.test(text) && (!/onCompromised/.test(text) || !/realpath:\s*false/.test(text)))
     problems.push(`${rel}: proper-lockfile locks need onCompromised and realpath: false`);
 }
+problems.push(...checkDocReferences(root));
 for (const p of problems) console.error(p);
 console.log(problems.length ? `${problems.length} problem(s)` : 'lint: clean');
 process.exitCode = problems.length ? 1 : 0;
