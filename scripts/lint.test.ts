@@ -26,6 +26,8 @@ const TREE: Record<string, string> = {
     '',
     '## Usage',
     '',
+    '**One writer for every change.** A decision opens with its bold words.',
+    '',
     '## Usage',
     '',
     '```sh',
@@ -39,7 +41,14 @@ const TREE: Record<string, string> = {
   ].join('\n'),
   'packages/demo/README.md': '# demo\n\nSee [usage](../../docs/guide.md#usage) and `packages/demo/src/index.ts`.\n',
   'packages/demo/src/index.ts': "// Task #3 (#3) is a task id here, not a tracker's number.\nexport const demo = 1;\n",
-  'scripts/tool.mjs': '// Writes what `docs/guide.md#usage` describes ([guide](../docs/guide.md)).\nexport {};\n',
+  'scripts/tool.mjs': [
+    '// Writes what `docs/guide.md#usage` describes ([guide](../docs/guide.md)),',
+    '// atomically (docs/guide.md, "Writes"), with one writer (docs/guide.md,',
+    '// "One writer for every change").',
+    'export {};',
+    '',
+  ].join('\n'),
+  'docs/other.md': '# Other\n\nAs guide.md, "Usage" says.\n',
 };
 
 function lint(changes: Record<string, string>): { code: number | null; output: string } {
@@ -100,6 +109,17 @@ describe('the lint: docs that cite only what exists', () => {
       { 'scripts/tool.mjs': '/* see `docs/guide.md#claims` */\n' },
       'scripts/tool.mjs:1: `docs/guide.md#claims`: docs/guide.md has no heading #claims',
     ],
+    [
+      'a section cited by a name it does not have',
+      { 'docs/extra.md': 'Claims are exclusive (docs/guide.md, "Claims").\n' },
+      'docs/extra.md:1: docs/guide.md, "Claims": docs/guide.md has no section of that name',
+    ],
+    [
+      'a wrapped section name in a block comment',
+      { 'scripts/tool.mjs': '/**\n * Writes (docs/guide.md, "Writes\n * first")\n */\n' },
+      'scripts/tool.mjs:2: docs/guide.md, "Writes first": docs/guide.md has no section of that name',
+    ],
+    ['a section of a missing file', { 'docs/extra.md': 'See claims.md, "Claims".\n' }, 'docs/extra.md:1: claims.md, "Claims" cites a file that does not exist'],
     ["a tracker's number in the changelog", { 'CHANGELOG.md': '- Fixed the lock (see Issue 12).\n' }, 'CHANGELOG.md:1: "Issue 12" cites an issue tracker'],
     ['a bare number in parentheses in the docs', { 'docs/extra.md': 'Locks start over (#121).\n' }, 'docs/extra.md:1: "(#121)" cites an issue tracker'],
     [

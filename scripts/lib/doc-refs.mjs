@@ -5,6 +5,10 @@
 //   heading of that file (slugged as GitHub slugs headings);
 // - a repository path in backticks (`packages/…`, `docs/…`, `scripts/…`,
 //   with an optional `:LINE`) exists, and so does the line;
+// - a section cited by its name, `(docs/protocol.md, "Claims")` as the
+//   protocol asks source comments to cite it, is a heading of that file or a
+//   decision's bold opening words, or their first words (`"Writes"` for
+//   "Writes: atomic, locked, never lost");
 // - nothing cites an issue tracker the repository does not hold: the word
 //   issue, PR or pull request before a number, or a number after # alone in
 //   parentheses. Another project's issue names the project before the #
@@ -90,14 +94,18 @@ function commentLines(text) {
   return out;
 }
 
-/** A heading's anchor as GitHub makes it: its text without markup, lower-cased, punctuation dropped, spaces as hyphens. */
-export function slugOf(heading) {
-  const text = heading
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // a link: its text
-    .replace(/<[^>]+>/g, '') // inline HTML
+/** Markdown inline text without its markup: a link's text, code without backticks, no emphasis or HTML. */
+function plainText(markdown) {
+  return markdown
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/<[^>]+>/g, '')
     .replace(/`([^`]*)`/g, '$1')
     .replace(/(\*\*|__|\*|\b_|_\b|~~)/g, '');
-  return text
+}
+
+/** A heading's anchor as GitHub makes it: its text without markup, lower-cased, punctuation dropped, spaces as hyphens. */
+export function slugOf(heading) {
+  return plainText(heading)
     .trim()
     .toLowerCase()
     .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
@@ -119,6 +127,52 @@ function anchorsOf(text) {
     for (const m of line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(m[1]);
   }
   return anchors;
+}
+
+/** A section cited by name: `docs/protocol.md, "Claims"` or `protocol.md, "Claims"`, the name maybe wrapped over lines. */
+const SECTION_CITATION = /((?:[\w.-]+\/)*[\w.-]+\.md),\s+"([^"]+)"/g;
+
+/** The names a file's sections go by: its headings and the bold words that open a paragraph, without markup. */
+function sectionsOf(text) {
+  const names = [];
+  for (const { line } of proseLines(text)) {
+    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line) ?? /^\*\*(.+?)\*\*/.exec(line);
+    if (heading) names.push(plainText(heading[1]).toLowerCase());
+  }
+  return names;
+}
+
+/** The file a section citation names: a path from the top, or a name beside the citing file or in docs/. */
+function citedFile(root, file, cited) {
+  const candidates = cited.includes('/') ? [cited] : [join(dirname(file), cited), `docs/${cited}`];
+  return candidates.find((path) => existsSync(join(root, path)));
+}
+
+/** Checks the section citations of a text made of `lines` (prose or comments), joined so a wrapped name reads whole. */
+function checkSectionCitations(root, file, lines, problems, sectionCache) {
+  const text = lines.map((l) => l.line).join('\n');
+  const starts = []; // where each line begins in text
+  let at = 0;
+  for (const l of lines) {
+    starts.push(at);
+    at += l.line.length + 1;
+  }
+  for (const m of text.matchAll(SECTION_CITATION)) {
+    const where = `${file}:${lines[starts.findLastIndex((at) => at <= m.index)].number}`;
+    const name = m[2].replace(/\s*\n\s*\*?\s*/g, ' ').trim();
+    const target = citedFile(root, file, m[1]);
+    if (!target) {
+      problems.push(`${where}: ${m[1]}, "${name}" cites a file that does not exist`);
+      continue;
+    }
+    if (!sectionCache.has(target)) sectionCache.set(target, sectionsOf(readFileSync(join(root, target), 'utf8')));
+    const wanted = plainText(name).toLowerCase();
+    // The whole name, or its first words: a citation may shorten a long title.
+    const found = sectionCache
+      .get(target)
+      .some((section) => section === wanted || (section.startsWith(wanted) && /^[\s:.,]/.test(section.slice(wanted.length))));
+    if (!found) problems.push(`${where}: ${m[1]}, "${name}": ${target} has no section of that name`);
+  }
 }
 
 /** Checks one line's links, backticked paths and tracker references; pushes what is wrong. */
@@ -164,10 +218,17 @@ function checkTrackerReferences(where, text, problems, pattern) {
 export function checkDocReferences(root) {
   const problems = [];
   const anchorCache = new Map();
-  for (const file of markdownFiles(root))
-    for (const line of proseLines(readFileSync(join(root, file), 'utf8'))) checkLine(root, file, line, problems, anchorCache);
-  for (const file of walk(root, 'scripts', (name) => /\.(mjs|ts)$/.test(name)))
-    for (const line of commentLines(readFileSync(join(root, file), 'utf8'))) checkLine(root, file, line, problems, anchorCache);
+  const sectionCache = new Map();
+  for (const file of markdownFiles(root)) {
+    const lines = proseLines(readFileSync(join(root, file), 'utf8'));
+    for (const line of lines) checkLine(root, file, line, problems, anchorCache);
+    checkSectionCitations(root, file, lines, problems, sectionCache);
+  }
+  for (const file of walk(root, 'scripts', (name) => /\.(mjs|ts)$/.test(name))) {
+    const comments = commentLines(readFileSync(join(root, file), 'utf8'));
+    for (const line of comments) checkLine(root, file, line, problems, anchorCache);
+    checkSectionCitations(root, file, comments, problems, sectionCache);
+  }
   // Code and tests: no tracker numbers either, in comments or in test names.
   for (const file of walk(root, 'packages', (name) => /\.(ts|tsx|mts|mjs)$/.test(name) && !name.endsWith('.d.ts')))
     readFileSync(join(root, file), 'utf8')
