@@ -23,9 +23,10 @@ const TRACKER_WORDS = /\b(?:issues?|PRs?|pull requests?)\s+#?\d+/gi;
 const TRACKER_REFERENCE = new RegExp(`${TRACKER_WORDS.source}|\\(#\\d+\\)`, 'gi');
 /** `packages/…`, `docs/…` or `scripts/…`, then an optional `#anchor` or `:LINE`; globs and placeholders are not paths. */
 const REPOSITORY_PATH = /^((?:packages|docs|scripts)\/[^\s`*<>{}#:…]+)(?:#([^\s`]+)|:(\d+))?$/;
+/** `[text](href)` or `![alt](href)`, with an optional title; the href is group 3. */
 const LINK = /(!?)\[((?:[^\][]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g;
 
-/** The files a check reads, relative to `root`: the Markdown files and the scripts. */
+/** The Markdown files the check reads, relative to `root`. */
 function markdownFiles(root) {
   const top = ['README.md', 'CHANGELOG.md'].filter((f) => existsSync(join(root, f)));
   const docs = existsSync(join(root, 'docs')) ? readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')) : [];
@@ -33,6 +34,7 @@ function markdownFiles(root) {
   return [...top, ...docs.map((f) => `docs/${f}`), ...packages.map((p) => `packages/${p}/README.md`).filter((f) => existsSync(join(root, f)))];
 }
 
+/** The files under `dir` whose name passes `test`, relative to `root`; dependencies, builds and test fixtures left out. */
 function walk(root, dir, test, out = []) {
   if (!existsSync(join(root, dir))) return out;
   for (const name of readdirSync(join(root, dir)).sort()) {
@@ -104,7 +106,7 @@ function plainText(markdown) {
 }
 
 /** A heading's anchor as GitHub makes it: its text without markup, lower-cased, punctuation dropped, spaces as hyphens. */
-export function slugOf(heading) {
+function slugOf(heading) {
   return plainText(heading)
     .trim()
     .toLowerCase()
@@ -209,6 +211,7 @@ function checkLine(root, file, { line, number }, problems, anchorCache) {
   checkTrackerReferences(where, line, problems, TRACKER_REFERENCE);
 }
 
+/** Pushes every match of `pattern`, a tracker reference, in `text`. */
 function checkTrackerReferences(where, text, problems, pattern) {
   for (const m of text.matchAll(pattern))
     problems.push(`${where}: "${m[0]}" cites an issue tracker the repository does not hold; say what it means (another project's: "name #N")`);
