@@ -54,11 +54,11 @@ function functionName(node) {
 }
 
 /** Every function longer than `limit` lines: `{ lines, file, line, name }`, longest first. */
-export function longFunctions(limit = FUNCTION_LINES) {
+export function longFunctions(limit = FUNCTION_LINES, base = root) {
   const found = [];
-  for (const pkg of readdirSync(join(root, 'packages'))) {
+  for (const pkg of readdirSync(join(base, 'packages'))) {
     for (const sub of ['src', 'page']) {
-      const dir = join(root, 'packages', pkg, sub);
+      const dir = join(base, 'packages', pkg, sub);
       if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) continue;
       for (const file of sourceFiles(dir)) {
         const kind = file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
@@ -67,7 +67,7 @@ export function longFunctions(limit = FUNCTION_LINES) {
           if (ts.isFunctionLike(node) && 'body' in node && node.body) {
             const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
             const lines = source.getLineAndCharacterOfPosition(node.getEnd()).line - start + 1;
-            if (lines > limit) found.push({ lines, file: relative(root, file), line: start + 1, name: functionName(node) });
+            if (lines > limit) found.push({ lines, file: relative(base, file), line: start + 1, name: functionName(node) });
           }
           ts.forEachChild(node, visit);
         };

@@ -3,5 +3,6 @@ export { strictSchema } from './strict-schema.js';
 export * from './todo-tool.js';
 export * from './guard.js';
 export * from './jobs.js';
+export { runMcpServer, type McpServerOptions } from './mcp-server.js';
 // Process-group helpers live in the core (the worker uses them too); kept here for the agent API.
 export { groupMembers, isRunning, killGroup } from '@dotasks/core/internal';

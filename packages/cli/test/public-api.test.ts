@@ -27,6 +27,8 @@ const PUBLIC: Record<string, string[]> = {
     'startJob',
     'tasksInProgress',
     'viewJob',
+    // The todo tool's MCP server, which `tasks mcp` runs.
+    'runMcpServer',
     // Process groups, kept here for the agent API (they live in the core).
     'groupMembers',
     'isRunning',
