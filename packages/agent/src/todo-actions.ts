@@ -29,7 +29,7 @@ export type TodoHandler = (context: TodoContext, input: TodoInput) => Promise<To
 /** The board after a change, and the board text the result carries. */
 function after(s: TaskStore): { snapshot: BoardSnapshot; board: string } {
   const snapshot = s.loadBoard();
-  return { snapshot, board: renderResultBoard(snapshot) };
+  return { snapshot, board: renderResultBoard(snapshot, s.config.echoBudget) };
 }
 
 export async function createAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {

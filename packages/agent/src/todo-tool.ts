@@ -84,7 +84,7 @@ export function createTodoTool(options: TodoToolOptions = {}): TodoTool {
       return result;
     } catch (error) {
       // The board helps the model fix a wrong id or see who holds what.
-      return failureResult(named, error, owner, () => renderResultBoard(open().loadBoard()));
+      return failureResult(named, error, owner, () => renderResultBoard(open().loadBoard(), open().config.echoBudget));
     }
   }
 

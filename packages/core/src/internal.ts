@@ -17,6 +17,7 @@ export * from './graph/ready-order.js';
 export * from './store.js';
 export { loadBoardSnapshot, BOARD_INDEX_FILE, FINAL_TRUST_MS } from './board/board-index.js';
 export * from './views/render.js';
+export { renderAgentBoard, type AgentBoardOptions } from './views/agent-board.js';
 export * from './views/printable.js';
 export { graphemes, cutGraphemes } from './views/graphemes.js';
 export * from './runtime/jobs.js';

@@ -264,9 +264,13 @@ export function renderBoard(snapshot: BoardSnapshot, filter: ListFilter = {}, op
   return lines.join('\n');
 }
 
-/** The board for agents, wrapped so a model finds it in any tool result (docs/protocol.md, "Output"). */
-export function renderAgentBoard(snapshot: BoardSnapshot): string {
-  return `<TASK_BOARD>\n${renderBoard(snapshot)}\n</TASK_BOARD>`;
+/** One line per task of one snapshot, each task's open blockers computed once (for the agents' board). */
+export function createLineRenderer(snapshot: BoardSnapshot): { line(task: Task): string; summary(): string } {
+  const open = openBlockersOf(snapshot);
+  return {
+    line: (task) => taskLine(task, task.status === 'pending' ? open(task) : NONE, PLAIN_STYLE),
+    summary: () => summaryWith(snapshot, open),
+  };
 }
 
 /** A task in full, for `tasks show`. */
