@@ -1,6 +1,7 @@
 export * from './schema.js';
 export { strictSchema } from './strict-schema.js';
 export * from './todo-tool.js';
+export { SHARED_BOARD_RULES, renderPrime, type Primer } from './prime.js';
 export * from './guard.js';
 export * from './jobs.js';
 // Process-group helpers live in the core (the worker uses them too); kept here for the agent API.

@@ -7,14 +7,19 @@ import { renderResultBoard, type TodoResult } from './todo-result.js';
 
 export { renderToolResult, type TaskSummary, type TodoError, type TodoResult } from './todo-result.js';
 
-/** What the tool teaches the model: the protocol in a few lines. */
-export const TODO_DESCRIPTION = [
-  'Plan and track multi-step work on the shared task board. Protocol:',
+/** The protocol in four steps: the tool's description and `tasks prime` (prime.ts) teach the same words. */
+export const PROTOCOL_STEPS: readonly string[] = [
   '1. create one task per step (action "create", subject); the result gives its id.',
   '2. link the order: action "update", task_id, add_blocked_by [ids it waits for]; cycles are refused.',
   '3. start one task at a time: "update" with status "in_progress" (several agents: "claim" takes the next ready task).',
   '4. when it is done: "update" with status "completed"; the result lists the ids it unblocked.',
-  'Every change returns the board in <TASK_BOARD> ([x] done, [>] in progress, [ ] pending): read it there instead of calling "list".',
+];
+
+/** What the tool teaches the model: the protocol in a few lines. */
+export const TODO_DESCRIPTION = [
+  'Plan and track multi-step work on the shared task board. Protocol:',
+  ...PROTOCOL_STEPS,
+  'Every change returns the open work in <TASK_BOARD> ([>] in progress, [ ] pending; done tasks counted in one line): read it there instead of calling "list".',
   '"get" shows one task in full; "write" creates/updates many (todos); "release" gives a task back; "clear" empties the board.',
   'priority 0 (urgent) … 4 orders the ready work; "note" (task_id, text) leaves what you learned on a task for whoever comes next.',
   'A refused call returns ok=false with error.code, message and hint: fix the input as the hint says and call again.',

@@ -336,6 +336,15 @@ export const COMMANDS = {
     describe: 'serve the board over MCP on stdio: the todo tool and the board as a resource',
     examples: [['TASKS_OWNER=claude $0 mcp', 'what an MCP client (.mcp.json) starts']],
   },
+  prime: {
+    name: 'prime',
+    describe:
+      'print what an agent needs to work the board: the protocol, who it is, what it holds and the open board (for a session-start hook or a system prompt)',
+    examples: [
+      ['TASKS_OWNER=claude $0 prime', 'what a Claude Code SessionStart hook injects'],
+      ['$0 prime --json', '{owner, text, board, holding}'],
+    ],
+  },
   guard: {
     name: 'guard',
     fast: true,
