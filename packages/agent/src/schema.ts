@@ -93,6 +93,11 @@ export const todoInputSchema: JsonSchema = {
     text: { type: 'string', minLength: 1, description: 'note: what you found or decided, kept on the task with the time and your name' },
     todos: { type: 'array', description: 'write: the entries, in order', items: todoItem, minItems: 1 },
     include_deleted: { type: 'boolean', description: 'list: also show deleted tasks' },
+    key: {
+      type: 'string',
+      description:
+        'create: a unique string you make for this create (e.g. a UUID); sending the same create again with it, after a lost answer or a cancel, returns the task it made instead of a second one',
+    },
   },
   required: ['action'],
   additionalProperties: false,
