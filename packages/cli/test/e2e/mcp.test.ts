@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { STRICT_SCHEMA_KEYWORDS } from '@dotasks/agent';
 import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tempBoard, traceLoads } from '../helpers.js';
 
 interface ToolResult {
@@ -47,6 +48,18 @@ describe('tasks mcp', () => {
     expect(tools.map((tool) => tool.name)).toEqual(['todo']);
     expect(tools[0].annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: false });
     expect((tools[0].inputSchema.properties as Record<string, unknown>).action).toBeDefined();
+    // Only keywords OpenAI's strict mode keeps, at any depth: a client converting it for its model sends nothing strict mode refuses.
+    const keywords = new Set<string>();
+    const walk = (node: unknown, inProperties = false): void => {
+      if (Array.isArray(node)) return node.forEach((n) => walk(n));
+      if (node === null || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node)) {
+        if (!inProperties) keywords.add(key);
+        walk(value, key === 'properties' && !inProperties);
+      }
+    };
+    walk(tools[0].inputSchema);
+    expect([...keywords].filter((k) => !STRICT_SCHEMA_KEYWORDS.includes(k))).toEqual([]);
 
     const created = await call(c, { action: 'create', subject: 'Parse AST' });
     expect(created.isError).toBe(false);
