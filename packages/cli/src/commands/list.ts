@@ -80,7 +80,17 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
           const view = toTaskView(t, lookup);
           const rank = why.get(t.id);
           return options.explain && rank
-            ? { ...view, rank: { priority: rank.priority, unblocks: rank.unblocks, chain: rank.chain, why: explainRank(rank) } }
+            ? {
+                ...view,
+                rank: {
+                  priority: rank.priority,
+                  ownPriority: rank.ownPriority,
+                  ...(rank.through !== undefined ? { through: rank.through } : {}),
+                  unblocks: rank.unblocks,
+                  chain: rank.chain,
+                  why: explainRank(rank),
+                },
+              }
             : view;
         }),
         problems: snapshot.problems,

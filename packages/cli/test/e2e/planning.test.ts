@@ -106,6 +106,53 @@ describe('ready and claim --next order', () => {
   });
 });
 
+describe('priority that flows', () => {
+  // The inversion: a P3 blocker of a P0 release, and two plain P2 tasks.
+  function inversion() {
+    const t = board();
+    ok(t.root, ['create', 'blocker', '--priority', '3']);
+    ok(t.root, ['create', 'release', '--priority', '0', '--blocked-by', '1']);
+    ok(t.root, ['create', 'plain one']);
+    ok(t.root, ['create', 'plain two']);
+    return t;
+  }
+
+  it('a blocker ranks with the most urgent open work behind it, and --explain says through which task', () => {
+    const t = inversion();
+    expect(ok(t.root, ['ready', '--explain']).stdout).toMatchInlineSnapshot(`
+      "[ ] #1: blocker P3
+          1. P0 through #2 (own P3) · unblocks 1 (#1 → #2) · id 1
+      [ ] #3: plain one
+          2. P2 · unblocks nothing · id 3
+      [ ] #4: plain two
+          3. P2 · unblocks nothing · id 4
+      0/4 done · ready: #1, #3, #4 · 1 blocked
+      "
+    `);
+    const json = JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout);
+    expect(json.tasks[0]).toMatchObject({ id: 1, priority: 3, rank: { priority: 0, ownPriority: 3, through: 2 } });
+    // Its own priority is unchanged in its file.
+    expect(readTaskFile(t.board, 1).priority).toBe(3);
+    expect(JSON.parse(ok(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: 'agent-1' }).stdout).task.id).toBe(1);
+  });
+
+  it('flows through a chain, and stops flowing when the urgent task is done', () => {
+    const t = board();
+    ok(t.root, ['create', 'first', '--priority', '4']);
+    ok(t.root, ['create', 'second', '--blocked-by', '1']);
+    ok(t.root, ['create', 'urgent', '--priority', '1', '--blocked-by', '2']);
+    ok(t.root, ['create', 'plain']);
+    expect(
+      JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout).tasks.map((x: { id: number; rank: { priority: number } }) => [x.id, x.rank.priority]),
+    ).toEqual([
+      [1, 1],
+      [4, 2],
+    ]);
+    ok(t.root, ['update', '3', '--status', 'deleted']);
+    expect(JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout).tasks.map((x: { id: number }) => x.id)).toEqual([4, 1]);
+  });
+});
+
 describe('notes', () => {
   it('tasks note appends {at, owner, text} to the file; show prints them; stdin with --stdin', () => {
     const t = board();
