@@ -3,6 +3,7 @@ export { STRICT_SCHEMA_KEYWORDS, portableSchema, strictSchema } from './strict-s
 export * from './todo-tool.js';
 export { SHARED_BOARD_RULES, renderPrime, type Primer } from './prime.js';
 export * from './guard.js';
+export { EDIT_TOOL_FILE_FIELDS, decideEditHook, type EditHookDecision, type EditHookPayload } from './edit-guard.js';
 export * from './jobs.js';
 // Process-group helpers live in the core (the worker uses them too); kept here for the agent API.
 export { groupMembers, isRunning, killGroup } from '@dotasks/core/internal';

@@ -350,7 +350,14 @@ export const COMMANDS = {
     name: 'guard',
     fast: true,
     describe: 'remind an agent that is stopping with a task still in progress (exit 1 when it has one)',
-    options: { hook: { type: 'string', choices: ['claude'], describe: 'answer a Claude Code Stop hook (payload on stdin, JSON decision on stdout)' } },
+    options: {
+      hook: {
+        type: 'string',
+        choices: ['claude', 'claude-edit'],
+        describe:
+          "answer a Claude Code hook (payload on stdin, JSON decision on stdout): claude for Stop, claude-edit for PreToolUse on Edit/Write/MultiEdit (keeps edits in the claimed task's file scope)",
+      },
+    },
     examples: [
       ['$0 guard --owner agent-1', 'silent, exit 0, when agent-1 has nothing in progress'],
       ['$0 guard --hook claude', 'the command of a Claude Code Stop hook'],
@@ -424,9 +431,10 @@ export const COMMANDS = {
   'git-hook': {
     name: 'git-hook',
     fast: true,
-    describe: 'run by the git hooks tasks init --git installs: settles ids two branches handed out twice, after a merge, a cherry-pick or a rebase',
+    describe:
+      "run by the git hooks tasks init --git installs: settles ids two branches handed out twice, after a merge, a cherry-pick or a rebase; before a commit in a task worktree, refuses files outside the task's scope",
     positionals: [
-      { name: 'hook', choices: ['post-merge', 'post-commit', 'post-rewrite'], describe: 'the hook git runs' },
+      { name: 'hook', choices: ['post-merge', 'post-commit', 'post-rewrite', 'pre-commit'], describe: 'the hook git runs' },
       { name: 'args', variadic: true, optional: true, describe: "the hook's own arguments" },
     ],
     examples: [['$0 git-hook post-merge', 'what .git/hooks/post-merge runs']],
