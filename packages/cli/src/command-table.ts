@@ -146,11 +146,18 @@ export const COMMANDS = {
       ...listOptions,
       explain: {
         type: 'boolean',
-        describe: 'say why each task stands where it does: listed as claim --next takes them, by priority, then the work each unblocks, then id',
+        describe:
+          'say why each task stands where it does: listed as claim --next takes them, by priority, then the work each unblocks, then id; and which ones claim --next passes over because their files overlap a task in progress',
+      },
+      parallel: {
+        type: 'number',
+        range: 'positive',
+        describe: 'only up to N ready tasks whose file scopes are pairwise disjoint and disjoint from the work in progress: the set to start at once',
       },
     },
     examples: [
       ['$0 ready --json', 'ready tasks as JSON'],
+      ['$0 ready --parallel 3', 'three tasks that can be worked on at once without touching the same files'],
       ['$0 ready --explain', "the order, with each task's priority and the chain of work it unblocks"],
     ],
   },

@@ -34,6 +34,7 @@ export * from './io/board-export.js';
 export * from './io/import-tools.js';
 export * from './git/worktrees.js';
 export { expandScope, inScope, overlappingTasks, scopesOverlap, ScopeMatcher } from './board/scopes.js';
+export { scopeProblem } from './board/glob-limits.js';
 export { trackedFiles, gitStateKey, SCOPES_CACHE_FILE, TRACKED_FILES_TTL_MS } from './git/tracked-files.js';
 export * from './consistency/reconcile.js';
 export * from './events/follow.js';

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { readTaskFile, tasks, tempBoard } from '../helpers.js';
 
 // Planning through the CLI: --priority, --label, list filters, ready's order
@@ -150,6 +151,48 @@ describe('priority that flows', () => {
     ]);
     ok(t.root, ['update', '3', '--status', 'deleted']);
     expect(JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout).tasks.map((x: { id: number }) => x.id)).toEqual([4, 1]);
+  });
+});
+
+describe('why a ready task waits, and what can start at once', () => {
+  function scoped() {
+    const t = board();
+    spawnSync('git', ['init', '-q'], { cwd: t.root });
+    for (const file of ['src/parser/lexer.ts', 'src/parser/ast.ts', 'src/cli/help.ts', 'src/cli/main.ts', 'web/app.ts']) {
+      mkdirSync(join(t.root, dirname(file)), { recursive: true });
+      writeFileSync(join(t.root, file), '');
+    }
+    spawnSync('git', ['add', '-A'], { cwd: t.root });
+    ok(t.root, ['create', 'parser', '--path', 'src/parser/**']);
+    ok(t.root, ['create', 'lexer', '--path', 'src/parser/lexer.ts']);
+    ok(t.root, ['create', 'cli', '--path', 'src/cli/**']);
+    ok(t.root, ['create', 'cli help', '--path', 'src/cli/help.ts']);
+    ok(t.root, ['create', 'notes']);
+    ok(t.root, ['create', 'web', '--path', 'web/**']);
+    ok(t.root, ['claim', '1'], { TASKS_OWNER: 'alice' });
+    return t;
+  }
+
+  it('ready --explain names the task in progress a held-back task overlaps, as claim --next passes it over', () => {
+    const t = scoped();
+    const explained = ok(t.root, ['ready', '--explain']).stdout;
+    expect(explained).toContain(
+      '[ ] #2: lexer\n    1. P2 · unblocks nothing · id 2 · held back: its files overlap #1 in progress (claim --next passes it over)\n',
+    );
+    expect(explained).toContain('    2. P2 · unblocks nothing · id 3\n');
+    const json = JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout);
+    expect(json.tasks.find((x: { id: number }) => x.id === 2).rank.heldBackBy).toEqual([1]);
+    expect(json.tasks.find((x: { id: number }) => x.id === 3).rank.heldBackBy).toBeUndefined();
+    expect(JSON.parse(ok(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: 'bob' }).stdout).task.id).toBe(3);
+  });
+
+  it('ready --parallel N gives up to N ready tasks whose scopes are pairwise disjoint and clear of the work in progress', () => {
+    const t = scoped();
+    const ids = (args: string[]) => JSON.parse(ok(t.root, ['ready', '--json', ...args]).stdout).tasks.map((x: { id: number }) => x.id);
+    expect(ids(['--parallel', '3'])).toEqual([3, 5, 6]);
+    expect(ids(['--parallel', '2'])).toEqual([3, 5]);
+    expect(ok(t.root, ['ready', '--parallel', '3']).stdout).toMatch(/^\[ \] #3: cli\n\[ \] #5: notes\n\[ \] #6: web\n0\/6 done/);
+    expect(tasks(t.root, ['ready', '--parallel', '0']).code).toBe(2);
   });
 });
 

@@ -105,12 +105,15 @@ export interface ListFilter {
   priorities?: number[];
   /** Only tasks whose subject, description, labels or notes contain this, ignoring case (see searchTasks). */
   grep?: string;
+  /** Only these tasks (`tasks ready --parallel`: the set that can start at once). */
+  ids?: ReadonlySet<number>;
 }
 
 /** Applies a listing filter to a snapshot's tasks. */
 export function filterTasks(snapshot: BoardSnapshot, filter: ListFilter = {}): Task[] {
   const lookup: TaskLookup = (id) => snapshot.byId.get(id);
   return snapshot.tasks.filter((t) => {
+    if (filter.ids && !filter.ids.has(t.id)) return false;
     if (filter.status?.length) {
       if (!filter.status.includes(t.status)) return false;
     } else if (!filter.all && t.status === 'deleted') return false;
