@@ -14,23 +14,8 @@ export type TodoAction = (typeof TODO_ACTIONS)[number];
 
 export const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'deleted'] as const;
 
-/** A JSON Schema object (loosely typed: it is data handed to model providers). */
-export type JsonSchema = Record<string, unknown>;
-
-/**
- * The schema of a tool's input: an object schema with its properties, as
- * every provider's SDK types it (`type: "object"` is what the Anthropic
- * SDK's `input_schema`, OpenAI's `parameters` and the OpenAI Agents SDK's
- * JSON parameters check for).
- */
-export type ObjectSchema = {
-  type: 'object';
-  description?: string;
-  properties: Record<string, JsonSchema>;
-  required: string[];
-  additionalProperties: false;
-  [keyword: string]: unknown;
-};
+export type { JsonSchema, ObjectSchema } from './schema-types.js';
+import type { JsonSchema, ObjectSchema } from './schema-types.js';
 
 const taskId = (description: string): JsonSchema => ({
   description,

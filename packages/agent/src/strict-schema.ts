@@ -1,4 +1,4 @@
-import type { JsonSchema, ObjectSchema } from './schema.js';
+import type { JsonSchema, ObjectSchema } from './schema-types.js';
 
 /**
  * OpenAI's strict mode (Structured Outputs, `strict: true`) accepts a subset
