@@ -8,6 +8,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { TaskStore, renderBoard, filterTasks, countTasks, toTaskView, type BoardSnapshot } from '@dotasks/core';
 import { EVENTS_FILE, watchFolder, type Follower } from '@dotasks/core/internal';
+import { portableSchema } from './strict-schema.js';
 import { createTodoTool, renderToolResult, type TodoTool } from './todo-tool.js';
 
 /** Options of {@link runMcpServer}. */
@@ -128,7 +129,8 @@ function serveTool(server: Server, types: McpTypes, tool: TodoTool, calls: Retur
         name: tool.name,
         title: 'Task board',
         description: tool.description,
-        inputSchema: tool.inputSchema as { type: 'object' },
+        // Without the constraints strict mode refuses (the tool checks them): clients convert this schema themselves.
+        inputSchema: portableSchema(tool.inputSchema),
         annotations: {
           title: 'Task board',
           // One tool with many actions: it writes, and "clear"/"deleted" remove work.
