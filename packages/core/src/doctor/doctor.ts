@@ -7,6 +7,7 @@ import { serializeTask, taskFileName, type Task } from '../format/format.js';
 import { acquireLock } from '../fs/locks.js';
 import { leaseExpiry } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
+import { GitAnswers } from './git-answers.js';
 import { DOCTOR_CHECKS, FINDING_ORDER, type FileChange, type Scan } from './checks/index.js';
 
 // Kept here for the internal API it was part of; it lives with the other JSON position helpers now.
@@ -83,8 +84,8 @@ export interface DoctorOptions {
   cwd?: string;
   /** An id clash to settle (found once per command: it asks git). */
   pending?: PendingReconcile;
-  /** The commits that created each task file looked up in git's history, shared by the scans of one command. */
-  history?: Map<number, string[]>;
+  /** What the checks asked git, shared by the scans of one command (the scans under the board lock ask it nothing). */
+  answers?: GitAnswers;
 }
 
 export interface DoctorReport {
@@ -101,7 +102,7 @@ export interface RepairReport {
 
 /** Finds every problem on the board; reads only. */
 export function diagnoseBoard(store: TaskStore, options: DoctorOptions = {}): DoctorReport {
-  options = withPending(store, options);
+  options = { ...withPending(store, options), answers: options.answers ?? new GitAnswers(store.dir) };
   const scan = scanBoard(store, options);
   return { findings: stableFindings(store, options, scan.findings), files: scan.fileCount };
 }
@@ -134,7 +135,7 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
   // edges that named the wrong task are right again (the repairs below would have wired them to it).
   const pending = withPending(store, options).pending;
   if (pending) changes.push(...(await settleClashes(store, options.cwd ?? process.cwd(), pending)));
-  options = { ...options, pending: undefined, history: options.history ?? new Map() };
+  options = { ...options, pending: undefined, answers: options.answers ?? new GitAnswers(store.dir) };
   const first = scanBoard(store, options);
   // Stale locks first: one of them may be the board lock we are about to take.
   for (const lock of first.plan.staleLocks) {
@@ -195,8 +196,10 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
     const task = store.peekTask(id);
     changes.push({ code: 'untracked_claim', file: store.taskPath(id), task: id, message: `recorded the claim of #${id} by ${task?.owner ?? '?'}` });
   }
-  // What remains is judged under the board lock, while changes to several tasks cannot interleave.
-  remaining = (await store.transact({ board: true }, () => scanBoard(store, options).findings)).value;
+  // What remains is judged under the board lock, while changes to several tasks cannot interleave, from what git
+  // said to the first scan (no git process inside a board transaction).
+  const settled = { ...options, answers: options.answers!.settled() };
+  remaining = (await store.transact({ board: true }, () => scanBoard(store, settled).findings)).value;
   return { changes, remaining };
 }
 
@@ -240,6 +243,7 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
   const scan: Scan = {
     store,
     options,
+    git: options.answers ?? new GitAnswers(store.dir),
     now: options.now ?? Date.now(),
     staleMs: Math.max(2000, store.lockOptions.staleMs),
     findings: [],

@@ -22,9 +22,10 @@ import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from '../boa
 import { listLeases, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { mergeTaskTextResolved, type MergeConflict } from '../git/merge.js';
-import { blobId, readBlobs, type TreeEntry } from './git-objects.js';
+import { blobId, type TreeEntry } from './git-objects.js';
+import { StaleLook, type MergeFacts } from './merge-facts.js';
 import { recordMoves } from '../runtime/moved-tasks.js';
-import { moveEdges, moveMentions, renameBranch, taskBranch } from '../git/renumber.js';
+import { moveEdges, moveMentions, taskBranch } from '../git/renumber.js';
 import { claimRanOut, claimText, parseClaims, publishedClaimOf, type SeenClaims } from './published-claims.js';
 
 /** One task that came in or went out. */
@@ -229,9 +230,11 @@ function keepClosed(merged: Task, ours: Task, theirs: Task): boolean {
 /**
  * Merges the board with the remote inside one board transaction: writes what
  * came in, moves clashing new tasks to free ids, releases claims that ran
- * out, and returns the merged board for the push.
+ * out, and returns the merged board for the push. It runs no git: what it
+ * needs of git was read before the lock (merge-facts.ts), and the branches of
+ * moved tasks are renamed after it (`renumbered[].branch`).
  */
-export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string, sides: MergeSides): Promise<MergePlan> {
+export async function mergeBoard(store: TaskStore, tx: Transaction, sides: MergeSides, facts: MergeFacts): Promise<MergePlan> {
   const plan: MergePlan = { ...noOutcome(), files: new Map(), claims: new Map(), seen: new Map() };
   const names = new Set<string>();
   for (const tree of [sides.base, sides.theirs]) for (const name of tree.keys()) if (idFromFileName(name) !== undefined) names.add(name);
@@ -255,20 +258,10 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
     if (text !== undefined) ours.set(name, new Copy(text, blobId(text), () => store.parseTaskText(id, text)));
   }
 
-  // Blobs needed: the remote's and the base's where they differ from ours (and what this clone last synced, for
-  // the mentions of a moved task), the claims, the mark.
-  const needed: string[] = [];
-  for (const name of names) {
-    const oSha = ours.get(name)?.sha;
-    for (const tree of [sides.base, sides.theirs, sides.synced]) {
-      const entry = tree.get(name);
-      if (entry?.type === 'blob' && entry.sha !== oSha) needed.push(entry.sha);
-    }
-  }
+  // The blobs were read before the lock: the remote's and the base's (and what this clone last synced, for the
+  // mentions of a moved task), the claims, the mark.
   const theirsHwm = sides.theirs.get(HIGHWATERMARK_FILE);
-  if (theirsHwm?.type === 'blob') needed.push(theirsHwm.sha);
-  for (const entry of sides.claimEntries.values()) if (entry.type === 'blob') needed.push(entry.sha);
-  const blobs = readBlobs(cwd, needed);
+  const blobs = new Map(facts.blobs);
   // A remote entry equal to this board's file was not read: its text is the file's.
   for (const o of ours.values()) if (o?.sha && !blobs.has(o.sha)) blobs.set(o.sha, o.text);
   const theirsClaims = parseClaims(sides.claimEntries, blobs);
@@ -321,7 +314,7 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
   for (const id of clashes) moves.set(id, next++);
   const leases = new Map(listLeases(store.runtimeDir).map((l) => [l.task, l]));
   if (moves.size) {
-    await moveClashes(store, tx, cwd, { ours, names, moves, leases, plan, sides, syncedTask });
+    await moveClashes(store, tx, { ours, names, moves, leases, plan, sides, syncedTask, branches: facts.branches });
     // Before the move is committed, so no reader sees the task gone from its old id without it (a record of a move
     // that does not commit points at a task nobody holds, and is ignored).
     recordMoves(store.runtimeDir, plan.renumbered, sides.where);
@@ -433,7 +426,6 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, cwd: string,
 async function moveClashes(
   store: TaskStore,
   tx: Transaction,
-  cwd: string,
   state: {
     ours: Map<string, Copy | undefined>;
     names: Set<string>;
@@ -442,6 +434,8 @@ async function moveClashes(
     plan: MergePlan;
     sides: MergeSides;
     syncedTask: (name: string) => Task | undefined;
+    /** The local branches, looked up before the lock (undefined: not looked up, no clash was expected). */
+    branches: Set<string> | undefined;
   },
 ): Promise<void> {
   const { ours, names, moves, leases, plan, sides } = state;
@@ -461,7 +455,7 @@ async function moveClashes(
     const renumbered: Renumbered = { from: id, to };
     if (task.status === 'in_progress' && task.owner) renumbered.owner = task.owner;
     const branch = typeof task.metadata?.branch === 'string' ? task.metadata.branch : undefined;
-    if (branch !== undefined && branch === pattern(id) && renameBranch(cwd, branch, pattern(to))) {
+    if (branch !== undefined && branch === pattern(id) && branchMoves(state.branches, branch, pattern(to))) {
       task.metadata = { ...task.metadata, branch: pattern(to) };
       renumbered.branch = { from: branch, to: pattern(to) };
     }
@@ -479,6 +473,15 @@ async function moveClashes(
       leases.set(to, { ...lease, task: to });
     }
   }
+}
+
+/**
+ * Whether a moved task's branch goes with it (renamed after the merge, by
+ * sync.ts): it exists and its new name is free, or it was renamed already.
+ */
+function branchMoves(branches: Set<string> | undefined, from: string, to: string): boolean {
+  if (!branches) throw new StaleLook(); // a clash the look before the lock did not see coming
+  return branches.has(from) ? !branches.has(to) : branches.has(to);
 }
 
 /**

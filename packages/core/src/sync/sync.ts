@@ -59,6 +59,8 @@ import {
   type WithdrawnClaim,
 } from './board-merge.js';
 import { readSeenClaims, writeSeenClaims } from './published-claims.js';
+import { StaleLook, lookBeforeMerge } from './merge-facts.js';
+import { renameBranch } from '../git/renumber.js';
 import { checkBoardHome } from './board-home.js';
 
 export type { SyncChange, SkippedEntry, Renumbered, ReapedClaim, WithdrawnClaim };
@@ -257,7 +259,16 @@ async function rounds(store: TaskStore, options: SyncOptions, report: SyncReport
     if (options.republish && plan.parents.length > 1) keep = plan.parents.slice(1);
     const seen = readSeenClaims(store.runtimeDir, ctx.where);
     const now = Date.now();
-    const { value: merged } = await store.transact({ board: true }, (tx) => mergeBoard(store, tx, cwd, { ...plan.sides, seen, now }));
+    // git before the board lock, and after it: none under it (docs/decisions.md, "No git inside a board transaction").
+    const facts = lookBeforeMerge(store, cwd, plan.sides);
+    let merged: MergePlan;
+    try {
+      merged = (await store.transact({ board: true }, (tx) => mergeBoard(store, tx, { ...plan.sides, seen, now }, facts))).value;
+    } catch (error) {
+      if (error instanceof StaleLook) continue; // the board changed between the look and the lock: look again
+      throw error;
+    }
+    renameMovedBranches(cwd, merged, report);
     if (!sameSeen(seen, merged.seen)) writeSeenClaims(store.runtimeDir, ctx.where, merged.seen);
     mergeInto(report, merged);
     if ((await pushRound(ctx, state, plan, merged, keep)) === 'done') {
@@ -270,6 +281,19 @@ async function rounds(store: TaskStore, options: SyncOptions, report: SyncReport
     await sleep(Math.random() * Math.min(500, 10 * 2 ** Math.min(round, 6)));
   }
   throw new TasksError('E_GIT', `sync gave up after ${maxRounds} rounds: other clones kept pushing to ${ctx.where} first; run it again`, { remote, branch });
+}
+
+/**
+ * Renames the branches of the tasks the merge moved to a free id, after its
+ * transaction: the task files already name the new branch. A branch that
+ * cannot be renamed now (taken or removed since the look) is said.
+ */
+function renameMovedBranches(cwd: string, merged: MergePlan, report: SyncReport): void {
+  for (const { to, branch } of merged.renumbered)
+    if (branch && !renameBranch(cwd, branch.from, branch.to))
+      report.warnings.push(
+        `could not rename the branch ${branch.from} of #${to} (moved to a free id) to ${branch.to}: rename it by hand (git branch -m ${branch.from} ${branch.to})`,
+      );
 }
 
 /**

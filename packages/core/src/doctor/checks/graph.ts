@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { checkGraph, settleEdge, type EdgeField } from '../../consistency/reconcile.js';
 import { formatCycle } from '../../errors.js';
 import { copyTask } from '../../format/format.js';
@@ -18,19 +17,13 @@ export const graph: DoctorCheck = {
  * `checkGraph` and `settleEdge` (reconcile.ts), as for the watcher; here
  * verdicts only become findings with positions and one-line fixes.
  */
-function diagnoseGraph({ store, byId, present, fileOf, findings, edits: edited, options }: Scan): void {
+function diagnoseGraph({ byId, present, fileOf, findings, edits: edited, options, git }: Scan): void {
   // An edge to an id two branches handed out twice may name the wrong one of the two tasks: never settled by
   // adding its other side, only by the whole-board merge that brings the other task back (id-clashes.ts), or
   // by a person when the clash was settled by hand already (git's history shows the file created twice).
   const clashing = new Set(options.pending?.ids ?? []);
-  const twice = options.history ?? new Map<number, string[]>();
-  const createdTwice = (id: number): string[] => {
-    if (!twice.has(id)) {
-      if (options.git === false) return []; // the scan under the board lock asks no git: it has the first scan's answers
-      twice.set(id, commitsCreating(store.dir, id));
-    }
-    return twice.get(id)!;
-  };
+  // The scan under the board lock asks no git: it has the first scan's answers.
+  const createdTwice = (id: number): string[] => git.commitsCreating(id, options.git !== false);
   const unreadable = new Set([...present].filter((id) => !byId.has(id)));
   const { verdicts } = checkGraph([...byId.values()], { unreadable });
   const edit = (id: number) => {
@@ -159,10 +152,4 @@ function diagnoseGraph({ store, byId, present, fileOf, findings, edits: edited, 
       waiter.changes.push({ code: 'one_sided_edge', text: `added #${b} to "blockedBy" (the other side of #${b}'s "blocks")` });
     }
   }
-}
-
-/** The commits of the checked-out history that created a task's file (two: the id was handed out on two branches). */
-function commitsCreating(boardDir: string, id: number): string[] {
-  const r = spawnSync('git', ['log', '--format=%H', '--diff-filter=A', '--full-history', '--', `task_${id}.json`], { cwd: boardDir, encoding: 'utf8' });
-  return r.status === 0 ? r.stdout.split('\n').filter(Boolean) : [];
 }
