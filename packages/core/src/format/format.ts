@@ -188,7 +188,7 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   }
   const core = coreFields(reader, obj);
   const task: Task = { ...core, blockedBy: edgeField(reader, obj, 'blockedBy'), blocks: edgeField(reader, obj, 'blocks'), extra: createRecord() };
-  const planning = planningFields(reader, obj);
+  const planning = readPlanningFields(reader, obj);
   const metadata = obj.metadata;
   if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)))
     reader.fail('metadata', `"metadata" must be an object, got ${show(metadata)}`);
@@ -252,7 +252,7 @@ function edgeField(reader: FieldReader, obj: Record<string, unknown>, key: 'bloc
 }
 
 /** The planning fields that are present: priority, labels, paths, notes. */
-function planningFields(reader: FieldReader, obj: Record<string, unknown>): Pick<Task, 'priority' | 'labels' | 'paths' | 'notes'> {
+function readPlanningFields(reader: FieldReader, obj: Record<string, unknown>): Pick<Task, 'priority' | 'labels' | 'paths' | 'notes'> {
   const priority = obj.priority;
   if (priority !== undefined && (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > MAX_PRIORITY))
     reader.fail('priority', `"priority" must be an integer from 0 (highest) to ${MAX_PRIORITY}, got ${show(priority)}`);
