@@ -18,19 +18,10 @@ export const FUNCTION_LINES = 80;
  * one is cut before it is committed.
  */
 export const KNOWN_LONG = new Set([
-  'mergeBoard',
-  'mcp',
-  'diagnoseGraph',
-  'scanTaskFile',
   'claimNext',
-  'findJsonSyntaxError',
   'loadBoardSnapshot',
-  'validateTask',
   'updateInTx',
   'commit',
-  'readBacklogTasks',
-  'planImport',
-  'mergeBranchBoards',
 ]);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
