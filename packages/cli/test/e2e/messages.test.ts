@@ -1,6 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { COMMAND_LIST } from '../../src/command-table.js';
-import { tasks, tempBoard } from '../helpers.js';
+import { cleanEnv, collectOutput, TASKS_BIN, tasks, tempBoard } from '../helpers.js';
 
 // What a person meets when something goes wrong: one line that says what and what to do (README, "Exit statuses").
 
@@ -102,4 +105,44 @@ describe('usage errors are one line, with a suggestion', () => {
         ]);
       });
   }
+});
+
+describe('a command waiting for a live lock says who holds it', () => {
+  // Takes a lock as a transaction does (with the holder's mark), says so, and lets go when told on stdin.
+  const HOLDER = `
+    const { acquireLock } = await import(process.argv[1]);
+    const { release } = await acquireLock(process.argv[2], { staleMs: 10000, timeoutMs: 10000 }, { mark: true });
+    process.stdout.write('locked\\n');
+    process.stdin.once('data', async () => { await release(); process.exit(0); });
+  `;
+  const coreInternal = fileURLToPath(new URL('../../../core/dist/internal.js', import.meta.url));
+
+  it('after a second, once, naming the pid; then the command does its work', async () => {
+    const t = board();
+    expect(tasks(t.root, ['create', 'one']).code).toBe(0);
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', HOLDER, coreInternal, join(t.board, 'task_1.json.lock')], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let held = '';
+    holder.stdout.on('data', (d) => (held += d));
+    cleanup = ((previous) => () => {
+      holder.kill();
+      previous();
+    })(cleanup);
+    await vi.waitFor(() => expect(held).toBe('locked\n'), { timeout: 10_000, interval: 20 });
+
+    const started = Date.now();
+    const child = spawn(process.execPath, [TASKS_BIN, 'update', '1', '--subject', 'renamed'], { cwd: t.root, env: cleanEnv() });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const done = collectOutput(child);
+    await vi.waitFor(() => expect(stderr).toContain('waiting'), { timeout: 10_000, interval: 20 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(lines(stderr)).toEqual([`tasks: waiting for the lock on task #1, held by pid ${holder.pid}…`]);
+    holder.stdin.write('go\n');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('updated #1: renamed\n');
+    expect(lines(r.stderr)).toHaveLength(1);
+  });
 });
