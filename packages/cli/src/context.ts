@@ -81,7 +81,7 @@ export function readDescription(value: string | undefined): string | undefined {
   try {
     return readFileSync(0, 'utf8');
   } catch (error) {
-    throw new TasksError('E_USAGE', `-d - reads the description from stdin, which could not be read (${(error as Error).message})`);
+    throw new TasksError('E_IO', `-d - reads the description from stdin, which could not be read (${(error as Error).message})`);
   }
 }
 

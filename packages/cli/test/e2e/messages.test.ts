@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COMMAND_LIST } from '../../src/command-table.js';
@@ -144,5 +145,64 @@ describe('a command waiting for a live lock says who holds it', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('updated #1: renamed\n');
     expect(lines(r.stderr)).toHaveLength(1);
+  });
+});
+
+/** Runs git quietly in `cwd`, returning its output. */
+function git(cwd: string, args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+describe('a command that refuses has written nothing', () => {
+  it('tasks init --git outside git: exit 1, one line, and no board', () => {
+    const t = tempBoard({ init: false });
+    cleanup = t.cleanup;
+    const r = tasks(t.root, ['init', '--git']);
+    expect(r.code).toBe(1);
+    expect(lines(r.stderr)).toEqual([expect.stringMatching(/is not inside a git repository; run 'git init' first, or use 'tasks init' without --git$/)]);
+    expect(existsSync(t.board)).toBe(false);
+  });
+
+  it('tasks sync --retire in a repository with no commit: exit 1, and neither the board branch nor the board changed', () => {
+    const t = tempBoard({ init: false });
+    cleanup = t.cleanup;
+    const remote = join(t.root, 'remote.git');
+    const repo = join(t.root, 'repo');
+    git(t.root, ['init', '-q', '--bare', remote]);
+    mkdirSync(repo);
+    git(repo, ['init', '-q', '-b', 'main']);
+    git(repo, ['remote', 'add', 'origin', remote]);
+    expect(tasks(repo, ['init']).code).toBe(0);
+    expect(tasks(repo, ['create', 'one']).code).toBe(0);
+    expect(tasks(repo, ['sync', '--adopt']).code).toBe(0);
+    const before = { branch: git(remote, ['rev-parse', 'tasks']), config: readFileSync(join(repo, '.tasks', 'config.json'), 'utf8') };
+    const r = tasks(repo, ['sync', '--retire']);
+    expect(r.code).toBe(1);
+    expect(lines(r.stderr)).toEqual(['tasks: the repository has no commit yet; commit once, then run this again']);
+    expect({ branch: git(remote, ['rev-parse', 'tasks']), config: readFileSync(join(repo, '.tasks', 'config.json'), 'utf8') }).toEqual(before);
+    expect(tasks(repo, ['sync']).code).toBe(0);
+  });
+});
+
+describe('exit statuses: 2 is for the words typed, 1 for a state of the world', () => {
+  it('tasks sync outside git, and with no origin, exit 1', () => {
+    const t = board();
+    const outside = tasks(t.root, ['sync']);
+    expect(outside.code).toBe(1);
+    expect(lines(outside.stderr)).toEqual([expect.stringMatching(/is not in a git repository; sync needs one with a remote$/)]);
+    git(t.root, ['init', '-q', '-b', 'main']);
+    const noRemote = tasks(t.root, ['sync']);
+    expect(noRemote.code).toBe(1);
+    expect(lines(noRemote.stderr)).toEqual(["tasks: no git remote named 'origin'; add one (git remote add origin URL) or pass --remote"]);
+  });
+
+  it('claim --worktree with a base that is no commit exits 1', () => {
+    const t = board();
+    git(t.root, ['init', '-q', '-b', 'main']);
+    git(t.root, ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'first']);
+    expect(tasks(t.root, ['create', 'one']).code).toBe(0);
+    const r = tasks(t.root, ['claim', '1', '--worktree', '--base', 'nosuch', '--owner', 'ann']);
+    expect(r.code).toBe(1);
+    expect(lines(r.stderr)).toEqual(['tasks: --base "nosuch" is not a commit; name a branch, tag or commit']);
   });
 });
