@@ -206,3 +206,43 @@ describe('exit statuses: 2 is for the words typed, 1 for a state of the world', 
     expect(lines(r.stderr)).toEqual(['tasks: --base "nosuch" is not a commit; name a branch, tag or commit']);
   });
 });
+
+/** The commands a message quotes for pasting: `'tasks done 1 --owner ann'` → ['done', '1', '--owner', 'ann']. */
+function quotedCommands(message: string): string[][] {
+  return [...message.matchAll(/'tasks ([^']+)'/g)].map((m) => [...m[1].matchAll(/"([^"]*)"|(\S+)/g)].map((w) => w[1] ?? w[2]));
+}
+
+describe('hints work when pasted', () => {
+  it('owner_busy names the owner, and the board given with --dir; each hint runs as printed', () => {
+    const t = board();
+    const elsewhere = join(t.root, 'elsewhere');
+    mkdirSync(elsewhere);
+    const dir = ['--dir', t.board];
+    for (const subject of ['one', 'two', 'three']) expect(tasks(elsewhere, ['create', subject, ...dir]).code).toBe(0);
+    expect(tasks(elsewhere, ['claim', '1', '--owner', 'agent-1', ...dir]).code).toBe(0);
+    const busy = tasks(elsewhere, ['claim', '2', '--owner', 'agent-1', ...dir]);
+    expect(busy.code).toBe(1);
+    const hints = quotedCommands(busy.stderr);
+    expect(hints).toEqual([
+      ['done', '1', '--owner', 'agent-1', '--dir', t.board],
+      ['release', '1', '--owner', 'agent-1', '--dir', t.board],
+    ]);
+    // Pasted as printed, from where the command ran, by someone whose default owner is another.
+    const done = tasks(elsewhere, hints[0], { TASKS_OWNER: 'someone-else' });
+    expect(done.code, done.stderr).toBe(0);
+    expect(tasks(elsewhere, ['claim', '2', '--owner', 'agent-1', ...dir]).code).toBe(0);
+    const again = quotedCommands(tasks(elsewhere, ['claim', '3', '--owner', 'agent-1', ...dir]).stderr);
+    const release = tasks(elsewhere, again[1], { TASKS_OWNER: 'someone-else' });
+    expect(release.code, release.stderr).toBe(0);
+  });
+
+  it('an owner with a space in its name is quoted, and the hint still runs', () => {
+    const t = board();
+    expect(tasks(t.root, ['create', 'one']).code).toBe(0);
+    expect(tasks(t.root, ['create', 'two']).code).toBe(0);
+    expect(tasks(t.root, ['claim', '1'], { TASKS_OWNER: 'Ann Lee' }).code).toBe(0);
+    const busy = tasks(t.root, ['claim', '2'], { TASKS_OWNER: 'Ann Lee' });
+    expect(busy.stderr).toContain(`'tasks done 1 --owner "Ann Lee"'`);
+    expect(tasks(t.root, quotedCommands(busy.stderr)[0]).code).toBe(0);
+  });
+});

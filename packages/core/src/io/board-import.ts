@@ -1,3 +1,4 @@
+import { ownerFlag } from '../hints.js';
 import { readdirSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
@@ -302,7 +303,7 @@ function workInProgressWarnings(touched: readonly Task[], created: ReadonlySet<n
     if (t.status !== 'in_progress' || t.blockedBy.length === 0) continue;
     const ids = t.blockedBy.map((id) => `#${id}`).join(', ');
     warnings.push(
-      `${names.get(t.id)}: in progress while blocked by ${ids}, which ${t.blockedBy.length === 1 ? 'is' : 'are'} open; it was imported as the source has it ('tasks release ${t.id}', or finish ${ids} first)`,
+      `${names.get(t.id)}: in progress while blocked by ${ids}, which ${t.blockedBy.length === 1 ? 'is' : 'are'} open; it was imported as the source has it ('tasks release ${t.id}${ownerFlag(t.owner)}', or finish ${ids} first)`,
     );
   }
   if (!target.singleInProgress) return warnings;
@@ -313,7 +314,7 @@ function workInProgressWarnings(touched: readonly Task[], created: ReadonlySet<n
     if (ids.length < 2 || !ids.some((id) => created.has(id))) continue;
     const sorted = normalizeIds(ids);
     warnings.push(
-      `${owner} has ${sorted.length} tasks in progress (${sorted.map((id) => `#${id}`).join(', ')}) and the board allows one per owner (singleInProgress); 'tasks release' all but one`,
+      `${owner} has ${sorted.length} tasks in progress (${sorted.map((id) => `#${id}`).join(', ')}) and the board allows one per owner (singleInProgress); release all but one ('tasks release ID${ownerFlag(owner)}')`,
     );
   }
   return warnings;
@@ -417,12 +418,12 @@ function standingWarning(name: string, fresh: Task, current: Task, edgesDiffer: 
     fresh.status === current.status || current.status === 'completed' || current.status === 'deleted'
       ? ''
       : fresh.status === 'completed'
-        ? ` ('tasks done ${id}' to follow the source)`
+        ? ` ('tasks done ${id}${ownerFlag(current.owner)}' to follow the source)`
         : fresh.status === 'deleted'
           ? ` ('tasks delete ${id}' to follow the source)`
           : fresh.status === 'in_progress'
-            ? ` ('tasks start ${id}' to follow the source)`
-            : ` ('tasks release ${id}' to follow the source)`;
+            ? ` ('tasks start ${id}${ownerFlag(fresh.owner)}' to follow the source)`
+            : ` ('tasks release ${id}${ownerFlag(current.owner)}' to follow the source)`;
   return `${name}: ${differ.join('; ')}; a re-import leaves status, owner and edges as the board has them${hint}`;
 }
 
