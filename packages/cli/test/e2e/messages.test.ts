@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COMMAND_LIST } from '../../src/command-table.js';
@@ -244,5 +244,79 @@ describe('hints work when pasted', () => {
     const busy = tasks(t.root, ['claim', '2'], { TASKS_OWNER: 'Ann Lee' });
     expect(busy.stderr).toContain(`'tasks done 1 --owner "Ann Lee"'`);
     expect(tasks(t.root, quotedCommands(busy.stderr)[0]).code).toBe(0);
+  });
+});
+
+describe('lines that say each thing once, and say what they count', () => {
+  it('a cycle refusal says "a task cannot wait for itself" only for a self-edge', () => {
+    const t = board();
+    for (const subject of ['one', 'two', 'three']) expect(tasks(t.root, ['create', subject]).code).toBe(0);
+    expect(tasks(t.root, ['dep', 'add', '2', '1']).code).toBe(0);
+    expect(tasks(t.root, ['dep', 'add', '3', '2']).code).toBe(0);
+    const three = tasks(t.root, ['dep', 'add', '1', '3']);
+    expect(three.code).toBe(1);
+    expect(lines(three.stderr)).toEqual(['tasks: refused: that edge would close a cycle #3 -> #1 -> #2 -> #3']);
+    const self = tasks(t.root, ['dep', 'add', '1', '1']);
+    expect(self.code).toBe(1);
+    expect(lines(self.stderr)).toEqual(['tasks: refused: that edge would close a cycle #1 -> #1 (a task cannot wait for itself)']);
+  });
+
+  it('doctor places an invalid field at its own line and column, as update does', () => {
+    const t = board();
+    expect(tasks(t.root, ['create', 'one']).code).toBe(0);
+    const file = join(t.board, 'task_1.json');
+    const task = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    writeFileSync(file, JSON.stringify({ ...task, priority: 9 }, null, 2) + '\n');
+    const update = tasks(t.root, ['update', '1', '--subject', 'x']);
+    const at = /task_1\.json:(\d+:\d+):/.exec(update.stderr)?.[1];
+    expect(at).toBe('9:3');
+    const doctor = tasks(t.root, ['doctor']);
+    expect(doctor.stdout).toContain(`task_1.json:${at}: "priority" must be an integer from 0 (highest) to 4, got 9`);
+  });
+
+  it('a filtered list counts the tasks it shows, of how many on the board', () => {
+    const t = board();
+    expect(tasks(t.root, ['create', 'one', '--label', 'ui']).code).toBe(0);
+    expect(tasks(t.root, ['create', 'two']).code).toBe(0);
+    expect(tasks(t.root, ['create', 'three', '--label', 'ui', '--blocked-by', '1']).code).toBe(0);
+    expect(tasks(t.root, ['create', 'four']).code).toBe(0);
+    expect(tasks(t.root, ['list', '--label', 'ui']).stdout.split('\n').at(-2)).toBe('2 of 4 tasks on the board · 0/2 done · ready: #1 · 1 blocked');
+    expect(tasks(t.root, ['list']).stdout.split('\n').at(-2)).toBe('0/4 done · ready: #1, #2, #4 · 1 blocked');
+  });
+
+  it('"ready:" is in the order claim --next takes them, under list as under ready', () => {
+    const t = board();
+    expect(tasks(t.root, ['create', 'one']).code).toBe(0);
+    expect(tasks(t.root, ['create', 'two', '--priority', '0']).code).toBe(0);
+    expect(tasks(t.root, ['create', 'three', '--priority', '1']).code).toBe(0);
+    const summary = (args: string[]) => tasks(t.root, args).stdout.split('\n').at(-2);
+    expect(summary(['list'])).toBe('0/3 done · ready: #2, #3, #1');
+    expect(summary(['ready'])).toBe('3 of 3 tasks on the board · 0/3 done · ready: #2, #3, #1');
+    expect(tasks(t.root, ['claim', '--next', '--owner', 'ann']).stdout).toMatch(/^claimed #2:/);
+  });
+});
+
+describe("the watcher's lines", () => {
+  it('a cycle made by hand is reported once, saying once that nothing was written', async () => {
+    const t = board();
+    expect(tasks(t.root, ['create', 'one']).code).toBe(0);
+    expect(tasks(t.root, ['create', 'two', '--blocked-by', '1']).code).toBe(0);
+    expect(tasks(t.root, ['create', 'three', '--blocked-by', '2']).code).toBe(0);
+    const watcher = spawn(process.execPath, [TASKS_BIN, 'watch'], { cwd: t.root, env: cleanEnv() });
+    cleanup = ((previous) => () => {
+      watcher.kill();
+      previous();
+    })(cleanup);
+    let out = '';
+    watcher.stdout.on('data', (d) => (out += d));
+    watcher.stderr.on('data', (d) => (out += d));
+    await vi.waitFor(() => expect(out).toContain('watching'), { timeout: 30_000, interval: 50 });
+    const file = join(t.board, 'task_1.json');
+    const task = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    writeFileSync(file, JSON.stringify({ ...task, blockedBy: [3] }, null, 2) + '\n');
+    await vi.waitFor(() => expect(out).toContain(' invalid '), { timeout: 30_000, interval: 50 });
+    const line = lines(out).find((l) => l.includes(' invalid '))!;
+    expect(line).toMatch(/ invalid task_1\.json.*closes the cycle #1 -> #2 -> #3 -> #1; nothing was written \(remove one edge of the cycle\)$/);
+    expect(line.match(/nothing (was )?written/g)).toHaveLength(1);
   });
 });

@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { isErrnoException } from '../../errors.js';
+import { CorruptTaskError, isErrnoException } from '../../errors.js';
 import { MAX_TASK_FILE_BYTES, TASK_STATUSES, idFromFileName, stripBom, validateTask } from '../../format/format.js';
 import { findArrayElement, findJsonSyntaxError, findTopLevelKey, positionAt } from '../../format/json-locate.js';
 import { readFileIfExists } from '../../fs/fsio.js';
@@ -71,8 +71,8 @@ export const taskFiles: DoctorCheck = {
 /** Reads one task file leniently and reports what is wrong with it. */
 function scanTaskFile(name: string, path: string, fileId: number | undefined, text: string, findings: DoctorFinding[], inMerge = false): ScannedFile {
   const file: ScannedFile = { name, path, fileId, text, stringIds: false };
-  const push = (code: FindingCode, offset: number, message: string, fix: string, fixable = false) => {
-    const at = positionAt(text, offset);
+  const push = (code: FindingCode, offset: number | { line: number; column: number }, message: string, fix: string, fixable = false) => {
+    const at = typeof offset === 'number' ? positionAt(text, offset) : offset;
     findings.push({ code, file: path, line: at.line, column: at.column, ...(fileId !== undefined ? { task: fileId } : {}), message, fix, fixable });
   };
   if (Buffer.byteLength(text) > MAX_TASK_FILE_BYTES) {
@@ -194,7 +194,9 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
     } catch (error) {
       // The core validator knows best; anything it refuses that the checks above missed.
       const details = (error as { details?: { problem?: string } }).details;
-      push('invalid_field', 0, details?.problem ?? String(error), 'edit the file by hand (see docs/format.md)');
+      // At the field the validator names (its line and column), as every other reader reports it.
+      const at = error instanceof CorruptTaskError ? { line: error.line, column: error.column } : 0;
+      push('invalid_field', at, details?.problem ?? String(error), 'edit the file by hand (see docs/format.md)');
       return file;
     }
   }
