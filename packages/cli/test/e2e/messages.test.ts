@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COMMAND_LIST } from '../../src/command-table.js';
@@ -318,5 +319,32 @@ describe("the watcher's lines", () => {
     const line = lines(out).find((l) => l.includes(' invalid '))!;
     expect(line).toMatch(/ invalid task_1\.json.*closes the cycle #1 -> #2 -> #3 -> #1; nothing was written \(remove one edge of the cycle\)$/);
     expect(line.match(/nothing (was )?written/g)).toHaveLength(1);
+  });
+});
+
+describe('the entry parses argv once', () => {
+  // Counts node:util parseArgs calls (the fast path's parser) through a preload, written when the process exits.
+  function parses(cwd: string, args: string[]): { code: number; calls: number } {
+    const dir = mkdtempSync(join(tmpdir(), 'dotasks-parses-'));
+    try {
+      const count = join(dir, 'count');
+      const preload = join(dir, 'preload.cjs');
+      writeFileSync(
+        preload,
+        `const util = require('node:util'); const parse = util.parseArgs; let calls = 0;
+         util.parseArgs = (...a) => { calls++; return parse(...a); };
+         process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(count)}, String(calls)));`,
+      );
+      const r = spawnSync(process.execPath, ['--require', preload, TASKS_BIN, ...args], { cwd, env: cleanEnv(), encoding: 'utf8' });
+      return { code: r.status ?? -1, calls: Number(readFileSync(count, 'utf8')) };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('tasks sync (a fast command the bundle does not run) is parsed by the bundle only', () => {
+    const t = board();
+    expect(parses(t.root, ['sync'])).toEqual({ code: 1, calls: 1 });
+    expect(parses(t.root, ['list'])).toEqual({ code: 0, calls: 1 });
   });
 });
