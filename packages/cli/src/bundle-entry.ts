@@ -8,19 +8,20 @@
  */
 import { bundledHandler } from './bundled-commands.js';
 import type { CommandName } from './command-table.js';
-import { parseFast } from './fast-path.js';
+import { parseFast, type FastParse } from './fast-path.js';
 import { exitAnswered, runHandler } from './run.js';
 
 /**
  * Runs argv if it is a plain call of a bundled command (the fast path's
- * parse, fast-path.ts) and says so; false leaves it to the ES module entry
- * (main.ts), which this process then loads without having run anything of
- * the bundle's own copy of the core.
+ * parse, fast-path.ts) and returns true; otherwise returns that parse
+ * (undefined: not a plain fast-path call) for the ES module entry
+ * (main.ts's runMain), which this process then loads without having run
+ * anything of the bundle's own copy of the core, and without parsing again.
  */
-export function runBundled(argv: string[]): boolean {
+export function runBundled(argv: string[]): true | FastParse | undefined {
   const fast = parseFast(argv);
   const load = fast && bundledHandler(fast.spec.name as CommandName);
-  if (!fast || !load) return false;
+  if (!fast || !load) return fast;
   void runHandler(fast.spec, fast.args, load).then(exitAnswered);
   return true;
 }

@@ -3,7 +3,8 @@ import yargs, { type Argv, type Options, type PositionalOptions } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { COMMAND_LIST, GLOBAL_OPTIONS, camel, optionsOf, toNumber, type CommandSpec, type OptionSpec } from './command-table.js';
 import { runCommand } from './handlers.js';
-import type { Args } from './run.js';
+import { writeOut, type Args } from './run.js';
+import { usageLine, usageOf } from './usage.js';
 
 /**
  * The full `tasks` command line (yargs), built from the command table
@@ -20,7 +21,7 @@ function readVersion(): string {
 /** How the command line hands parsed arguments on, and what it does on a usage error (tests replace both). */
 export interface CliHooks {
   dispatch?: (spec: CommandSpec, args: Args) => Promise<void> | void;
-  /** Called with the message of a usage error; the default prints the help and exits 2. */
+  /** Called with the line of a usage error (usage.ts); the default prints it and exits 2. */
   fail?: (message: string) => never;
 }
 
@@ -35,12 +36,6 @@ function yargsOption(o: OptionSpec, global = false): Options {
     ...(o.describe ? { describe: o.describe } : {}),
     ...(global ? { global: true } : {}),
   };
-}
-
-/** `claim [id]`, `run <id> [command..]`. */
-function usageOf(spec: CommandSpec): string {
-  const words = (spec.positionals ?? []).map((p) => (p.variadic ? `[${p.name}..]` : p.optional ? `[${p.name}]` : `<${p.name}>`));
-  return [spec.name, ...words].join(' ');
 }
 
 /** yargs' argv as the handler's arguments: exactly the keys the fast path gives (camelCase, declared only). */
@@ -64,6 +59,8 @@ export function argsFromYargs(spec: CommandSpec, a: Record<string, unknown>): Ar
 
 export function buildCli(args: string[], hooks: CliHooks = {}): Argv {
   const dispatch = hooks.dispatch ?? runCommand;
+  // One line in our words (usage.ts), whatever yargs' message: no usage text, which would bury it.
+  const refuse = (message: string): never => (hooks.fail ?? printUsageError)(usageLine(args, message));
   let cli = yargs(args)
     .scriptName('tasks')
     .usage('$0 <command> [options]\n\nA task board for coding agents and people, kept as files in .tasks/.')
@@ -88,34 +85,27 @@ export function buildCli(args: string[], hooks: CliHooks = {}): Argv {
       async (a) => {
         const extra = (a['--'] as unknown[] | undefined) ?? [];
         if (extra.length && !(spec.positionals ?? []).some((p) => p.variadic))
-          return (hooks.fail ?? defaultFail(cli))(`Unknown argument${extra.length > 1 ? 's' : ''}: ${extra.join(', ')}`);
+          return refuse(`unexpected ${extra.map((word) => `'${word}'`).join(', ')} after --`);
         await dispatch(spec, argsFromYargs(spec, a));
       },
     );
   }
   return cli
-    .demandCommand(1, 'name a command; try tasks list')
+    .demandCommand(1, 'name a command')
     .strict()
-    .recommendCommands()
     .help()
     .alias('h', 'help')
     .version(readVersion())
     .wrap(Math.min(100, process.stdout.columns || 100))
-    .fail((message, error, y) => {
+    .fail((message, error) => {
       if (error) throw error;
-      if (hooks.fail) return hooks.fail(message);
-      y.showHelp((s: string) => process.stderr.write(s + '\n'));
-      process.stderr.write(`\ntasks: ${message}\n`);
-      process.exit(2);
+      return refuse(message);
     });
 }
 
-function defaultFail(cli: Argv): (message: string) => never {
-  return (message) => {
-    cli.showHelp((s: string) => process.stderr.write(s + '\n'));
-    process.stderr.write(`\ntasks: ${message}\n`);
-    process.exit(2);
-  };
+function printUsageError(line: string): never {
+  writeOut(2, `tasks: ${line}\n`);
+  process.exit(2);
 }
 
 /** Parses argv with yargs and runs the command. */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 // The read path and the store only, not the whole core (see read.ts in the core): the fast path's commands start sooner.
 import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task, printable } from './core-read.js';
 import { TaskStore } from '@dotasks/core/store';
+import { reportLockWait } from './lock-wait.js';
 
 export { reportProblems } from './problems.js';
 
@@ -26,7 +27,8 @@ export interface CommandOutput {
 
 /** Opens the board the options point at (docs/protocol.md, "Where the board is"). */
 export function openStore(options: GlobalOptions): TaskStore {
-  return new TaskStore(findBoard({ dir: options.dir, cwd: options.cwd }));
+  // A wait for a lock another process holds is said on stderr after a second (lock-wait.ts), not endured in silence.
+  return new TaskStore(findBoard({ dir: options.dir, cwd: options.cwd }), { lock: { onWait: reportLockWait } });
 }
 
 /** The acting owner (docs/protocol.md, "Who acts"). */
@@ -79,7 +81,7 @@ export function readDescription(value: string | undefined): string | undefined {
   try {
     return readFileSync(0, 'utf8');
   } catch (error) {
-    throw new TasksError('E_USAGE', `-d - reads the description from stdin, which could not be read (${(error as Error).message})`);
+    throw new TasksError('E_IO', `-d - reads the description from stdin, which could not be read (${(error as Error).message})`);
   }
 }
 

@@ -20,7 +20,13 @@ const { parseArgs } = process.getBuiltinModule('node:util');
  * holds what yargs would give the command's handler: camelCase options,
  * positionals by name, defaults filled in.
  */
-export function parseFast(argv: string[]): { spec: CommandSpec; args: Record<string, unknown> } | undefined {
+/** A plain call of a fast-path command, parsed: the command and what its handler receives. */
+export interface FastParse {
+  spec: CommandSpec;
+  args: Record<string, unknown>;
+}
+
+export function parseFast(argv: string[]): FastParse | undefined {
   const spec = findCommand(argv[0]);
   if (!spec?.fast) return undefined;
   // Help is yargs' to print, wherever the word stands (after `--` too, where a note's text would otherwise take it).

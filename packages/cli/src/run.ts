@@ -95,9 +95,23 @@ function describeSystemError(error: unknown): string | undefined {
   return `cannot ${err.syscall}${where}: ${SYSTEM_ERRORS[err.code]} (${err.code})`;
 }
 
+/**
+ * Commands quoted in a message (`'tasks done 3 --owner agent-1'`) with the
+ * `--dir` this command was given, so they act on the same board when pasted
+ * from the same place. The core's hints carry the owner they are about
+ * (core hints.ts); only the CLI knows the board came from a flag.
+ */
+async function pasteable(messages: string[], dir: string | undefined): Promise<string[]> {
+  if (dir === undefined || !messages.some((m) => m.includes("'tasks "))) return messages;
+  const { hintWord } = await import('./core-read.js');
+  const flag = ` --dir ${hintWord(dir)}`;
+  return messages.map((m) => m.replace(/'tasks ([^']*)'/g, (quoted, words: string) => (/(^| )--dir /.test(words) ? quoted : `'tasks ${words}${flag}'`)));
+}
+
 export async function run(argv: Args, load: () => Promise<CommandOutput>): Promise<void> {
   try {
     const out = await load();
+    if (out.warnings) out.warnings = await pasteable(out.warnings, argv.dir);
     print(out, argv.json);
     process.exitCode = out.exitCode ?? 0;
   } catch (error) {
@@ -105,7 +119,7 @@ export async function run(argv: Args, load: () => Promise<CommandOutput>): Promi
     const known = typeof err?.code === 'string' && err.code.startsWith('E_') && err.name !== undefined;
     const system = known ? undefined : describeSystemError(error);
     const code = known ? err.code! : system ? 'E_IO' : 'E_INTERNAL';
-    const message = known ? err.message! : (system ?? `unexpected error: ${err?.message ?? String(error)}`);
+    const [message] = await pasteable([known ? err.message! : (system ?? `unexpected error: ${err?.message ?? String(error)}`)], argv.dir);
     writeOut(2, `tasks: ${message}\n`);
     if (argv.json) writeOut(1, JSON.stringify({ error: { code, message } }) + '\n');
     if (!known && process.env.TASKS_DEBUG) writeOut(2, String((error as Error)?.stack) + '\n');

@@ -70,7 +70,8 @@ export class CycleError extends TasksError {
   readonly cycle: number[];
 
   constructor(cycle: number[]) {
-    super('E_CYCLE', `refused: that edge would close a cycle ${formatCycle(cycle)} (a task cannot wait for itself)`, {
+    // Only a self-edge (#1 -> #1) is a task waiting for itself; a longer cycle is spelled out, which says it.
+    super('E_CYCLE', `refused: that edge would close a cycle ${formatCycle(cycle)}${cycle.length <= 2 ? ' (a task cannot wait for itself)' : ''}`, {
       cycle,
     });
     this.name = 'CycleError';

@@ -7,6 +7,7 @@ export * from './errors.js';
 export * from './format/format.js';
 export * from './fs/fsio.js';
 export * from './fs/locks.js';
+export { hintWord, ownerFlag } from './hints.js';
 export * from './board/board.js';
 export * from './board/config.js';
 export * from './events/events.js';

@@ -41,6 +41,7 @@ import { listLeases, type Lease } from './runtime/leases.js';
 import { assertNotMovedAway } from './runtime/moved-tasks.js';
 
 export { HIGHWATERMARK_FILE };
+export type { LockWait } from './fs/locks.js';
 export {
   BOARD_GITIGNORE,
   BOARD_LOCK,

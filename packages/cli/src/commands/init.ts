@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TaskStore, TasksError, resolveBoardDir, setupGitMerge, shellQuote } from '@dotasks/core/internal';
+import { TaskStore, TasksError, assertBoardInGit, resolveBoardDir, setupGitMerge, shellQuote } from '@dotasks/core/internal';
 import type { CommandOutput, GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 
@@ -20,6 +20,8 @@ function thisProgram(): string {
  */
 export async function init(options: InitOptions): Promise<CommandOutput> {
   const { dir, via } = resolveBoardDir({ dir: options.dir, cwd: options.cwd });
+  // Refused before the board is made, so a refusal leaves nothing behind.
+  if (options.git) assertBoardInGit(dir);
   // In a clone whose remote already holds a board (a second machine), that board is brought in, not a new one made.
   const remoteBoard = via === 'git' ? await boardOnRemote(dir) : undefined;
   let created = true;

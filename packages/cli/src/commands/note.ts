@@ -23,6 +23,6 @@ function readStdin(): string {
   try {
     return readFileSync(0, 'utf8');
   } catch (error) {
-    throw new TasksError('E_USAGE', `--stdin reads the note from stdin, which could not be read (${(error as Error).message})`);
+    throw new TasksError('E_IO', `--stdin reads the note from stdin, which could not be read (${(error as Error).message})`);
   }
 }

@@ -41,7 +41,9 @@ function formatEvent(e: WatchEvent): string {
     }
     case 'invalid': {
       const where = [e.file, e.line, e.column].filter((x) => x !== undefined).join(':');
-      return `${time} invalid ${where}: ${String(e.problem)} (nothing written)`;
+      const problem = String(e.problem);
+      // Said once: the core's own refusals (a cycle, a write that would not read back) already say it.
+      return `${time} invalid ${where}: ${problem}${/nothing (was )?written/.test(problem) ? '' : ' (nothing written)'}`;
     }
     case 'reaped':
       return `${time} reaped ${task} from ${String(e.previousOwner ?? '?')} (${e.reason === 'process_gone' ? 'its process is gone' : 'lease expired'})`;

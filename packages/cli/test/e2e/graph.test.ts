@@ -277,6 +277,6 @@ describe('tasks graph', () => {
     expect(run(t.root, ['graph'])).toContain('no tasks yet');
     const r = tasks(t.root, ['graph', '--format', 'png']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('Invalid values');
+    expect(r.stderr).toBe("tasks: --format of 'tasks graph' takes text, mermaid or dot, got 'png' (tasks graph --help for more)\n");
   });
 });

@@ -193,9 +193,9 @@ describe('tasks import: hostile and repeated input', () => {
       const r = tasks(t.root, ['import', 'store', file]);
       expect(r.code).toBe(0);
       expect(r.stderr).toMatchInlineSnapshot(`
-        "warning: task_2 -> #3 (Started too early): in progress while blocked by #2, which is open; it was imported as the source has it ('tasks release 3', or finish #2 first)
-        warning: ann has 2 tasks in progress (#3, #4) and the board allows one per owner (singleInProgress); 'tasks release' all but one
-        warning: bob has 2 tasks in progress (#1, #5) and the board allows one per owner (singleInProgress); 'tasks release' all but one
+        "warning: task_2 -> #3 (Started too early): in progress while blocked by #2, which is open; it was imported as the source has it ('tasks release 3 --owner ann', or finish #2 first)
+        warning: ann has 2 tasks in progress (#3, #4) and the board allows one per owner (singleInProgress); release all but one ('tasks release ID --owner ann')
+        warning: bob has 2 tasks in progress (#1, #5) and the board allows one per owner (singleInProgress); release all but one ('tasks release ID --owner bob')
         "
       `);
       expect(taskFiles(t.board)).toHaveLength(5);

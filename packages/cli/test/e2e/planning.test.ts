@@ -34,7 +34,7 @@ describe('priority and labels', () => {
       "[ ] #1: Parse P0 #core #parser
       [ ] #2: Docs P3 #docs
       [ ] #3: Plain
-      0/3 done · ready: #1, #2, #3
+      0/3 done · ready: #1, #3, #2
       "
     `);
     expect(ok(t.root, ['list', '--label', 'docs,core']).stdout).toMatch(/^\[ \] #1: .*\n\[ \] #2: /);
@@ -87,7 +87,7 @@ describe('ready and claim --next order', () => {
           3. P2 · unblocks nothing · id 2
       [ ] #6: someday P4
           4. P4 · unblocks 1 (#6 → #7) · id 6
-      0/7 done · ready: #5, #1, #2, #6 · 3 blocked
+      4 of 7 tasks on the board · 0/4 done · ready: #5, #1, #2, #6
       "
     `);
     const json = JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout);

@@ -54,7 +54,7 @@ describe('tasks sync across clones', () => {
     expect(JSON.parse(got.stdout)).toMatchObject({ remote: 'origin', branch: 'tasks', incoming: [{ id: 1, what: 'created' }], outgoing: [] });
     expect(tasks(b, ['sync']).stdout).toMatch(/^up to date with origin\/tasks$/m);
     const bad = tasks(b, ['sync', '--remote', 'nowhere']);
-    expect(bad.code).toBe(2);
+    expect(bad.code).toBe(1);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stderr).toMatch(/no git remote named 'nowhere'/);
   });

@@ -1,5 +1,6 @@
 // The store's changes to tasks and edges (create, update, link, close,
 // batch, clear), each one transaction; TaskStore (store.ts) delegates here.
+import { ownerFlag } from '../hints.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClaimError, CorruptTaskError, CycleError, TasksError } from '../errors.js';
@@ -32,7 +33,7 @@ export function assertOwnerFree(store: TaskStore, tx: Transaction, owner: string
   if (busy !== undefined)
     throw new ClaimError(
       'owner_busy',
-      `${owner} already has task #${busy} in progress; finish it ('tasks done ${busy}') or release it ('tasks release ${busy}') first`,
+      `${owner} already has task #${busy} in progress; finish it ('tasks done ${busy}${ownerFlag(owner)}') or release it ('tasks release ${busy}${ownerFlag(owner)}') first`,
       { task: busy, owner },
     );
 }

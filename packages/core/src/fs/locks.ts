@@ -11,7 +11,22 @@ export interface LockOptions {
   staleMs: number;
   /** Give up waiting for a lock after this long (ms). */
   timeoutMs: number;
+  /** Told once when a lock has been waited for a second (LOCK_WAIT_NOTICE_MS): who holds it, so a command can say so. */
+  onWait?: (wait: LockWait) => void;
 }
+
+/** A lock being waited for, and what its folder says about its holder. */
+export interface LockWait {
+  /** The lock folder. */
+  lock: string;
+  /** The holder's process, from its mark (`holder.<pid>.…`); undefined for a lock without one. */
+  pid?: number;
+  /** How long this process has waited so far (ms). */
+  waitedMs: number;
+}
+
+/** How long a lock is waited for in silence before `onWait` hears of it. */
+export const LOCK_WAIT_NOTICE_MS = 1000;
 
 export const DEFAULT_LOCK_OPTIONS: LockOptions = { staleMs: 10_000, timeoutMs: 30_000 };
 
@@ -209,7 +224,9 @@ export async function acquireLock(
   options: LockOptions,
   { mark = false, maxDelayMs = 40 }: { mark?: boolean; maxDelayMs?: number } = {},
 ): Promise<AcquiredLock> {
-  const deadline = Date.now() + options.timeoutMs;
+  const started = Date.now();
+  const deadline = started + options.timeoutMs;
+  let noticed = options.onWait === undefined;
   const stale = staleMsOf(options);
   let delay = 1;
   let remade = 0;
@@ -267,8 +284,25 @@ export async function acquireLock(
     do {
       await sleep(delay + Math.random() * delay);
       delay = Math.min(delay * 2, maxDelayMs);
+      if (!noticed && Date.now() - started >= LOCK_WAIT_NOTICE_MS) {
+        noticed = true;
+        options.onWait!({ lock: lockPath, pid: holderPid(lockPath), waitedMs: Date.now() - started });
+      }
     } while (heldNow(lockPath, stale) && Date.now() < deadline);
   }
+}
+
+/** The pid in a lock folder's holder mark, if it has one (docs/protocol.md, "Staged files and the commit point"). */
+function holderPid(lockPath: string): number | undefined {
+  let names: string[] | undefined;
+  try {
+    names = readNames(lockPath);
+  } catch {
+    return undefined; // only for a message: a folder we cannot read names nobody
+  }
+  const mark = names?.find((n) => n.startsWith(HOLDER_PREFIX));
+  const pid = Number(mark?.split('.')[1]);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
 
 /** The folder every runtime lock lives in (`.tasks/.runtime/`). */

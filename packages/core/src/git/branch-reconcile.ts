@@ -62,7 +62,7 @@ interface Repository {
 
 function repositoryOf(store: TaskStore, cwd: string): Repository {
   const found = locateGit(cwd);
-  if (!found?.gitDir) throw new TasksError('E_USAGE', `${cwd} is not in a git repository`);
+  if (!found?.gitDir) throw new TasksError('E_INVALID', `${cwd} is not in a git repository`);
   return { top: found.worktreeRoot, gitDir: found.gitDir, board: relative(found.mainRoot, store.dir) || '.' };
 }
 
@@ -112,7 +112,7 @@ function boardAt(repo: Repository, commit: string | undefined): BoardFiles {
 function sidesOf(repo: Repository, options: ReconcileOptions): { base?: string; ours: string; theirs: string } {
   const need = (rev: string | undefined, what: string) => {
     const commit = rev && revParse(repo, rev);
-    if (!commit) throw new TasksError('E_USAGE', `cannot settle the board's ids: ${what} is not there`);
+    if (!commit) throw new TasksError('E_GIT', `cannot settle the board's ids: ${what} is not there`);
     return commit;
   };
   const mergeBase = (a: string, b: string) => {

@@ -100,14 +100,20 @@ function git(cwd: string, args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** The repository a board (made or to be made at boardDir) is in; E_INVALID when there is none, before anything is written. */
+export function assertBoardInGit(boardDir: string): NonNullable<ReturnType<typeof locateGit>> {
+  const repo = locateGit(boardDir);
+  if (!repo) throw new TasksError('E_INVALID', `the board ${boardDir} is not inside a git repository; run 'git init' first, or use 'tasks init' without --git`);
+  return repo;
+}
+
 /**
  * Sets a board up for git: `.tasks/.gitattributes` routes task files and
  * `.highwatermark` to the dotasks merge driver, and the driver is registered
  * in the repository's config (which is per clone, so each clone runs this once).
  */
 export function setupGitMerge(boardDir: string, program: string): GitSetupResult {
-  const repo = locateGit(boardDir);
-  if (!repo) throw new TasksError('E_USAGE', `the board ${boardDir} is not inside a git repository; run 'git init' first, or use 'tasks init' without --git`);
+  const repo = assertBoardInGit(boardDir);
   const attributesFile = join(boardDir, '.gitattributes');
   const current = readFileIfExists(attributesFile);
   const have = new Set((current ?? '').split('\n').map((l) => l.trim()));

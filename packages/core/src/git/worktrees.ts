@@ -156,14 +156,14 @@ export function createTaskWorktree(store: TaskStore, plan: TaskWorktreePlan, opt
         path: plan.path,
       });
     if (options.base !== undefined && options.base.startsWith('-'))
-      throw new TasksError('E_USAGE', `--base ${JSON.stringify(options.base)} is not a commit; name a branch, tag or commit`, { base: options.base });
+      throw new TasksError('E_GIT', `--base ${JSON.stringify(options.base)} is not a commit; name a branch, tag or commit`, { base: options.base });
     const reuse = branchExists(repo, plan.branch);
     // A new branch starts from a commit; a repository without one has none to give (git's own message is
     // `fatal: not a valid object name: 'HEAD'`, after the worktrees folder was made).
     if (!reuse && !isCommit(repo, options.base ?? 'HEAD'))
       throw options.base === undefined
-        ? new TasksError('E_USAGE', 'the repository has no commit yet, so a worktree has nothing to start from: commit once, then run this again')
-        : new TasksError('E_USAGE', `--base ${JSON.stringify(options.base)} is not a commit; name a branch, tag or commit`, { base: options.base });
+        ? new TasksError('E_GIT', 'the repository has no commit yet, so a worktree has nothing to start from: commit once, then run this again')
+        : new TasksError('E_GIT', `--base ${JSON.stringify(options.base)} is not a commit; name a branch, tag or commit`, { base: options.base });
     const folder = dirname(plan.path);
     const madeFolder = !existsSync(folder);
     mkdirSync(folder, { recursive: true });

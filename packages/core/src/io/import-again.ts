@@ -3,6 +3,7 @@
  * same source (by `metadata.importedFrom`), refreshed in what they say and
  * kept in where they stand, with a warning where the source differs.
  */
+import { ownerFlag } from '../hints.js';
 import { copyTask, createRecord, normalizeNotes, serializeTask, setOwn, type Task } from '../format/format.js';
 import type { ForeignList, ImportTarget } from './import-shapes.js';
 
@@ -81,12 +82,12 @@ export function standingWarning(name: string, fresh: Task, current: Task, edgesD
     fresh.status === current.status || current.status === 'completed' || current.status === 'deleted'
       ? ''
       : fresh.status === 'completed'
-        ? ` ('tasks done ${id}' to follow the source)`
+        ? ` ('tasks done ${id}${ownerFlag(current.owner)}' to follow the source)`
         : fresh.status === 'deleted'
           ? ` ('tasks delete ${id}' to follow the source)`
           : fresh.status === 'in_progress'
-            ? ` ('tasks start ${id}' to follow the source)`
-            : ` ('tasks release ${id}' to follow the source)`;
+            ? ` ('tasks start ${id}${ownerFlag(fresh.owner)}' to follow the source)`
+            : ` ('tasks release ${id}${ownerFlag(current.owner)}' to follow the source)`;
   return `${name}: ${differ.join('; ')}; a re-import leaves status, owner and edges as the board has them${hint}`;
 }
 

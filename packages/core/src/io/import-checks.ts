@@ -4,6 +4,7 @@
  * source and the task, and nothing is imported), no cycle may close through
  * it, and work in progress the commands would not allow is a warning.
  */
+import { ownerFlag } from '../hints.js';
 import { CorruptTaskError, TasksError } from '../errors.js';
 import { MAX_TASK_FILE_BYTES, normalizeIds, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { checkLabels, checkNesting, checkNoteText, checkPaths, checkPriority, checkSubject } from '../board/rules.js';
@@ -77,7 +78,7 @@ export function workInProgressWarnings(touched: readonly Task[], created: Readon
     if (t.status !== 'in_progress' || t.blockedBy.length === 0) continue;
     const ids = t.blockedBy.map((id) => `#${id}`).join(', ');
     warnings.push(
-      `${names.get(t.id)}: in progress while blocked by ${ids}, which ${t.blockedBy.length === 1 ? 'is' : 'are'} open; it was imported as the source has it ('tasks release ${t.id}', or finish ${ids} first)`,
+      `${names.get(t.id)}: in progress while blocked by ${ids}, which ${t.blockedBy.length === 1 ? 'is' : 'are'} open; it was imported as the source has it ('tasks release ${t.id}${ownerFlag(t.owner)}', or finish ${ids} first)`,
     );
   }
   if (!target.singleInProgress) return warnings;
@@ -88,7 +89,7 @@ export function workInProgressWarnings(touched: readonly Task[], created: Readon
     if (ids.length < 2 || !ids.some((id) => created.has(id))) continue;
     const sorted = normalizeIds(ids);
     warnings.push(
-      `${owner} has ${sorted.length} tasks in progress (${sorted.map((id) => `#${id}`).join(', ')}) and the board allows one per owner (singleInProgress); 'tasks release' all but one`,
+      `${owner} has ${sorted.length} tasks in progress (${sorted.map((id) => `#${id}`).join(', ')}) and the board allows one per owner (singleInProgress); release all but one ('tasks release ID${ownerFlag(owner)}')`,
     );
   }
   return warnings;

@@ -241,7 +241,7 @@ describe('imports from other tools (core)', () => {
       ]);
       expect(planImport(list, { firstId: 1, board: [], singleInProgress: false }).warnings).toEqual([]);
       expect(planImport(list, { firstId: 1, board: [], singleInProgress: true }).warnings).toEqual([
-        "ann has 2 tasks in progress (#1, #2) and the board allows one per owner (singleInProgress); 'tasks release' all but one",
+        "ann has 2 tasks in progress (#1, #2) and the board allows one per owner (singleInProgress); release all but one ('tasks release ID --owner ann')",
       ]);
     });
   });
@@ -279,7 +279,7 @@ describe('imports from other tools (core)', () => {
       });
       expect(store.getTask(2).metadata).toMatchObject({ area: 'web', importedFrom: { tool: 'beads', id: 'bd-2', source: 'issues.jsonl' } });
       expect(result.warnings).toEqual([
-        "bd-1 -> #1: the source has it completed, the board in_progress; the source's owner is nobody, the board's ann; a re-import leaves status, owner and edges as the board has them ('tasks done 1' to follow the source)",
+        "bd-1 -> #1: the source has it completed, the board in_progress; the source's owner is nobody, the board's ann; a re-import leaves status, owner and edges as the board has them ('tasks done 1 --owner ann' to follow the source)",
       ]);
       const updated = store.readEvents().filter((e) => e.type === 'updated' && e.importedFrom);
       expect(updated).toMatchObject([{ task: 1, importedFrom: 'bd-1', fields: ['subject', 'priority', 'labels'] }]);

@@ -114,7 +114,7 @@ function gitIn(cwd: string, args: string[], options: { input?: string; env?: Nod
 /** The repository's top and the board's path in it. */
 function boardInRepository(boardDir: string): { top: string; board: string } {
   const r = git(boardDir, ['rev-parse', '--show-toplevel'], { allowFail: true });
-  if (r.status !== 0) throw new TasksError('E_USAGE', `the board ${boardDir} is not in a git repository`);
+  if (r.status !== 0) throw new TasksError('E_INVALID', `the board ${boardDir} is not in a git repository`);
   const top = out(r);
   return { top, board: relative(top, boardDir) || '.' };
 }
@@ -135,6 +135,14 @@ export function committedBoardTree(boardDir: string): Map<string, TreeEntry> {
   return entries;
 }
 
+/** The checked-out commit; E_GIT in a repository with none yet (asked before a move writes anything). */
+export function headCommit(boardDir: string): string {
+  const { top } = boardInRepository(boardDir);
+  const head = git(top, ['rev-parse', '--verify', '--quiet', 'HEAD'], { allowFail: true });
+  if (head.status !== 0) throw new TasksError('E_GIT', 'the repository has no commit yet; commit once, then run this again');
+  return out(head);
+}
+
 /**
  * Commits, on the checked-out branch, a change of the board's files only:
  * `remove` untracked (kept on disk), `add` taken from the work tree. Built in
@@ -143,9 +151,7 @@ export function committedBoardTree(boardDir: string): Map<string, TreeEntry> {
  */
 export function commitBoardFiles(boardDir: string, change: { remove: string[]; add: string[]; message: string }): string {
   const { top, board } = boardInRepository(boardDir);
-  const head = git(top, ['rev-parse', '--verify', '--quiet', 'HEAD'], { allowFail: true });
-  if (head.status !== 0) throw new TasksError('E_USAGE', 'the repository has no commit yet; commit once, then run this again');
-  const parent = out(head);
+  const parent = headCommit(boardDir);
   const paths = (names: string[]) => names.map((n) => (board === '.' ? n : `${board}/${n}`));
   const temp = mkdtempSync(join(tmpdir(), 'dotasks-index-'));
   try {

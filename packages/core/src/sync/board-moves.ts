@@ -11,6 +11,7 @@ import {
   SYNCED_GITIGNORE_LINES,
   commitBoardFiles,
   committedBoardTree,
+  headCommit,
   markSynced,
   remoteHasBranch,
   setConfigKey,
@@ -37,6 +38,8 @@ export interface BoardMove {
  */
 export async function adoptBoard(store: TaskStore, options: SyncOptions = {}): Promise<BoardMove> {
   const tracked = trackedBoardFiles(store.dir);
+  // The move ends in a commit: a repository that cannot take one refuses before the sync publishes anything.
+  if (tracked.length) headCommit(store.dir);
   const report = await syncBoard(store, { ...options, home: { adoptBase: tracked.length ? committedBoardTree(store.dir) : undefined } });
   if (tracked.length === 0) return { report, files: [] };
   markSynced(store.dir);
@@ -58,6 +61,8 @@ export async function adoptBoard(store: TaskStore, options: SyncOptions = {}): P
 export async function retireBoard(store: TaskStore, options: SyncOptions = {}): Promise<BoardMove> {
   const by = `${userInfo().username}`;
   const note = 'the board is kept on the code branch again (tasks sync --retire)';
+  // Before the sync retires the board branch for every clone: the commit that brings the files back needs a parent.
+  headCommit(store.dir);
   const report = await syncBoard(store, { ...options, home: { retire: { at: new Date().toISOString(), by, note } } });
   setGitignoreLines(store.dir, SYNCED_GITIGNORE_LINES, false);
   setConfigKey(store.dir, 'sync', undefined);

@@ -32,8 +32,8 @@ export class SyncMemory {
       const url = git(cwd, ['remote', 'get-url', remote], { allowFail: true });
       if (url.status !== 0) {
         if (/not a git repository/i.test(url.stderr))
-          throw new TasksError('E_USAGE', `the board ${cwd} is not in a git repository; sync needs one with a remote`);
-        throw new TasksError('E_USAGE', `no git remote named '${remote}'; add one (git remote add ${remote} URL) or pass --remote`, { remote });
+          throw new TasksError('E_INVALID', `the board ${cwd} is not in a git repository; sync needs one with a remote`);
+        throw new TasksError('E_INVALID', `no git remote named '${remote}'; add one (git remote add ${remote} URL) or pass --remote`, { remote });
       }
       this.checked.add(checked);
     }

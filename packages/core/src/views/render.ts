@@ -1,5 +1,6 @@
 import { DEFAULT_PRIORITY, isClosed, priorityOf, type Task, type TaskNote, type TaskStatus } from '../format/format.js';
 import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
+import { readyOrder } from '../graph/ready-order.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
 
 const MARKS: Record<TaskStatus, string> = { pending: '[ ]', in_progress: '[>]', completed: '[x]', deleted: '[-]' };
@@ -164,12 +165,12 @@ export function searchTasks(snapshot: BoardSnapshot, text: string, options: { al
 
 /** Counts of a board, for summaries. */
 export function countTasks(snapshot: BoardSnapshot): BoardCounts {
-  return countWith(snapshot, openBlockersOf(snapshot));
+  return countWith(snapshot.tasks, openBlockersOf(snapshot));
 }
 
-function countWith(snapshot: BoardSnapshot, open: (task: Task) => readonly number[]): BoardCounts {
+function countWith(tasks: readonly Task[], open: (task: Task) => readonly number[]): BoardCounts {
   const counts: BoardCounts = { total: 0, pending: 0, in_progress: 0, completed: 0, deleted: 0, ready: 0, blocked: 0 };
-  for (const t of snapshot.tasks) {
+  for (const t of tasks) {
     counts.total++;
     counts[t.status]++;
     if (t.status === 'pending') {
@@ -239,16 +240,28 @@ export function renderSummary(snapshot: BoardSnapshot): string {
   return summaryWith(snapshot, openBlockersOf(snapshot));
 }
 
-function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly number[]): string {
-  const c = countWith(snapshot, open);
+/**
+ * The summary of `tasks` (a filtered listing's, or the whole board's):
+ * counts, and the first ten ready tasks in the order claim --next takes
+ * them (docs/protocol.md, "Order"), the one order "ready" has everywhere.
+ * A filtered listing says first how many of the board's tasks it shows.
+ */
+function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly number[], matched?: readonly Task[]): string {
+  const tasks = matched ?? snapshot.tasks;
+  const c = countWith(tasks, open);
   const live = c.total - c.deleted;
-  // The first ten ready tasks (isReady: pending, unowned, nothing open); c.ready counts them all.
-  const ready: string[] = [];
-  for (const t of snapshot.tasks) {
-    if (ready.length === 10) break;
-    if (t.status === 'pending' && t.owner === '' && open(t).length === 0) ready.push(`#${t.id}`);
+  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const ready = c.ready
+    ? readyOrder(tasks, lookup)
+        .slice(0, 10)
+        .map((r) => `#${r.id}`)
+    : [];
+  const parts: string[] = [];
+  if (matched) {
+    const onBoard = snapshot.tasks.reduce((n, t) => (t.status === 'deleted' ? n : n + 1), 0);
+    parts.push(`${matched.length} of ${onBoard} task${onBoard === 1 ? '' : 's'} on the board`);
   }
-  const parts = [`${c.completed}/${live} done`];
+  parts.push(`${c.completed}/${live} done`);
   if (c.in_progress) parts.push(`${c.in_progress} in progress`);
   parts.push(c.ready ? `ready: ${ready.join(', ')}${c.ready > 10 ? ` (+${c.ready - 10})` : ''}` : 'nothing ready');
   if (c.blocked) parts.push(`${c.blocked} blocked`);
@@ -256,14 +269,22 @@ function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly num
   return parts.join(' · ');
 }
 
+/** Whether a filter leaves out more than the deleted tasks (`--all` only adds them back). */
+function isFiltered(filter: ListFilter): boolean {
+  return Boolean(
+    filter.status?.length || filter.owner !== undefined || filter.ready || filter.labels?.length || filter.priorities?.length || filter.grep !== undefined,
+  );
+}
+
 /** The board for people: one line per task, ascending id, then problems and a summary. */
 export function renderBoard(snapshot: BoardSnapshot, filter: ListFilter = {}, options: { summary?: boolean; style?: RenderStyle } = {}): string {
   const style = options.style ?? PLAIN_STYLE;
   const open = openBlockersOf(snapshot);
-  const lines = filterTasks(snapshot, filter).map((t) => taskLine(t, t.status === 'pending' ? open(t) : NONE, style));
+  const matched = filterTasks(snapshot, filter);
+  const lines = matched.map((t) => taskLine(t, t.status === 'pending' ? open(t) : NONE, style));
   if (lines.length === 0) lines.push(snapshot.tasks.length ? '(no tasks match)' : '(no tasks yet: add one with \'tasks create "subject"\')');
   for (const p of snapshot.problems) lines.push(renderProblem(p, style));
-  if (options.summary !== false && snapshot.tasks.length) lines.push(style.muted(summaryWith(snapshot, open)));
+  if (options.summary !== false && snapshot.tasks.length) lines.push(style.muted(summaryWith(snapshot, open, isFiltered(filter) ? matched : undefined)));
   return lines.join('\n');
 }
 

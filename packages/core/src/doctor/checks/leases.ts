@@ -1,3 +1,4 @@
+import { ownerFlag } from '../../hints.js';
 import { join } from 'node:path';
 import { taskFileName } from '../../format/format.js';
 import { leaseExpiry, listLeases } from '../../runtime/leases.js';
@@ -21,7 +22,7 @@ export const expiredLeases: DoctorCheck = {
           file,
           task: lease.task,
           message: `#${lease.task} is claimed by ${lease.owner}, but the lease ${reason}`,
-          fix: `release it with 'tasks reap' (or 'tasks heartbeat ${lease.task}' if ${lease.owner} is still working)`,
+          fix: `release it with 'tasks reap' (or 'tasks heartbeat ${lease.task}${ownerFlag(lease.owner)}' if ${lease.owner} is still working)`,
           fixable: false,
         });
       } else {

@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { isErrnoException } from '../../errors.js';
+import { CorruptTaskError, isErrnoException } from '../../errors.js';
 import { MAX_TASK_FILE_BYTES, TASK_STATUSES, idFromFileName, stripBom, validateTask } from '../../format/format.js';
 import { findArrayElement, findJsonSyntaxError, findTopLevelKey, positionAt } from '../../format/json-locate.js';
 import { readFileIfExists } from '../../fs/fsio.js';
@@ -85,9 +85,9 @@ class FileScan {
     return this.findings.length;
   }
 
-  /** A finding at `offset` of the text. */
-  push(code: FindingCode, offset: number, message: string, fix: string, fixable = false): void {
-    const at = positionAt(this.text, offset);
+  /** A finding at `offset` of the text, or at a line and column already known. */
+  push(code: FindingCode, offset: number | { line: number; column: number }, message: string, fix: string, fixable = false): void {
+    const at = typeof offset === 'number' ? positionAt(this.text, offset) : offset;
     const { path, fileId } = this.file;
     this.findings.push({ code, file: path, line: at.line, column: at.column, ...(fileId !== undefined ? { task: fileId } : {}), message, fix, fixable });
   }
@@ -115,7 +115,9 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
     } catch (error) {
       // The core validator knows best; anything it refuses that the checks above missed.
       const details = (error as { details?: { problem?: string } }).details;
-      scan.push('invalid_field', 0, details?.problem ?? String(error), 'edit the file by hand (see docs/format.md)');
+      // At the field the validator names (its line and column), as every other reader reports it.
+      const at = error instanceof CorruptTaskError ? { line: error.line, column: error.column } : 0;
+      scan.push('invalid_field', at, details?.problem ?? String(error), 'edit the file by hand (see docs/format.md)');
     }
   }
   return scan.file;
