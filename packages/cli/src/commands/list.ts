@@ -13,6 +13,9 @@ import {
   TasksError,
   boardMergeState,
   type BoardSnapshot,
+  type ListFilter,
+  type ReadyRank,
+  type Task,
   type TaskStatus,
   printable,
   printableTask,
@@ -21,6 +24,7 @@ import type { CommandOutput, GlobalOptions } from '../context.js';
 import { reportProblems } from '../problems.js';
 import { styleFor } from '../style.js';
 import type { CommandArgs } from '../command-table.js';
+import type { ReadyScopes } from '../ready-scopes.js';
 import { parsePriorities, splitList } from '../list-values.js';
 
 /** What `tasks list` takes, as declared in the command table. */
@@ -41,38 +45,12 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
   const priorities = parsePriorities(options.priority);
   const dir = findBoard({ dir: options.dir, cwd: options.cwd });
   const config = readConfig(dir); // a broken config.json stops every command, this one too
-  let snapshot: BoardSnapshot = loadBoardSnapshot(dir);
-  // A fresh clone of a board that lives on its board branch has none of its tasks yet: say where they are.
-  const boardNotes =
-    config.sync && snapshot.tasks.length === 0 && snapshot.problems.length === 0
-      ? [`tasks: this board lives on ${config.syncRemote}/${config.syncBranch} ("sync": true in config.json): tasks sync brings its tasks here`]
-      : [];
-  // Ids two branches handed out twice, one task of which the merge set aside and no hook brought back, and a
-  // merge git stopped with task files it could not merge: the one command that settles them (a look at two files).
-  const merge = boardMergeState(options.cwd ?? process.cwd());
-  if (merge.clashes.length)
-    boardNotes.push(
-      `tasks: ${merge.clashes.map((id) => `#${id}`).join(', ')} ${merge.clashes.length === 1 ? 'was' : 'were'} created on both sides of a merge as different tasks, and one of each was set aside: tasks doctor --fix brings ${merge.clashes.length === 1 ? 'it' : 'them'} back under a free id`,
-    );
-  else if (merge.stopped && snapshot.problems.length)
-    boardNotes.push(`tasks: a ${merge.stopped} is stopped half way: tasks doctor --fix merges the board of both sides, then finish the ${merge.stopped}`);
-  const lookup = (id: number) => snapshot.byId.get(id);
-  // tasks ready: the ready tasks first, in the order claim --next takes them (docs/protocol.md, "Ready").
-  const ranks = options.ready ? readyOrder(snapshot.tasks, lookup) : [];
-  if (options.ready) {
-    const at = new Map(ranks.map((r, i) => [r.id, i]));
-    snapshot = { ...snapshot, tasks: [...snapshot.tasks].sort((a, b) => (at.get(a.id) ?? Infinity) - (at.get(b.id) ?? Infinity) || a.id - b.id) };
-  }
-  const why = new Map(ranks.map((r) => [r.id, r]));
-  // Why a ready task waits (its files overlap a task in progress) and what can start at once: asked for only.
-  const scopes =
-    options.ready && (options.explain || options.parallel !== undefined)
-      ? await (await import('../ready-scopes.js')).judgeReadyScopes(dir, snapshot, ranks, options.parallel)
-      : undefined;
-  const heldNote = scopes ? (await import('../ready-scopes.js')).heldBackNote : () => '';
+  const loaded: BoardSnapshot = loadBoardSnapshot(dir);
+  const boardNotes = notesAbout(loaded, config, options.cwd ?? process.cwd());
+  const ready = await rankReady(loaded, dir, options);
   // A read acts as nobody: its --owner names whose tasks to show, as --filter-owner does (docs/decisions.md, "One declaration per command").
   const owner = options.filterOwner ?? options.owner;
-  const filter = {
+  const filter: ListFilter = {
     all: options.all,
     status: statuses as TaskStatus[],
     owner,
@@ -80,42 +58,91 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
     labels: splitList(options.label),
     priorities,
     grep: options.grep,
-    ...(scopes?.parallel ? { ids: new Set(scopes.parallel) } : {}),
+    ...(ready.scopes?.parallel ? { ids: new Set(ready.scopes.parallel) } : {}),
   };
-  if (options.json) {
-    return {
-      json: {
-        tasks: filterTasks(snapshot, filter).map((t) => {
-          const view = toTaskView(t, lookup);
-          const rank = why.get(t.id);
-          return options.explain && rank
-            ? {
-                ...view,
-                rank: {
-                  priority: rank.priority,
-                  ownPriority: rank.ownPriority,
-                  ...(rank.through !== undefined ? { through: rank.through } : {}),
-                  unblocks: rank.unblocks,
-                  chain: rank.chain,
-                  ...(scopes?.heldBy.has(t.id) ? { heldBackBy: scopes.heldBy.get(t.id) } : {}),
-                  ...(scopes?.badScope.has(t.id) ? { badScope: true } : {}),
-                  why: explainRank(rank) + heldNote(t.id, scopes),
-                },
-              }
-            : view;
-        }),
-        problems: snapshot.problems,
-        counts: countTasks(snapshot),
-      },
-      exitCode: reportProblems(snapshot).exitCode,
-      ...(boardNotes.length ? { warnings: boardNotes } : {}),
-    };
-  }
+  if (options.json) return listJson(ready, filter, options.explain === true, boardNotes);
+  return listText(ready, filter, owner, options.explain === true, boardNotes);
+}
+
+/** A fresh clone of a board that lives on its board branch, and a merge that left work for doctor: the one command that settles each. */
+function notesAbout(snapshot: BoardSnapshot, config: ReturnType<typeof readConfig>, cwd: string): string[] {
+  // A fresh clone of a board that lives on its board branch has none of its tasks yet: say where they are.
+  const notes =
+    config.sync && snapshot.tasks.length === 0 && snapshot.problems.length === 0
+      ? [`tasks: this board lives on ${config.syncRemote}/${config.syncBranch} ("sync": true in config.json): tasks sync brings its tasks here`]
+      : [];
+  // Ids two branches handed out twice, one task of which the merge set aside and no hook brought back, and a
+  // merge git stopped with task files it could not merge: the one command that settles them (a look at two files).
+  const merge = boardMergeState(cwd);
+  if (merge.clashes.length)
+    notes.push(
+      `tasks: ${merge.clashes.map((id) => `#${id}`).join(', ')} ${merge.clashes.length === 1 ? 'was' : 'were'} created on both sides of a merge as different tasks, and one of each was set aside: tasks doctor --fix brings ${merge.clashes.length === 1 ? 'it' : 'them'} back under a free id`,
+    );
+  else if (merge.stopped && snapshot.problems.length)
+    notes.push(`tasks: a ${merge.stopped} is stopped half way: tasks doctor --fix merges the board of both sides, then finish the ${merge.stopped}`);
+  return notes;
+}
+
+/** The board as a listing shows it, and for `tasks ready` the claim order and why each task stands where it does. */
+interface RankedBoard {
+  snapshot: BoardSnapshot;
+  lookup: (id: number) => Task | undefined;
+  why: Map<number, ReadyRank>;
+  scopes?: ReadyScopes;
+  heldNote: (id: number, scopes: ReadyScopes | undefined) => string;
+}
+
+/** tasks ready: the ready tasks first, in the order claim --next takes them (docs/protocol.md, "Ready"); scopes only when asked for. */
+async function rankReady(loaded: BoardSnapshot, dir: string, options: ListOptions): Promise<RankedBoard> {
+  const lookup = (id: number) => loaded.byId.get(id);
+  if (!options.ready) return { snapshot: loaded, lookup, why: new Map(), heldNote: () => '' };
+  const ranks = readyOrder(loaded.tasks, lookup);
+  const at = new Map(ranks.map((r, i) => [r.id, i]));
+  const snapshot = { ...loaded, tasks: [...loaded.tasks].sort((a, b) => (at.get(a.id) ?? Infinity) - (at.get(b.id) ?? Infinity) || a.id - b.id) };
+  const why = new Map(ranks.map((r) => [r.id, r]));
+  if (!options.explain && options.parallel === undefined) return { snapshot, lookup, why, heldNote: () => '' };
+  // Why a ready task waits (its files overlap a task in progress) and what can start at once.
+  const { judgeReadyScopes, heldBackNote } = await import('../ready-scopes.js');
+  return { snapshot, lookup, why, scopes: await judgeReadyScopes(dir, snapshot, ranks, options.parallel), heldNote: heldBackNote };
+}
+
+function listJson(board: RankedBoard, filter: ListFilter, explain: boolean, boardNotes: string[]): CommandOutput {
+  const { snapshot, lookup, why, scopes, heldNote } = board;
+  return {
+    json: {
+      tasks: filterTasks(snapshot, filter).map((t) => {
+        const view = toTaskView(t, lookup);
+        const rank = why.get(t.id);
+        if (!explain || !rank) return view;
+        return {
+          ...view,
+          rank: {
+            priority: rank.priority,
+            ownPriority: rank.ownPriority,
+            ...(rank.through !== undefined ? { through: rank.through } : {}),
+            unblocks: rank.unblocks,
+            chain: rank.chain,
+            ...(scopes?.heldBy.has(t.id) ? { heldBackBy: scopes.heldBy.get(t.id) } : {}),
+            ...(scopes?.badScope.has(t.id) ? { badScope: true } : {}),
+            why: explainRank(rank) + heldNote(t.id, scopes),
+          },
+        };
+      }),
+      problems: snapshot.problems,
+      counts: countTasks(snapshot),
+    },
+    exitCode: reportProblems(snapshot).exitCode,
+    ...(boardNotes.length ? { warnings: boardNotes } : {}),
+  };
+}
+
+function listText(board: RankedBoard, filter: ListFilter, owner: string | undefined, explain: boolean, boardNotes: string[]): CommandOutput {
+  const { snapshot, why, scopes, heldNote } = board;
   const style = styleFor(false);
   const shown = { ...snapshot, tasks: snapshot.tasks.map(printableTask), problems: [] };
   const printableFilter = { ...filter, owner: owner === undefined ? undefined : printable(owner) };
   let text = renderBoard(shown, printableFilter, { style });
-  if (options.explain && ranks.length) {
+  if (explain && why.size) {
     // One line under each ready task: its priority, the chain it unblocks, its id (the keys of the order, in order).
     const lines = text.split('\n');
     const matched = filterTasks(shown, printableFilter);

@@ -127,7 +127,7 @@ describe('priority that flows', () => {
           2. P2 · unblocks nothing · id 3
       [ ] #4: plain two
           3. P2 · unblocks nothing · id 4
-      0/4 done · ready: #1, #3, #4 · 1 blocked
+      3 of 4 tasks on the board · 0/3 done · ready: #1, #3, #4
       "
     `);
     const json = JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout);
@@ -191,7 +191,7 @@ describe('why a ready task waits, and what can start at once', () => {
     const ids = (args: string[]) => JSON.parse(ok(t.root, ['ready', '--json', ...args]).stdout).tasks.map((x: { id: number }) => x.id);
     expect(ids(['--parallel', '3'])).toEqual([3, 5, 6]);
     expect(ids(['--parallel', '2'])).toEqual([3, 5]);
-    expect(ok(t.root, ['ready', '--parallel', '3']).stdout).toMatch(/^\[ \] #3: cli\n\[ \] #5: notes\n\[ \] #6: web\n0\/6 done/);
+    expect(ok(t.root, ['ready', '--parallel', '3']).stdout).toMatch(/^\[ \] #3: cli\n\[ \] #5: notes\n\[ \] #6: web\n3 of 6 tasks on the board/);
     expect(tasks(t.root, ['ready', '--parallel', '0']).code).toBe(2);
   });
 });
