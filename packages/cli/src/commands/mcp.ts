@@ -62,7 +62,7 @@ function watchBoardChanges(store: TaskStore, onChange: () => void): Follower {
  * resources. The SDK is imported here, lazily, so no other command loads it.
  * Resolves (exit 0) when the client closes stdin.
  */
-export async function mcp(options: GlobalOptions): Promise<CommandOutput> {
+export async function mcp(options: GlobalOptions & { clear?: boolean }): Promise<CommandOutput> {
   // The low-level Server serves the tool's own JSON Schema as is (McpServer wants zod shapes).
   const [{ Server }, { StdioServerTransport }, types, agent] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
@@ -72,7 +72,7 @@ export async function mcp(options: GlobalOptions): Promise<CommandOutput> {
   ]);
   const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
   const owner = actingOwner(options);
-  const tool = agent.createTodoTool({ dir: options.dir, cwd: options.cwd, owner });
+  const tool = agent.createTodoTool({ dir: options.dir, cwd: options.cwd, owner, allowClear: options.clear !== false });
   let store: TaskStore | undefined;
   const openStore = () => (store ??= TaskStore.open({ dir: options.dir, cwd: options.cwd }));
 
