@@ -95,13 +95,17 @@ function instructions(input: PlanInput, client: SetupClient): string {
     client === 'codex'
       ? 'Run `' + `${tasks} prime ${by}` + '` at the start of a session to see the protocol and the open work.'
       : 'The open work is shown to you when the session starts (`' + `${tasks} prime` + '`).';
+  const tool =
+    client === 'claude'
+      ? ' In Claude Code it is `mcp__tasks__todo` (load it with ToolSearch when it is deferred); use it instead of the built-in task list.'
+      : '';
   return [
     '## Task board',
     '',
     'This repository keeps its tasks in `.tasks/` (dotasks), shared with people and other agents.',
     'Track your work there, not in a private to-do list. ' + start,
     '',
-    '- Use the `todo` tool (MCP server `tasks`): `list` shows the board, `create` adds one task per step, `update` with `add_blocked_by` orders them.',
+    '- Use the `todo` tool (MCP server `tasks`): `list` shows the board, `create` adds one task per step, `update` with `add_blocked_by` orders them.' + tool,
     '- `claim` a task before you work on it (one at a time), `note` what the next person needs to know, `update` with `status: "completed"` when it is done, `release` it if you stop.',
     '- Never change or complete a task another owner holds; `claim` without `task_id` takes the next ready one.',
     '- Without the tool: `' + `${tasks} list` + '`, `' + `${tasks} claim --next ${by}` + '`, `' + `${tasks} done ID ${by}` + '`.',

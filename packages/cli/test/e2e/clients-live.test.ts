@@ -1,0 +1,95 @@
+// The real Claude Code CLI (pinned in agent-clis.ts) in a repository after
+// `tasks setup claude`, against an Anthropic API faked on 127.0.0.1: the
+// session starts primed, the scripted model creates, claims and completes a
+// task through the todo tool, and its first stop with the task in progress
+// is blocked once by the guard.
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { collectOutput, readTaskFile, tasks } from '../helpers.js';
+import { tempRepo } from '../agents-helpers.js';
+import { installAgentCli, startFakeAnthropic, type FakeModel, type ModelRequest, type ModelTurn } from '../agent-clis.js';
+
+let claude: string;
+beforeAll(() => {
+  claude = installAgentCli('claude');
+}, 300_000);
+
+let root: string;
+let repo: string;
+let board: string;
+let cleanup: () => void;
+let model: FakeModel | undefined;
+beforeEach(() => {
+  ({ root, repo, board, cleanup } = tempRepo());
+});
+afterEach(async () => {
+  await model?.close();
+  model = undefined;
+  cleanup();
+});
+
+const PRIMED = 'This repository plans its work on a shared task board';
+const NUDGE = 'is still marked in_progress';
+
+/** The messages of a request, as the model reads them. */
+const messagesOf = (request: ModelRequest) => (request.body.messages ?? []) as { role: string; content: unknown }[];
+const PROMPT = 'Plan and do the work.';
+/** A request of the session's own conversation (not a title or a summary made on the side). */
+const inSession = (request: ModelRequest) => JSON.stringify(messagesOf(request)[0] ?? '').includes(PROMPT) && Array.isArray(request.body.tools);
+
+describe('Claude Code after tasks setup claude', () => {
+  it('starts primed, works a task through the todo tool, and is stopped once by the guard while it is in progress', async () => {
+    expect(tasks(repo, ['setup', 'claude']).code).toBe(0);
+    // The model's script: one step per assistant turn of the main conversation.
+    const script = (request: ModelRequest): ModelTurn => {
+      if (!inSession(request)) return { text: 'ok' }; // titles, summaries and other side requests
+      const turns = messagesOf(request).filter((m) => m.role === 'assistant').length;
+      const steps: ModelTurn[] = [
+        // Claude Code defers MCP tools: the model loads the tool's schema first.
+        { tool: 'ToolSearch', input: { query: 'select:mcp__tasks__todo' } },
+        { tool: 'mcp__tasks__todo', input: { action: 'create', subject: 'Write the parser' } },
+        { tool: 'mcp__tasks__todo', input: { action: 'claim' } },
+        { text: 'I am stopping here.' },
+        { tool: 'mcp__tasks__todo', input: { action: 'update', task_id: 1, status: 'completed' } },
+        { text: 'Done.' },
+      ];
+      return steps[Math.min(turns, steps.length - 1)]!;
+    };
+    model = await startFakeAnthropic(script);
+    const home = join(root, 'home');
+    mkdirSync(home);
+    // What a person does once per repository: accept Claude Code's trust dialog (without it, project permissions are ignored).
+    writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [repo]: { hasTrustDialogAccepted: true } } }));
+    const child = spawn(claude, ['-p', PROMPT, '--output-format', 'json', '--model', 'claude-sonnet-4-5'], {
+      cwd: repo,
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        ANTHROPIC_BASE_URL: model.url,
+        ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+        DISABLE_TELEMETRY: '1',
+        DISABLE_ERROR_REPORTING: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const result = await collectOutput(child);
+    const main = model.requests.filter(inSession);
+    const trace = `exit ${result.code}\nstdout: ${result.stdout.slice(-2000)}\nstderr: ${result.stderr.slice(-2000)}\nrequests: ${model.requests.length} (${main.length} with the tool)`;
+    expect(main.length, trace).toBeGreaterThanOrEqual(5);
+    // Primed: the SessionStart hook's text is in the first request of the session.
+    expect(main[0]!.text, trace).toContain(PRIMED);
+    // The tool ran for real: a task made, claimed by claude, then completed.
+    expect(readTaskFile(board, 1)).toMatchObject({ subject: 'Write the parser', status: 'completed', owner: 'claude' });
+    // The first stop came back with the guard's nudge, once: the request after it carries it, the last stop went through.
+    const nudged = main.filter((r) => r.text.includes(NUDGE));
+    expect(nudged.length, trace).toBeGreaterThanOrEqual(1);
+    expect(main.findIndex((r) => r.text.includes(NUDGE))).toBe(4);
+    expect(main.length, trace).toBe(6); // and the second stop went through
+    expect(result.code, trace).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ is_error: false, permission_denials: [] }); // no call needed an approval
+  }, 180_000);
+});
