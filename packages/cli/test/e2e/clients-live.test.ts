@@ -50,6 +50,8 @@ describe('Claude Code after tasks setup claude', () => {
         // Claude Code defers MCP tools: the model loads the tool's schema first.
         { tool: 'ToolSearch', input: { query: 'select:mcp__tasks__todo' } },
         { tool: 'mcp__tasks__todo', input: { action: 'create', subject: 'Write the parser' } },
+        // Allowed without a prompt, the tool still cannot empty the board: setup serves it with --no-clear.
+        { tool: 'mcp__tasks__todo', input: { action: 'clear' } },
         { tool: 'mcp__tasks__todo', input: { action: 'claim' } },
         { text: 'I am stopping here.' },
         { tool: 'mcp__tasks__todo', input: { action: 'update', task_id: 1, status: 'completed' } },
@@ -82,13 +84,14 @@ describe('Claude Code after tasks setup claude', () => {
     expect(main.length, trace).toBeGreaterThanOrEqual(5);
     // Primed: the SessionStart hook's text is in the first request of the session.
     expect(main[0]!.text, trace).toContain(PRIMED);
+    expect(main[3]!.text).toContain('clear is switched off for this tool');
     // The tool ran for real: a task made, claimed by claude, then completed.
     expect(readTaskFile(board, 1)).toMatchObject({ subject: 'Write the parser', status: 'completed', owner: 'claude' });
     // The first stop came back with the guard's nudge, once: the request after it carries it, the last stop went through.
     const nudged = main.filter((r) => r.text.includes(NUDGE));
     expect(nudged.length, trace).toBeGreaterThanOrEqual(1);
-    expect(main.findIndex((r) => r.text.includes(NUDGE))).toBe(4);
-    expect(main.length, trace).toBe(6); // and the second stop went through
+    expect(main.findIndex((r) => r.text.includes(NUDGE))).toBe(5);
+    expect(main.length, trace).toBe(7); // and the second stop went through
     expect(result.code, trace).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ is_error: false, permission_denials: [] }); // no call needed an approval
   }, 180_000);
