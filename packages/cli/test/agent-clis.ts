@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 /** The versions the tests drive; bump them on purpose. */
 export const AGENT_CLIS = {
   claude: { pkg: '@anthropic-ai/claude-code', version: '2.1.332', bin: 'claude' },
+  codex: { pkg: '@openai/codex', version: '0.171.0', bin: 'codex' },
 } as const;
 
 const CACHE = fileURLToPath(new URL('../../../node_modules/.cache/dotasks-agent-clis/', import.meta.url));
@@ -39,8 +40,8 @@ export interface ModelRequest {
   text: string;
 }
 
-/** What the scripted model says next: text, or a call of a tool. */
-export type ModelTurn = { text: string } | { tool: string; input: Record<string, unknown> };
+/** What the scripted model says next: text, or a call of a tool (in a namespace, for the Responses API). */
+export type ModelTurn = { text: string } | { tool: string; namespace?: string; input: Record<string, unknown> };
 
 export interface FakeModel {
   url: string;
@@ -101,6 +102,66 @@ export async function startFakeAnthropic(script: (request: ModelRequest) => Mode
       send('content_block_stop', { type: 'content_block_stop', index: 0 });
       send('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 10 } });
       send('message_stop', { type: 'message_stop' });
+      res.end();
+    })().catch((error: unknown) => {
+      res.writeHead(500);
+      res.end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * An OpenAI Responses API on 127.0.0.1 (what Codex speaks): `script`
+ * chooses each answer, streamed as the events Codex reads.
+ */
+export async function startFakeResponses(script: (request: ModelRequest) => ModelTurn): Promise<FakeModel> {
+  const requests: ModelRequest[] = [];
+  let calls = 0;
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const text = await readBody(req);
+      const path = (req.url ?? '').split('?')[0]!;
+      if (req.method !== 'POST' || !path.endsWith('/responses')) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end('{}');
+        return;
+      }
+      const body = JSON.parse(text) as Record<string, unknown>;
+      const request = { path, body, text };
+      requests.push(request);
+      const turn = script(request);
+      const n = ++calls;
+      const item =
+        'text' in turn
+          ? { type: 'message', id: `msg_${n}`, role: 'assistant', content: [{ type: 'output_text', text: turn.text, annotations: [] }] }
+          : {
+              type: 'function_call',
+              id: `fc_${n}`,
+              call_id: `call_${n}`,
+              name: turn.tool,
+              ...(turn.namespace ? { namespace: turn.namespace } : {}),
+              arguments: JSON.stringify(turn.input),
+            };
+      const usage = {
+        input_tokens: 100,
+        output_tokens: 10,
+        total_tokens: 110,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens_details: { reasoning_tokens: 0 },
+      };
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const send = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+      send('response.created', { response: { id: `resp_${n}` } });
+      send('response.output_item.added', { output_index: 0, item });
+      send('response.output_item.done', { output_index: 0, item });
+      send('response.completed', { response: { id: `resp_${n}`, output: [item], usage } });
       res.end();
     })().catch((error: unknown) => {
       res.writeHead(500);

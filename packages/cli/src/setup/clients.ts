@@ -170,6 +170,8 @@ function codexPlan(input: PlanInput): ClientPlan {
     `env = { TASKS_OWNER = ${toml(input.owner)} }`,
     '# every call without a prompt, codex exec included; clear is off (--no-clear)',
     'default_tools_approval_mode = "approve"',
+    '# a session waits for the tool instead of starting without it',
+    'required = true',
     '',
   ].join('\n');
   return {

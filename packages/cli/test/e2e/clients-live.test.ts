@@ -1,20 +1,22 @@
-// The real Claude Code CLI (pinned in agent-clis.ts) in a repository after
-// `tasks setup claude`, against an Anthropic API faked on 127.0.0.1: the
-// session starts primed, the scripted model creates, claims and completes a
-// task through the todo tool, and its first stop with the task in progress
-// is blocked once by the guard.
+// The real Claude Code and Codex CLIs (pinned in agent-clis.ts) in a
+// repository after `tasks setup CLIENT`, against a model API faked on
+// 127.0.0.1: the session starts primed, the scripted model creates, claims
+// and completes a task through the todo tool without an approval prompt, and
+// its first stop with the task in progress is blocked once by the guard.
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { collectOutput, readTaskFile, tasks } from '../helpers.js';
 import { tempRepo } from '../agents-helpers.js';
-import { installAgentCli, startFakeAnthropic, type FakeModel, type ModelRequest, type ModelTurn } from '../agent-clis.js';
+import { installAgentCli, startFakeAnthropic, startFakeResponses, type FakeModel, type ModelRequest, type ModelTurn } from '../agent-clis.js';
 
 let claude: string;
+let codex: string;
 beforeAll(() => {
   claude = installAgentCli('claude');
-}, 300_000);
+  codex = installAgentCli('codex');
+}, 600_000);
 
 let root: string;
 let repo: string;
@@ -94,5 +96,64 @@ describe('Claude Code after tasks setup claude', () => {
     expect(main.length, trace).toBe(7); // and the second stop went through
     expect(result.code, trace).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ is_error: false, permission_denials: [] }); // no call needed an approval
+  }, 180_000);
+});
+
+describe('Codex after tasks setup codex', () => {
+  it('starts primed, works a task through the todo tool in codex exec, and is stopped once by the guard while it is in progress', async () => {
+    expect(tasks(repo, ['setup', 'codex']).code).toBe(0);
+    /** The tool's results so far, and whether the guard's nudge came back. */
+    const progress = (request: ModelRequest) => {
+      const input = (request.body.input ?? []) as { type?: string }[];
+      return { results: input.filter((i) => i.type === 'function_call_output').length, nudged: request.text.includes(NUDGE) };
+    };
+    const todo = (input: Record<string, unknown>): ModelTurn => ({ namespace: 'mcp__tasks', tool: 'todo', input });
+    const script = (request: ModelRequest): ModelTurn => {
+      const { results, nudged } = progress(request);
+      if (results === 0) return todo({ action: 'create', subject: 'Write the parser' });
+      if (results === 1) return todo({ action: 'clear' });
+      if (results === 2) return todo({ action: 'claim' });
+      if (results === 3 && !nudged) return { text: 'I am stopping here.' };
+      if (results === 3) return todo({ action: 'update', task_id: 1, status: 'completed' });
+      return { text: 'Done.' };
+    };
+    model = await startFakeResponses(script);
+    // What a person has once in their own Codex config: the model provider, and this project trusted.
+    const home = join(root, 'codex-home');
+    mkdirSync(home);
+    writeFileSync(
+      join(home, 'config.toml'),
+      [
+        'model = "gpt-5"',
+        'model_provider = "fake"',
+        '[model_providers.fake]',
+        'name = "fake"',
+        `base_url = "${model.url}/v1"`,
+        'wire_api = "responses"',
+        'env_key = "FAKE_OPENAI_KEY"',
+        `[projects.${JSON.stringify(repo)}]`,
+        'trust_level = "trusted"',
+        '',
+      ].join('\n'),
+    );
+    // --dangerously-bypass-hook-trust stands for the one review of the two hooks a person does in /hooks.
+    const child = spawn(codex, ['exec', '--dangerously-bypass-hook-trust', PROMPT], {
+      cwd: repo,
+      env: { PATH: process.env.PATH, HOME: root, CODEX_HOME: home, FAKE_OPENAI_KEY: 'dummy' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const result = await collectOutput(child);
+    const trace = `exit ${result.code}\nstdout: ${result.stdout.slice(-2000)}\nstderr: ${result.stderr.slice(-3000)}\nrequests: ${model.requests.length}`;
+    const requests = model.requests;
+    expect(requests.length, trace).toBe(6);
+    expect(requests[0]!.text, trace).toContain(PRIMED); // the SessionStart hook's context
+    expect(requests[0]!.text, trace).toContain('## Task board'); // the AGENTS.md section
+    expect(requests[2]!.text).toContain('clear is switched off for this tool');
+    expect(readTaskFile(board, 1)).toMatchObject({ subject: 'Write the parser', status: 'completed', owner: 'codex' });
+    expect(
+      requests.findIndex((r) => r.text.includes(NUDGE)),
+      trace,
+    ).toBe(4);
+    expect(result.code, trace).toBe(0);
   }, 180_000);
 });

@@ -178,7 +178,8 @@ describe('tasks setup codex', () => {
         `args = [${JSON.stringify(TASKS_BIN)}, "mcp", "--no-clear"]\n` +
         'env = { TASKS_OWNER = "codex" }\n' +
         '# every call without a prompt, codex exec included; clear is off (--no-clear)\n' +
-        'default_tools_approval_mode = "approve"\n# END dotasks\n',
+        'default_tools_approval_mode = "approve"\n' +
+        '# a session waits for the tool instead of starting without it\nrequired = true\n# END dotasks\n',
     );
     const hooks = json('.codex/hooks.json').hooks;
     expect(hooks.SessionStart[0].hooks[0].command).toBe(`node ${TASKS_BIN} prime --hook codex --owner codex`);
