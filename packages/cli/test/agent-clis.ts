@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 export const AGENT_CLIS = {
   claude: { pkg: '@anthropic-ai/claude-code', version: '2.1.332', bin: 'claude' },
   codex: { pkg: '@openai/codex', version: '0.171.0', bin: 'codex' },
+  gemini: { pkg: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
 } as const;
 
 const CACHE = fileURLToPath(new URL('../../../node_modules/.cache/dotasks-agent-clis/', import.meta.url));
@@ -163,6 +164,54 @@ export async function startFakeResponses(script: (request: ModelRequest) => Mode
       send('response.output_item.done', { output_index: 0, item });
       send('response.completed', { response: { id: `resp_${n}`, output: [item], usage } });
       res.end();
+    })().catch((error: unknown) => {
+      res.writeHead(500);
+      res.end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The Gemini API on 127.0.0.1 (what Gemini CLI speaks with GOOGLE_GEMINI_BASE_URL):
+ * `script` answers the requests that carry tools; the others (the model
+ * router's classifier) get a simple routing answer.
+ */
+export async function startFakeGemini(script: (request: ModelRequest) => ModelTurn): Promise<FakeModel> {
+  const requests: ModelRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const text = await readBody(req);
+      const path = (req.url ?? '').split('?')[0]!;
+      res.setHeader('content-type', 'application/json');
+      if (path.endsWith(':countTokens')) {
+        res.end('{"totalTokens": 100}');
+        return;
+      }
+      if (!/:(stream)?[gG]enerateContent$/.test(path)) {
+        res.writeHead(404);
+        res.end('{}');
+        return;
+      }
+      const body = JSON.parse(text) as Record<string, unknown>;
+      const request = { path, body, text };
+      requests.push(request);
+      const turn: ModelTurn = Array.isArray(body.tools) ? script(request) : { text: '{"complexity_reasoning": "a small task", "complexity_score": 1}' };
+      const part = 'text' in turn ? { text: turn.text } : { functionCall: { name: turn.tool, args: turn.input } };
+      const chunk = {
+        candidates: [{ content: { role: 'model', parts: [part] }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 10, totalTokenCount: 110 },
+      };
+      if (path.endsWith(':streamGenerateContent')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+      } else res.end(JSON.stringify(chunk));
     })().catch((error: unknown) => {
       res.writeHead(500);
       res.end(String(error));

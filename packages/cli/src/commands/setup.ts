@@ -147,6 +147,7 @@ export async function setup(options: SetupOptions): Promise<CommandOutput> {
       return `${dryRun ? 'would have ' : ''}${ACTION_WORDS[f.action]} ${f.path}${what}`.replace(/^would have unchanged/, 'unchanged');
     });
   if (lines.length === 0) lines.push(`nothing of the ${plan.title} setup is here`);
-  if (!remove && !dryRun) lines.push(...plan.notes);
+  // The one step left to a person, said when setup wrote something (a second run stays quiet).
+  if (!remove && !dryRun && files.some((f) => f.action === 'created' || f.action === 'updated')) lines.push(...plan.notes);
   return { text: lines.join('\n'), json: { client, root, owner, dryRun, files } };
 }

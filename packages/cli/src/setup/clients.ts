@@ -154,7 +154,7 @@ function claudePlan(input: PlanInput): ClientPlan {
       },
       { kind: 'block', path: 'CLAUDE.md', syntax: 'markdown', body: instructions(input, 'claude'), label: 'the task board section' },
     ],
-    notes: [],
+    notes: ['Claude Code applies these permissions only in a trusted workspace: start claude here once and accept its trust dialog.'],
   };
 }
 
@@ -251,7 +251,7 @@ function geminiPlan(input: PlanInput): ClientPlan {
       },
       { kind: 'block', path: 'GEMINI.md', syntax: 'markdown', body: instructions(input, 'gemini'), label: 'the task board section' },
     ],
-    notes: ['Gemini CLI reads .gemini/settings.json only in a trusted folder when folder trust is on: trust this folder once (/permissions).'],
+    notes: ['Gemini CLI runs only in a trusted folder: trust this one once (gemini asks on its first start here, or /permissions).'],
   };
 }
 

@@ -1,4 +1,4 @@
-// The real Claude Code and Codex CLIs (pinned in agent-clis.ts) in a
+// The real Claude Code, Codex and Gemini CLIs (pinned in agent-clis.ts) in a
 // repository after `tasks setup CLIENT`, against a model API faked on
 // 127.0.0.1: the session starts primed, the scripted model creates, claims
 // and completes a task through the todo tool without an approval prompt, and
@@ -9,13 +9,15 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { collectOutput, readTaskFile, tasks } from '../helpers.js';
 import { tempRepo } from '../agents-helpers.js';
-import { installAgentCli, startFakeAnthropic, startFakeResponses, type FakeModel, type ModelRequest, type ModelTurn } from '../agent-clis.js';
+import { installAgentCli, startFakeAnthropic, startFakeGemini, startFakeResponses, type FakeModel, type ModelRequest, type ModelTurn } from '../agent-clis.js';
 
 let claude: string;
 let codex: string;
+let gemini: string;
 beforeAll(() => {
   claude = installAgentCli('claude');
   codex = installAgentCli('codex');
+  gemini = installAgentCli('gemini');
 }, 600_000);
 
 let root: string;
@@ -152,6 +154,51 @@ describe('Codex after tasks setup codex', () => {
     expect(readTaskFile(board, 1)).toMatchObject({ subject: 'Write the parser', status: 'completed', owner: 'codex' });
     expect(
       requests.findIndex((r) => r.text.includes(NUDGE)),
+      trace,
+    ).toBe(4);
+    expect(result.code, trace).toBe(0);
+  }, 180_000);
+});
+
+describe('Gemini CLI after tasks setup gemini', () => {
+  it('starts primed, works a task through the trusted todo tool in gemini -p, and is stopped once by the guard while it is in progress', async () => {
+    expect(tasks(repo, ['setup', 'gemini']).code).toBe(0);
+    const progress = (request: ModelRequest) => {
+      const contents = (request.body.contents ?? []) as { parts?: { functionResponse?: unknown }[] }[];
+      const results = contents.flatMap((c) => c.parts ?? []).filter((p) => p.functionResponse !== undefined).length;
+      return { results, nudged: request.text.includes(NUDGE) };
+    };
+    const todo = (input: Record<string, unknown>): ModelTurn => ({ tool: 'mcp_tasks_todo', input });
+    const script = (request: ModelRequest): ModelTurn => {
+      const { results, nudged } = progress(request);
+      if (results === 0) return todo({ action: 'create', subject: 'Write the parser' });
+      if (results === 1) return todo({ action: 'clear' });
+      if (results === 2) return todo({ action: 'claim' });
+      if (results === 3 && !nudged) return { text: 'I am stopping here.' };
+      if (results === 3) return todo({ action: 'update', task_id: 1, status: 'completed' });
+      return { text: 'Done.' };
+    };
+    model = await startFakeGemini(script);
+    // What a person has once in their own Gemini CLI home: an API key login, and this folder trusted.
+    const home = join(root, 'gemini-home');
+    mkdirSync(join(home, '.gemini'), { recursive: true });
+    writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+    writeFileSync(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [repo]: 'TRUST_FOLDER' }));
+    const child = spawn(gemini, ['-p', PROMPT], {
+      cwd: repo,
+      env: { PATH: process.env.PATH, HOME: home, GEMINI_API_KEY: 'dummy', GOOGLE_GEMINI_BASE_URL: model.url, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const result = await collectOutput(child);
+    const main = model.requests.filter((r) => Array.isArray(r.body.tools));
+    const trace = `exit ${result.code}\nstdout: ${result.stdout.slice(-2000)}\nstderr: ${result.stderr.slice(-3000)}\nrequests: ${model.requests.length} (${main.length} with tools)`;
+    expect(main.length, trace).toBe(6);
+    expect(main[0]!.text, trace).toContain(PRIMED); // the SessionStart hook's additionalContext
+    expect(main[0]!.text, trace).toContain('## Task board'); // the GEMINI.md section
+    expect(main[2]!.text).toContain('clear is switched off for this tool');
+    expect(readTaskFile(board, 1)).toMatchObject({ subject: 'Write the parser', status: 'completed', owner: 'gemini' });
+    expect(
+      main.findIndex((r) => r.text.includes(NUDGE)),
       trace,
     ).toBe(4);
     expect(result.code, trace).toBe(0);
