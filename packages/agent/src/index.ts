@@ -1,5 +1,5 @@
 export * from './schema.js';
-export { strictSchema } from './strict-schema.js';
+export { STRICT_SCHEMA_KEYWORDS, portableSchema, strictSchema } from './strict-schema.js';
 export * from './todo-tool.js';
 export { SHARED_BOARD_RULES, renderPrime, type Primer } from './prime.js';
 export * from './guard.js';

@@ -48,6 +48,8 @@ export type TodoResult =
       unblocked?: number[];
       removed?: number[];
       expiresAt?: string | null;
+      /** create with a key an earlier create used: the task it made, nothing written. */
+      alreadyApplied?: boolean;
       /** `<TASK_BOARD>…</TASK_BOARD>` after the change (every mutating action, and list). */
       board?: string;
     }

@@ -1,5 +1,5 @@
 import { TaskStore, TasksError, readLeases, resolveOwner } from '@dotasks/core/internal';
-import { TODO_TOOL_NAME, todoInputSchema, type JsonSchema } from './schema.js';
+import { TODO_TOOL_NAME, todoInputSchema, type ObjectSchema } from './schema.js';
 import { TODO_HANDLERS, type TodoContext } from './todo-actions.js';
 import { failureResult } from './todo-failure.js';
 import { actionFrom, checkFields } from './todo-input.js';
@@ -40,7 +40,7 @@ export interface TodoToolOptions {
 export interface TodoTool {
   name: string;
   description: string;
-  inputSchema: JsonSchema;
+  inputSchema: ObjectSchema;
   /** Runs one call. Never throws: mistakes come back as `{ok: false, error}`. */
   execute(input: unknown): Promise<TodoResult>;
   /** The owner the tool acts as. */

@@ -118,6 +118,7 @@ export const COMMANDS = {
       priority,
       label: labels,
       meta: { type: 'string', array: true, describe: 'metadata key=value (value read as JSON when it parses)' },
+      key: { type: 'string', describe: 'a unique string for this create: run again with it, it prints the task it made instead of making another' },
     },
     examples: [
       ['$0 create "Run tests" --blocked-by 2,3', 'a task that waits for #2 and #3'],

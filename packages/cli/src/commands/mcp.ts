@@ -92,7 +92,8 @@ export async function mcp(options: GlobalOptions & { clear?: boolean }): Promise
         name: tool.name,
         title: 'Task board',
         description: tool.description,
-        inputSchema: tool.inputSchema as { type: 'object' },
+        // Without the constraints strict mode refuses (the tool checks them): clients convert this schema themselves.
+        inputSchema: agent.portableSchema(tool.inputSchema),
         annotations: {
           title: 'Task board',
           // One tool with many actions: it writes, and "clear"/"deleted" remove work.
