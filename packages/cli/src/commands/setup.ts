@@ -97,13 +97,14 @@ function write(step: FileStep, root: string): void {
   atomicWriteFile(step.full, step.after);
 }
 
-const ACTION_WORDS: Record<SetupFileReport['action'], string> = {
-  created: 'created',
-  updated: 'updated',
-  unchanged: 'unchanged',
-  removed: 'removed',
-  restored: 'took dotasks out of',
-  absent: 'not there:',
+/** How each action is said, done and (--dry-run) to be done. */
+const ACTION_WORDS: Record<SetupFileReport['action'], readonly [string, string]> = {
+  created: ['created', 'would create'],
+  updated: ['updated', 'would update'],
+  unchanged: ['unchanged', 'unchanged'],
+  removed: ['removed', 'would remove'],
+  restored: ['took dotasks out of', 'would take dotasks out of'],
+  absent: ['not there:', 'not there:'],
 };
 
 function describeDrift(drift: Drift[]): string {
@@ -144,7 +145,7 @@ export async function setup(options: SetupOptions): Promise<CommandOutput> {
     .filter((f) => f.action !== 'absent')
     .map((f) => {
       const what = !remove && f.drift.length > 0 ? `: ${f.drift.map((d) => d.label).join(', ')}` : '';
-      return `${dryRun ? 'would have ' : ''}${ACTION_WORDS[f.action]} ${f.path}${what}`.replace(/^would have unchanged/, 'unchanged');
+      return `${ACTION_WORDS[f.action][dryRun ? 1 : 0]} ${f.path}${what}`;
     });
   if (lines.length === 0) lines.push(`nothing of the ${plan.title} setup is here`);
   // The one step left to a person, said when setup wrote something (a second run stays quiet).

@@ -144,8 +144,13 @@ describe('tasks setup claude', () => {
     const before = snapshot();
     const r = tasks(repo, ['setup', 'claude', '--dry-run']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('would have created .mcp.json');
+    expect(r.stdout).toContain('would create .mcp.json: the MCP server (mcpServers.tasks)');
     expect(snapshot()).toEqual(before);
+    expect(tasks(repo, ['setup', 'claude']).code).toBe(0);
+    const written = snapshot();
+    const remove = tasks(repo, ['setup', 'claude', '--remove', '--dry-run']);
+    expect(remove.stdout).toBe('would remove .mcp.json\nwould remove .claude/settings.json\nwould remove CLAUDE.md\n');
+    expect(snapshot()).toEqual(written);
   });
 
   it('--owner names the owner the MCP server and the hooks act as, and a new owner is drift', () => {
