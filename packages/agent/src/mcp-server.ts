@@ -20,6 +20,8 @@ export interface McpServerOptions {
   owner: string;
   /** The version the server reports to its client. */
   version: string;
+  /** Whether the tool's `clear` (which removes every task) may run (`tasks mcp --no-clear`: no); default yes. */
+  allowClear?: boolean;
   /** Where the server's own errors go (a broken message, a failed write); default: ignored. */
   onError?: (error: Error) => void;
 }
@@ -240,7 +242,7 @@ export async function runMcpServer(options: McpServerOptions): Promise<void> {
     import('@modelcontextprotocol/sdk/server/stdio.js'),
     import('@modelcontextprotocol/sdk/types.js'),
   ]);
-  const tool = createTodoTool({ dir: options.dir, cwd: options.cwd, owner: options.owner });
+  const tool = createTodoTool({ dir: options.dir, cwd: options.cwd, owner: options.owner, allowClear: options.allowClear !== false });
   let store: TaskStore | undefined;
   const openStore = () => (store ??= TaskStore.open({ dir: options.dir, cwd: options.cwd }));
   const calls = createCallQueue();

@@ -1,4 +1,4 @@
-import { TaskStore, readLeases, resolveOwner } from '@dotasks/core/internal';
+import { TaskStore, TasksError, readLeases, resolveOwner } from '@dotasks/core/internal';
 import { TODO_TOOL_NAME, todoInputSchema, type ObjectSchema } from './schema.js';
 import { TODO_HANDLERS, type TodoContext } from './todo-actions.js';
 import { failureResult } from './todo-failure.js';
@@ -33,6 +33,8 @@ export interface TodoToolOptions {
   cwd?: string;
   /** Who acts (claims, starts, completes); default: TASKS_OWNER, the linked worktree, the user. */
   owner?: string;
+  /** Offer `clear` (removes every task); `tasks mcp --no-clear`, what `tasks setup` writes, turns it off. Default true. */
+  allowClear?: boolean;
 }
 
 export interface TodoTool {
@@ -84,6 +86,8 @@ export function createTodoTool(options: TodoToolOptions = {}): TodoTool {
     try {
       const { action, input } = actionFrom(raw);
       checkFields(action, input);
+      if (action === 'clear' && options.allowClear === false)
+        throw new TasksError('E_INVALID', 'clear is switched off for this tool (tasks mcp --no-clear); a person empties a board with `tasks clear --yes`');
       const result = await TODO_HANDLERS[action](context, input);
       await renewLeases(open(), owner);
       return result;

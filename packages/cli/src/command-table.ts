@@ -342,15 +342,42 @@ export const COMMANDS = {
   mcp: {
     name: 'mcp',
     describe: 'serve the board over MCP on stdio: the todo tool and the board as a resource',
-    examples: [['TASKS_OWNER=claude $0 mcp', 'what an MCP client (.mcp.json) starts']],
+    options: { clear: { type: 'boolean', describe: "offer the tool's clear action (on; --no-clear, as tasks setup writes, refuses it)" } },
+    examples: [
+      ['TASKS_OWNER=claude $0 mcp', 'what an MCP client (.mcp.json) starts'],
+      ['$0 mcp --no-clear', 'the same, with clear (removes every task) refused'],
+    ],
   },
   prime: {
     name: 'prime',
     describe:
       'print what an agent needs to work the board: the protocol, who it is, what it holds and the open board (for a session-start hook or a system prompt)',
+    options: {
+      hook: {
+        type: 'string',
+        choices: ['claude', 'codex', 'gemini'],
+        describe: 'answer a SessionStart hook: the text as hookSpecificOutput.additionalContext, in JSON',
+      },
+    },
     examples: [
       ['TASKS_OWNER=claude $0 prime', 'what a Claude Code SessionStart hook injects'],
       ['$0 prime --json', '{owner, text, board, holding}'],
+      ['$0 prime --hook gemini', 'the same as a SessionStart hook answer (hookSpecificOutput.additionalContext), for Codex and Gemini CLI'],
+    ],
+  },
+  setup: {
+    name: 'setup',
+    describe: 'wire an agent client to the board: its MCP server entry, hooks and instructions file, in this repository',
+    positionals: [{ name: 'client', choices: ['claude', 'codex', 'gemini'], describe: 'the client: claude (Claude Code), codex (Codex), gemini (Gemini CLI)' }],
+    options: {
+      check: { type: 'boolean', describe: 'change nothing; report what is missing or differs (exit 1 when anything does)' },
+      remove: { type: 'boolean', describe: 'take out what setup wrote (files it created go, the others get their bytes back)' },
+      'dry-run': { type: 'boolean', describe: 'print what would change, change nothing' },
+    },
+    examples: [
+      ['$0 setup claude', 'write .mcp.json, the hooks in .claude/settings.json and a section of CLAUDE.md'],
+      ['$0 setup codex --check', 'exit 1 when something of the Codex setup is missing or was changed'],
+      ['$0 setup gemini --remove', 'take the Gemini CLI setup out again'],
     ],
   },
   guard: {

@@ -24,6 +24,7 @@ export const HANDLERS: { readonly [N in CommandName]: () => Promise<Handler<N>> 
   mcp: async () => (await import('./commands/mcp.js')).mcp,
   prime: async () => (await import('./commands/prime.js')).prime,
   guard: async () => (await import('./commands/guard.js')).guard,
+  setup: async () => (await import('./commands/setup.js')).setup,
   run: async () => (await import('./commands/run.js')).runJob,
   jobs: async () => (await import('./commands/jobs.js')).jobs,
   logs: async () => (await import('./commands/logs.js')).logs,

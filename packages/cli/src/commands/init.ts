@@ -53,7 +53,10 @@ export async function init(options: InitOptions): Promise<CommandOutput> {
       );
     lines.push("commit .tasks/.gitattributes; every other clone runs 'tasks init --git' once (tasks doctor reminds it)");
   }
-  if (created) lines.push('next: tasks create "First task"');
+  if (created) {
+    lines.push('next: tasks create "First task"');
+    lines.push('agents: tasks setup claude (or codex, gemini) wires a client to the board: its MCP server, hooks and instructions');
+  }
   return {
     text: lines.join('\n'),
     json: {

@@ -6,7 +6,7 @@ import { actingOwner, type CommandOutput, type GlobalOptions } from '../context.
  * runMcpServer, which loads the SDK: nothing else does). Resolves (exit 0)
  * when the client closes stdin.
  */
-export async function mcp(options: GlobalOptions): Promise<CommandOutput> {
+export async function mcp(options: GlobalOptions & { clear?: boolean }): Promise<CommandOutput> {
   const { runMcpServer } = await import('@dotasks/agent');
   const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
   await runMcpServer({
@@ -14,6 +14,7 @@ export async function mcp(options: GlobalOptions): Promise<CommandOutput> {
     cwd: options.cwd,
     owner: actingOwner(options),
     version,
+    allowClear: options.clear !== false,
     onError: (error) => process.stderr.write(`tasks mcp: ${error.message}\n`),
   });
   return {};

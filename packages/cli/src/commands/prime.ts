@@ -8,8 +8,13 @@ import { printableLines } from '../core-read.js';
  * open board (the `todo` tool's own board). Setup wires it to the clients'
  * session-start hooks.
  */
-export async function prime(options: GlobalOptions): Promise<CommandOutput> {
+export async function prime(options: GlobalOptions & { hook?: string }): Promise<CommandOutput> {
   const { renderPrime } = await import('@dotasks/agent');
   const primer = renderPrime(openStore(options), actingOwner(options));
+  if (options.hook !== undefined) {
+    // Codex and Gemini CLI take context from a SessionStart hook only in this shape (plain text is shown to the user).
+    const answer = { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: primer.text } };
+    return { text: JSON.stringify(answer), json: answer };
+  }
   return { text: printableLines(primer.text), json: primer };
 }
