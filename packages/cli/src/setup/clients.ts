@@ -35,6 +35,8 @@ export interface EntryItem {
 export interface HookItem {
   kind: 'hook';
   event: string;
+  /** The tools a tool hook (PreToolUse) answers for, as the client's `matcher` of the hook's group. */
+  matcher?: string;
   hook: Record<string, unknown>;
   ours: RegExp;
   label: string;
@@ -149,6 +151,14 @@ function claudePlan(input: PlanInput): ClientPlan {
             hook: { type: 'command', command: `${tasks} guard --hook claude ${by}`, timeout: 30 },
             ours: ours('guard'),
             label: 'the Stop hook (tasks guard)',
+          },
+          {
+            kind: 'hook',
+            event: 'PreToolUse',
+            matcher: 'Edit|Write|MultiEdit|NotebookEdit',
+            hook: { type: 'command', command: `${tasks} guard --hook claude-edit ${by}`, timeout: 30 },
+            ours: ours('guard'),
+            label: "the PreToolUse hook (tasks guard --hook claude-edit: edits stay in the claimed task's file scope)",
           },
         ],
       },

@@ -125,7 +125,7 @@ function applyJsonItem(text: string, item: JsonItem): string {
     case 'hook': {
       const found = findHooks(tree, item);
       if (found.length > 0) return setMember(text, [...HOOKS, item.event, found[0]!.group, 'hooks', found[0]!.hook], item.hook);
-      return appendEntry(text, [...HOOKS, item.event], { hooks: [item.hook] });
+      return appendEntry(text, [...HOOKS, item.event], { ...(item.matcher ? { matcher: item.matcher } : {}), hooks: [item.hook] });
     }
   }
 }

@@ -59,6 +59,13 @@ describe('tasks setup claude', () => {
     expect(commands('Stop')).toEqual(['echo bye', `node ${TASKS_BIN} guard --hook claude --owner claude`]);
     expect(commands('SessionStart')).toEqual([`node ${TASKS_BIN} prime --owner claude`]);
     expect(commands('PreCompact')).toEqual([`node ${TASKS_BIN} prime --owner claude`]);
+    // The edit guard holds Claude Code's editing tools to the claimed task's file scope.
+    expect(settings.hooks.PreToolUse).toEqual([
+      {
+        matcher: 'Edit|Write|MultiEdit|NotebookEdit',
+        hooks: [{ type: 'command', command: `node ${TASKS_BIN} guard --hook claude-edit --owner claude`, timeout: 30 }],
+      },
+    ]);
     // The person's lines keep their bytes: ours go after them.
     expect(read('.claude/settings.json')).toContain('"Stop": [{"hooks": [{"type": "command", "command": "echo bye"}]}, {"hooks": [');
     expect(read('.claude/settings.json').startsWith('{\n    "model": "opus",\n')).toBe(true);
