@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { findBoard, type FindBoardOptions } from './board/board.js';
-import { loadBoardSnapshot } from './board/board-index.js';
-import * as claims from './board/claims.js';
-import { readConfig, type BoardConfig } from './board/config.js';
-import * as mutations from './board/mutations.js';
+import { findBoard, type FindBoardOptions } from './find-board.js';
+import { loadBoardSnapshot } from './engine/board-index.js';
+import * as claims from './engine/claims.js';
+import { readConfig, type BoardConfig } from './board-config.js';
+import * as mutations from './engine/mutations.js';
 import {
   BOARD_GITIGNORE,
   BOARD_LOCK,
@@ -19,7 +19,7 @@ import {
   type CreateTaskInput,
   type UpdateOptions,
   type UpdateTaskInput,
-} from './board/store-types.js';
+} from './engine/store-types.js';
 import {
   HIGHWATERMARK_FILE,
   ownerLockName,
@@ -29,7 +29,7 @@ import {
   type TxHost,
   type TxOptions,
   type TxScope,
-} from './board/transaction.js';
+} from './engine/transaction.js';
 import { CorruptTaskError, TasksError, isErrnoException } from './errors.js';
 import { EVENTS_FILE, appendEvents, parseEvents, type NewEvent, type TaskEvent } from './events/events.js';
 import { idFromFileName, parseTask, taskFileName, type Task } from './format/format.js';
@@ -57,12 +57,12 @@ export {
   type TaskProblem,
   type UpdateOptions,
   type UpdateTaskInput,
-} from './board/store-types.js';
+} from './engine/store-types.js';
 /**
  * The board: every read and mutation of `.tasks/`. Adapters (CLI, watcher,
  * agent tool) go through this and never touch the files themselves. Every
- * mutation is one transaction (board/transaction.ts). A façade: reads and
- * paths are here, changes in board/mutations.ts, claims in board/claims.ts.
+ * mutation is one transaction (engine/transaction.ts). A façade: reads and
+ * paths are here, changes in engine/mutations.ts, claims in engine/claims.ts.
  */
 export class TaskStore implements TxHost {
   readonly dir: string;
@@ -239,7 +239,7 @@ export class TaskStore implements TxHost {
     return undefined;
   }
 
-  // ---- changes (board/mutations.ts) --------------------------------------
+  // ---- changes (engine/mutations.ts) --------------------------------------
 
   /** Creates a task; edges are written on both sides. */
   createTask(input: CreateTaskInput, options: ActorOptions = {}): Promise<MutationResult> {
@@ -306,7 +306,7 @@ export class TaskStore implements TxHost {
     return mutations.batchWrite(this, items, options);
   }
 
-  // ---- claims (board/claims.ts) ----------------------------------------------
+  // ---- claims (engine/claims.ts) -----------------------------------------------
 
   /** Compare-and-swap claim under the task's lock: of concurrent claimants exactly one wins. */
   async claimTask(id: number, options: ClaimOptions): Promise<ClaimResult> {

@@ -18,7 +18,7 @@ import {
   type Task,
   type TaskStatus,
 } from '../format/format.js';
-import { checkLabels, checkNesting, checkNoteText, checkPaths, checkPriority, checkSubject } from '../board/rules.js';
+import { checkLabels, checkNesting, checkNoteText, checkPaths, checkPriority, checkSubject } from '../engine/rules.js';
 import { checkSourceNesting, extras, idList, isObject, readJson, subjectOf as subject, text } from './foreign-fields.js';
 import { createLease } from '../runtime/leases.js';
 import { BoardGraph } from '../consistency/reconcile.js';

@@ -18,7 +18,7 @@
  */
 import { TasksError } from '../errors.js';
 import { MAX_TASK_FILE_BYTES, idFromFileName, isClosed, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
-import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from '../board/transaction.js';
+import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from '../engine/transaction.js';
 import { listLeases, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { mergeTaskTextResolved, type MergeConflict } from '../git/merge.js';

@@ -17,7 +17,7 @@ import {
   readJournal,
   recoverJournal,
   type JournalOp,
-} from '../fs/journal.js';
+} from './journal.js';
 import { LEASES_DIR, parseLease, type Lease } from '../runtime/leases.js';
 import { acquireLock, isExclusivelyHeld, markExclusive, releaseLocks, type AcquiredLock, type HeldLock, type LockOptions } from '../fs/locks.js';
 

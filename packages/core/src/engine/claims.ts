@@ -11,7 +11,7 @@ import { isLockHeld } from '../fs/locks.js';
 import { createLease, leaseExpiry, leaseLengthOf, listLeases, readLease, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from './board-index.js';
-import { badScopeError } from './glob-limits.js';
+import { badScopeError } from '../scopes/glob-limits.js';
 import { assertOwnerFree } from './mutations.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
@@ -122,7 +122,7 @@ function inProgressWithPaths(store: TaskStore): Task[] {
 /** The tasks of `busy` whose scope overlaps `task`'s; loads the scope rules (and asks git) only when both sides have paths. */
 async function overlapsInProgress(store: TaskStore, task: Task, busy: Task[]): Promise<Task[]> {
   if (!task.paths?.length || !busy.some((t) => t.id !== task.id)) return [];
-  const { overlappingTasks } = await import('./scopes.js');
+  const { overlappingTasks } = await import('../scopes/scopes.js');
   return overlappingTasks(store.dir, task, busy);
 }
 

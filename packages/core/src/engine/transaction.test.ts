@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TasksError } from '../errors.js';
 import { parseEvents } from '../events/events.js';
 import { setFaultHook, systemError } from '../fs/fsio.js';
-import { journalDir } from '../fs/journal.js';
+import { journalDir } from './journal.js';
 import { readLease } from '../runtime/leases.js';
 import { TaskStore } from '../store.js';
 
