@@ -8,7 +8,8 @@
  * has it; anything else (a missing, torn, foreign or concurrently replaced
  * index) means reading the files, with the same results. Readers write it
  * (a complete temp file renamed into place, never fsync'ed, last writer
- * wins); the transaction does not know about it.
+ * wins); the transaction knows only to ask for an exact pass after a change
+ * that makes a task more claimable (Transaction.refreshIndexOnCommit).
  *
  * - loadBoardSnapshot (`tasks list`, `tasks ready`, TaskStore.loadBoard) is
  *   exact: it stats every task file and reads the ones whose identity
@@ -29,7 +30,7 @@
 import type { Stats } from 'node:fs';
 import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
 import { TASK_KEYS, cloneJson, createRecord, isClosed, parseTask, setOwn, taskFileName, type Task, type TaskStatus } from '../format/format.js';
-import type { BoardSnapshot, TaskProblem } from '../store.js';
+import type { BoardSnapshot, TaskProblem } from './store-types.js';
 import { readTaskFile } from '../format/task-file.js';
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`

@@ -1,12 +1,12 @@
-// The store's changes to tasks and edges (create, update, link, close,
+// The engine's changes to tasks and edges (create, update, link, close,
 // batch, clear), each one transaction; TaskStore (store.ts) delegates here.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClaimError, CorruptTaskError, CycleError, TasksError } from '../errors.js';
 import { createRecord, isClosed, normalizeIds, type Task } from '../format/format.js';
 import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
-import { createLease } from '../runtime/leases.js';
-import type { TaskStore } from '../store.js';
+import { createLease, listLeases } from '../runtime/leases.js';
+import type { BoardFiles } from './board-files.js';
 import {
   applyLabels,
   appendNote,
@@ -24,11 +24,21 @@ import {
 } from './rules.js';
 import type { ActorOptions, BatchItem, CreateTaskInput, MutationResult, UpdateOptions, UpdateTaskInput } from './store-types.js';
 import { HIGHWATERMARK_FILE, type Transaction, type TxScope } from './transaction.js';
+/** The id of a task other than `except` that `owner` holds in progress, if any (from claim records). */
+export function findOwnerTask(board: BoardFiles, owner: string, except: Set<number>, view: TaskLookup): number | undefined {
+  for (const lease of listLeases(board.runtimeDir)) {
+    if (lease.owner !== owner || except.has(lease.task)) continue;
+    const task = view(lease.task);
+    if (task && task.status === 'in_progress' && task.owner === owner) return task.id;
+  }
+  return undefined;
+}
+
 /** Under the owner's lock: refuses a second task in progress for `owner`. */
-export function assertOwnerFree(store: TaskStore, tx: Transaction, owner: string, except: Set<number>): void {
-  if (!store.config.singleInProgress || owner === '') return;
+export function assertOwnerFree(board: BoardFiles, tx: Transaction, owner: string, except: Set<number>): void {
+  if (!board.config.singleInProgress || owner === '') return;
   tx.need({ owners: [owner] });
-  const busy = store.findOwnerTask(owner, except, (id) => tx.view(id));
+  const busy = findOwnerTask(board, owner, except, (id) => tx.view(id));
   if (busy !== undefined)
     throw new ClaimError(
       'owner_busy',
@@ -40,12 +50,12 @@ export function assertOwnerFree(store: TaskStore, tx: Transaction, owner: string
 // ---- mutations ---------------------------------------------------------
 
 /** Checks that every id names an existing, non-deleted task other than `self`. */
-function checkEdgeTargets(store: TaskStore, self: number, ids: number[], lookup: TaskLookup): void {
+function checkEdgeTargets(board: BoardFiles, self: number, ids: number[], lookup: TaskLookup): void {
   for (const id of ids) {
     if (id === self) throw new CycleError([self, self]);
     const task = lookup(id);
     if (!task) {
-      if (existsSync(store.taskPath(id))) store.getTask(id); // throws the corruption with its position
+      if (existsSync(board.taskPath(id))) board.getTask(id); // throws the corruption with its position
       throw new TasksError('E_NOT_FOUND', `cannot link to task #${id}: it does not exist (see 'tasks list')`, { id });
     }
     if (task.status === 'deleted') throw new TasksError('E_INVALID', `cannot link to task #${id}: it is deleted`, { id });
@@ -53,43 +63,43 @@ function checkEdgeTargets(store: TaskStore, self: number, ids: number[], lookup:
 }
 
 /** The next id: above `.highwatermark`, every task file and every task this transaction created. */
-function allocateId(store: TaskStore, tx: Transaction): number {
+function allocateId(board: BoardFiles, tx: Transaction): number {
   // Under the board lock no other command adds a file: the folder is listed once per transaction.
-  const present = tx.memo('highestPresent', () => store.listIds().at(-1) ?? 0);
+  const present = tx.memo('highestPresent', () => board.listIds().at(-1) ?? 0);
   const highest = Math.max(tx.readHighWaterMark(), present, tx.highestStagedId());
   const id = highest + 1;
   if (!Number.isSafeInteger(id))
     throw new TasksError(
       'E_INVALID',
-      `no more ids: the next would be ${id}, above ${Number.MAX_SAFE_INTEGER} (check ${join(store.dir, HIGHWATERMARK_FILE)}; 'tasks doctor --fix' sets it from the board)`,
+      `no more ids: the next would be ${id}, above ${Number.MAX_SAFE_INTEGER} (check ${join(board.dir, HIGHWATERMARK_FILE)}; 'tasks doctor --fix' sets it from the board)`,
     );
   return id;
 }
 
 /** Creates a task; edges are written on both sides. */
-export async function createTask(store: TaskStore, input: CreateTaskInput, options: ActorOptions = {}): Promise<MutationResult> {
+export async function createTask(board: BoardFiles, input: CreateTaskInput, options: ActorOptions = {}): Promise<MutationResult> {
   const status = input.status === undefined ? 'pending' : checkStatus(input.status);
   checkSubject(input.subject);
   checkPriority(input.priority);
   checkLabels(input.labels ?? []);
   if (input.paths !== undefined) checkPaths(input.paths);
   const owners = status === 'in_progress' ? [input.owner || options.actor || ''] : [];
-  const result = await store.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? [])] }, (tx) =>
-    createInTx(store, tx, input, options),
+  const result = await board.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? [])] }, (tx) =>
+    createInTx(board, tx, input, options),
   );
   return { task: result.value, written: result.written, unblocked: [], events: result.events };
 }
 
-async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskInput, options: ActorOptions): Promise<Task> {
+async function createInTx(board: BoardFiles, tx: Transaction, input: CreateTaskInput, options: ActorOptions): Promise<Task> {
   const subject = checkSubject(input.subject);
   const status = input.status === undefined ? 'pending' : checkStatus(input.status);
   if (status === 'deleted') throw new TasksError('E_INVALID', 'a new task cannot start deleted');
   const blockedBy = normalizeIds(input.blockedBy ?? []);
   const blocks = normalizeIds(input.blocks ?? []);
   tx.need({ board: true, tasks: [...blockedBy, ...blocks] });
-  const id = allocateId(store, tx);
+  const id = allocateId(board, tx);
   const view = (n: number) => tx.view(n);
-  checkEdgeTargets(store, id, [...blockedBy, ...blocks], view);
+  checkEdgeTargets(board, id, [...blockedBy, ...blocks], view);
   // A cycle through the new task needs a path from one of its dependents to one of its blockers.
   for (const b of blockedBy) {
     for (const d of blocks) {
@@ -101,7 +111,7 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
   const owner = input.owner ?? (status === 'in_progress' ? (options.actor ?? '') : '');
   if (status === 'in_progress') {
     if (owner === '') throw new TasksError('E_INVALID', 'a task created in progress needs an owner (--owner)');
-    assertOwnerFree(store, tx, owner, new Set());
+    assertOwnerFree(board, tx, owner, new Set());
     const open = blockedBy.filter((b) => !isClosed(view(b)!.status));
     if (open.length) throw new TasksError('E_BLOCKED', `task cannot start: blocked by ${open.map((b) => `#${b}`).join(', ')}`);
   }
@@ -136,7 +146,7 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
     tx.put(dependent);
   }
   tx.event({ type: 'created', task: id, owner: options.actor, subject });
-  if (status === 'in_progress') tx.putLease(createLease(id, owner, null, store.config.leaseSeconds));
+  if (status === 'in_progress') tx.putLease(createLease(id, owner, null, board.config.leaseSeconds));
   tx.setHighWaterMark(id);
   return task;
 }
@@ -148,7 +158,7 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
  * else holds needs `force`, and a change that keeps a task in progress for
  * the same owner keeps its claim record (lease) as it is.
  */
-export async function updateTask(store: TaskStore, id: number, patch: UpdateTaskInput, options: UpdateOptions = {}): Promise<MutationResult> {
+export async function updateTask(board: BoardFiles, id: number, patch: UpdateTaskInput, options: UpdateOptions = {}): Promise<MutationResult> {
   if (patch.subject !== undefined) checkSubject(patch.subject);
   checkPriority(patch.priority);
   checkLabels([...(patch.addLabels ?? []), ...(patch.removeLabels ?? [])]);
@@ -157,21 +167,24 @@ export async function updateTask(store: TaskStore, id: number, patch: UpdateTask
   if (patch.removePaths) checkPaths(patch.removePaths, { limits: false });
   const toStatus = patch.status === undefined ? undefined : checkStatus(patch.status);
   // A first guess at the locks; the transaction asks for more when what it reads needs them.
-  const guess = store.peekTask(id);
+  const guess = board.peekTask(id);
   const edges = [...(patch.addBlockedBy ?? []), ...(patch.removeBlockedBy ?? []), ...(patch.addBlocks ?? []), ...(patch.removeBlocks ?? [])];
   const closing = toStatus === 'completed' || toStatus === 'deleted';
   const tasks = [id, ...edges, ...(closing && guess ? guess.blocks : [])];
   const owners = toStatus === 'in_progress' || patch.owner !== undefined ? [patch.owner ?? (guess?.owner || options.actor || '')] : [];
   const unblocked: number[] = [];
-  const result = await store.transact({ owners, board: edges.length > 0 || closing, tasks }, (tx) => {
-    unblocked.push(...updateInTx(store, tx, id, patch, options));
+  // A new priority, a removed edge or a task back to pending changes what claim --next takes next.
+  const moreClaimable = patch.priority !== undefined || patch.status !== undefined || !!patch.removeBlockedBy?.length || !!patch.removeBlocks?.length;
+  const result = await board.transact({ owners, board: edges.length > 0 || closing, tasks }, (tx) => {
+    if (moreClaimable) tx.refreshIndexOnCommit();
+    unblocked.push(...updateInTx(board, tx, id, patch, options));
   });
-  const task = result.written.find((t) => t.id === id) ?? store.getTask(id);
+  const task = result.written.find((t) => t.id === id) ?? board.getTask(id);
   return { task, written: result.written, unblocked, events: result.events };
 }
 
 /** The body of updateTask inside a transaction; returns the tasks it unblocked. */
-function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: UpdateTaskInput, options: UpdateOptions): number[] {
+function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: UpdateTaskInput, options: UpdateOptions): number[] {
   const before = tx.read(id);
   const toStatus = patch.status === undefined ? undefined : checkStatus(patch.status);
   const addBlockedBy = normalizeIds(patch.addBlockedBy ?? []);
@@ -182,7 +195,7 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
   if (addBlockedBy.length || removeBlockedBy.length || addBlocks.length || removeBlocks.length || closing) tx.need({ board: true });
   tx.need({ tasks: [...addBlockedBy, ...removeBlockedBy, ...addBlocks, ...removeBlocks, ...(closing ? [...before.blocks, ...addBlocks] : [])] });
   const view = (n: number) => tx.view(n);
-  checkEdgeTargets(store, id, [...addBlockedBy, ...addBlocks], view);
+  checkEdgeTargets(board, id, [...addBlockedBy, ...addBlocks], view);
 
   const finalStatus = toStatus ?? before.status;
   // Compare-and-swap on what was read under the lock: another owner's task
@@ -201,7 +214,7 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
   }
   const keepsClaim = holder !== '' && finalStatus === 'in_progress' && nextOwner === holder;
   const startsWork = finalStatus === 'in_progress' && !keepsClaim;
-  if (startsWork) assertOwnerFree(store, tx, nextOwner, new Set([id]));
+  if (startsWork) assertOwnerFree(board, tx, nextOwner, new Set([id]));
 
   const task = tx.edit(id);
   if (patch.subject !== undefined) task.subject = patch.subject;
@@ -221,10 +234,10 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
 
   // Edges first, so a status change sees the new graph. Cycle checks read
   // through the transaction so edges added in this same step count.
-  for (const b of addBlockedBy) linkInTx(store, tx, b, id);
-  for (const d of addBlocks) linkInTx(store, tx, id, d);
-  for (const b of removeBlockedBy) unlinkInTx(store, tx, b, id);
-  for (const d of removeBlocks) unlinkInTx(store, tx, id, d);
+  for (const b of addBlockedBy) linkInTx(board, tx, b, id);
+  for (const d of addBlocks) linkInTx(board, tx, id, d);
+  for (const b of removeBlockedBy) unlinkInTx(board, tx, b, id);
+  for (const d of removeBlocks) unlinkInTx(board, tx, id, d);
 
   const unblocked: number[] = [];
   if (toStatus !== undefined && toStatus !== before.status) {
@@ -240,25 +253,25 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
       edited.status = 'in_progress';
       edited.owner = nextOwner;
       tx.put(edited);
-      tx.putLease(createLease(id, nextOwner, null, store.config.leaseSeconds));
+      tx.putLease(createLease(id, nextOwner, null, board.config.leaseSeconds));
       tx.event({ type: 'started', task: id, owner: nextOwner });
     } else if (toStatus === 'pending') {
       tx.put(Object.assign(edited, { status: 'pending' as const }));
       tx.dropLease(id);
       tx.event({ type: 'released', task: id, owner: options.actor, previousOwner: before.owner });
     } else {
-      unblocked.push(...closeInTx(store, tx, id, toStatus, options));
+      unblocked.push(...closeInTx(board, tx, id, toStatus, options));
     }
   } else if (startsWork) {
     // In progress already, for a new owner (handed over, or taken over with force): the claim is theirs now.
     const edited = tx.edit(id);
     edited.owner = nextOwner;
     tx.put(edited);
-    tx.putLease(createLease(id, nextOwner, null, store.config.leaseSeconds));
+    tx.putLease(createLease(id, nextOwner, null, board.config.leaseSeconds));
     tx.event({ type: 'started', task: id, owner: nextOwner, previousOwner: before.owner });
   } else if (keepsClaim && !tx.readLease(id)) {
     // Kept in progress but without a record (set by hand): record it, so single-in-progress sees it.
-    tx.putLease(createLease(id, nextOwner, null, store.config.leaseSeconds));
+    tx.putLease(createLease(id, nextOwner, null, board.config.leaseSeconds));
   }
   const changed = Object.keys(patch).filter((k) => {
     const value = (patch as Record<string, unknown>)[k];
@@ -269,7 +282,7 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
 }
 
 /** Adds "blocker blocks waiter" on both sides inside a transaction, refusing cycles. */
-function linkInTx(store: TaskStore, tx: Transaction, blocker: number, waiter: number): void {
+function linkInTx(board: BoardFiles, tx: Transaction, blocker: number, waiter: number): void {
   const cycle = findCycle(blocker, waiter, (n) => tx.view(n));
   if (cycle) throw new CycleError(cycle);
   const b = tx.edit(blocker);
@@ -283,7 +296,7 @@ function linkInTx(store: TaskStore, tx: Transaction, blocker: number, waiter: nu
 }
 
 /** Removes "blocker blocks waiter" from both sides inside a transaction. */
-function unlinkInTx(store: TaskStore, tx: Transaction, blocker: number, waiter: number): void {
+function unlinkInTx(board: BoardFiles, tx: Transaction, blocker: number, waiter: number): void {
   const w = tx.tryRead(waiter) ? tx.edit(waiter) : undefined;
   const b = tx.tryRead(blocker) ? tx.edit(blocker) : undefined;
   let changed = false;
@@ -303,7 +316,7 @@ function unlinkInTx(store: TaskStore, tx: Transaction, blocker: number, waiter: 
  * dependent's blockedBy; returns the dependents that became unblocked.
  * Idempotent.
  */
-function closeInTx(store: TaskStore, tx: Transaction, id: number, status: 'completed' | 'deleted', options: ActorOptions): number[] {
+function closeInTx(board: BoardFiles, tx: Transaction, id: number, status: 'completed' | 'deleted', options: ActorOptions): number[] {
   const task = tx.edit(id);
   // Propagation writes the dependents: the board lock; a task nobody waits for is a change of one file.
   if (task.blocks.length) tx.need({ board: true, tasks: task.blocks });
@@ -329,19 +342,19 @@ function closeInTx(store: TaskStore, tx: Transaction, id: number, status: 'compl
 }
 
 /** The locks a completion or deletion of `id` will want: its own, and its dependents' under the board lock. */
-function closingScope(store: TaskStore, id: number): Partial<TxScope> {
-  const blocks = store.peekTask(id)?.blocks ?? [];
+function closingScope(board: BoardFiles, id: number): Partial<TxScope> {
+  const blocks = board.peekTask(id)?.blocks ?? [];
   return { board: blocks.length > 0, tasks: [id, ...blocks] };
 }
 
 /** Adds the edge "`blocker` blocks `task`" on both sides, refusing cycles. */
-export async function addDependency(store: TaskStore, task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
-  return store.updateTask(task, { addBlockedBy: [blocker] }, options);
+export async function addDependency(board: BoardFiles, task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
+  return updateTask(board, task, { addBlockedBy: [blocker] }, options);
 }
 
 /** Removes the edge "`blocker` blocks `task`" from both sides. */
-export async function removeDependency(store: TaskStore, task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
-  return store.updateTask(task, { removeBlockedBy: [blocker] }, options);
+export async function removeDependency(board: BoardFiles, task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
+  return updateTask(board, task, { removeBlockedBy: [blocker] }, options);
 }
 
 /**
@@ -349,12 +362,12 @@ export async function removeDependency(store: TaskStore, task: number, blocker: 
  * `force`; so does one whose blockers are still open.
  */
 export async function completeTask(
-  store: TaskStore,
+  board: BoardFiles,
   id: number,
   options: ActorOptions & { force?: boolean; heldBy?: string; metadata?: Record<string, unknown> } = {},
 ): Promise<MutationResult> {
   const unblocked: number[] = [];
-  const result = await store.transact(closingScope(store, id), (tx) => {
+  const result = await board.transact(closingScope(board, id), (tx) => {
     unblocked.length = 0;
     const task = tx.read(id);
     if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
@@ -377,33 +390,33 @@ export async function completeTask(
       applyMetadata(edited, options.metadata);
       tx.put(edited);
     }
-    unblocked.push(...closeInTx(store, tx, id, 'completed', options));
+    unblocked.push(...closeInTx(board, tx, id, 'completed', options));
   });
-  const task = result.written.find((t) => t.id === id) ?? store.getTask(id);
+  const task = result.written.find((t) => t.id === id) ?? board.getTask(id);
   return { task, written: result.written, unblocked, events: result.events };
 }
 
 /** Propagates completions that were made by hand (idempotent; writes nothing when settled). */
-export async function propagateCompletion(store: TaskStore, id: number, options: ActorOptions = {}): Promise<MutationResult> {
+export async function propagateCompletion(board: BoardFiles, id: number, options: ActorOptions = {}): Promise<MutationResult> {
   const unblocked: number[] = [];
-  const result = await store.transact(closingScope(store, id), (tx) => {
+  const result = await board.transact(closingScope(board, id), (tx) => {
     unblocked.length = 0;
     const task = tx.read(id);
     if (!isClosed(task.status)) return;
-    unblocked.push(...closeInTx(store, tx, id, task.status as 'completed' | 'deleted', options));
+    unblocked.push(...closeInTx(board, tx, id, task.status as 'completed' | 'deleted', options));
   });
-  return { task: store.getTask(id), written: result.written, unblocked, events: result.events };
+  return { task: board.getTask(id), written: result.written, unblocked, events: result.events };
 }
 
 /** Tombstones a task: its file stays, it never blocks anyone again. */
-export async function deleteTask(store: TaskStore, id: number, options: ActorOptions = {}): Promise<MutationResult> {
+export async function deleteTask(board: BoardFiles, id: number, options: ActorOptions = {}): Promise<MutationResult> {
   const unblocked: number[] = [];
-  const result = await store.transact(closingScope(store, id), (tx) => {
+  const result = await board.transact(closingScope(board, id), (tx) => {
     unblocked.length = 0;
     tx.read(id);
-    unblocked.push(...closeInTx(store, tx, id, 'deleted', options));
+    unblocked.push(...closeInTx(board, tx, id, 'deleted', options));
   });
-  return { task: store.getTask(id), written: result.written, unblocked, events: result.events };
+  return { task: board.getTask(id), written: result.written, unblocked, events: result.events };
 }
 
 /**
@@ -411,17 +424,17 @@ export async function deleteTask(store: TaskStore, id: number, options: ActorOpt
  * never handed out again: `.highwatermark` keeps the highest. Only with
  * `confirm: true`. Entries that are not task files are left in place.
  */
-export async function clearBoard(store: TaskStore, options: ActorOptions & { confirm: boolean }): Promise<{ removed: number[] }> {
+export async function clearBoard(board: BoardFiles, options: ActorOptions & { confirm: boolean }): Promise<{ removed: number[] }> {
   if (options.confirm !== true) throw new TasksError('E_CONFIRM', "clear removes every task file; run 'tasks clear --yes' to confirm");
   // On a synced board a removed file is not a deletion (only tombstones travel): the next sync would bring every task back.
-  if (store.config.sync)
+  if (board.config.sync)
     throw new TasksError(
       'E_INVALID',
       'this board syncs through its board branch, where removed files come back with the next sync; tombstone the tasks instead (tasks delete ID), or stop syncing first (tasks sync --retire)',
     );
-  const result = await store.transact({ board: true, tasks: store.listIds() }, (tx) => {
+  const result = await board.transact({ board: true, tasks: board.listIds() }, (tx) => {
     const removed: number[] = [];
-    const ids = store.listIds();
+    const ids = board.listIds();
     tx.need({ tasks: ids });
     const highest = Math.max(tx.readHighWaterMark(), ids.at(-1) ?? 0);
     for (const id of ids) {
@@ -450,11 +463,11 @@ export async function clearBoard(store: TaskStore, options: ActorOptions & { con
  * given fields of items with one, in one transaction: every item is
  * applied, or (on the first refusal) none.
  */
-export async function batchWrite(store: TaskStore, items: BatchItem[], options: ActorOptions = {}): Promise<{ tasks: Task[]; unblocked: number[] }> {
+export async function batchWrite(board: BoardFiles, items: BatchItem[], options: ActorOptions = {}): Promise<{ tasks: Task[]; unblocked: number[] }> {
   if (!Array.isArray(items) || items.length === 0) throw new TasksError('E_INVALID', 'a batch needs at least one item');
   const owners = items.filter((i) => i.status === 'in_progress').map((i) => i.owner ?? options.actor ?? '');
   const ids = items.flatMap((i) => [...(i.id !== undefined ? [i.id] : []), ...(i.blockedBy ?? [])]);
-  const result = await store.transact({ owners, board: true, tasks: ids }, async (tx) => {
+  const result = await board.transact({ owners, board: true, tasks: ids }, async (tx) => {
     const tasks: Task[] = [];
     const unblocked: number[] = [];
     for (const [index, item] of items.entries()) {
@@ -462,7 +475,7 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
         if (item.id === undefined) {
           const wanted = item.status ?? 'pending';
           let task = await createInTx(
-            store,
+            board,
             tx,
             {
               subject: item.subject as string,
@@ -478,7 +491,7 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
             options,
           );
           if (wanted === 'completed') {
-            updateInTx(store, tx, task.id, { status: 'completed' }, options);
+            updateInTx(board, tx, task.id, { status: 'completed' }, options);
             task = tx.read(task.id);
           }
           tasks.push(task);
@@ -503,7 +516,7 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
             patch.addBlockedBy = want.filter((b) => !current.blockedBy.includes(b));
             patch.removeBlockedBy = current.blockedBy.filter((b) => !want.includes(b));
           }
-          unblocked.push(...updateInTx(store, tx, item.id, patch, options));
+          unblocked.push(...updateInTx(board, tx, item.id, patch, options));
           tasks.push(tx.read(item.id));
         }
       } catch (error) {
@@ -524,13 +537,13 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
  * task's lock (docs/protocol.md, "One task, one file"). Any status takes a
  * note: what was learned about a finished task is worth keeping too.
  */
-export async function addNote(store: TaskStore, id: number, text: string, options: ActorOptions & { at?: Date } = {}): Promise<MutationResult> {
+export async function addNote(board: BoardFiles, id: number, text: string, options: ActorOptions & { at?: Date } = {}): Promise<MutationResult> {
   const body = checkNoteText(text);
-  const result = await store.transact({ tasks: [id] }, (tx) => {
+  const result = await board.transact({ tasks: [id] }, (tx) => {
     const task = tx.edit(id);
     appendNote(task, { at: (options.at ?? new Date()).toISOString(), owner: options.actor ?? '', text: body });
     tx.put(task);
     tx.event({ type: 'updated', task: id, owner: options.actor, fields: ['notes'] });
   });
-  return { task: result.written.find((t) => t.id === id) ?? store.getTask(id), written: result.written, unblocked: [], events: result.events };
+  return { task: result.written.find((t) => t.id === id) ?? board.getTask(id), written: result.written, unblocked: [], events: result.events };
 }

@@ -19,6 +19,7 @@ import {
   type JournalOp,
 } from './journal.js';
 import { LEASES_DIR, parseLease, type Lease } from '../runtime/leases.js';
+import { loadBoardSnapshot } from './board-index.js';
 import { acquireLock, isExclusivelyHeld, markExclusive, releaseLocks, type AcquiredLock, type HeldLock, type LockOptions } from '../fs/locks.js';
 
 /**
@@ -133,6 +134,7 @@ export class Transaction {
   private maxStaged = 0;
   private memos = new Map<string, unknown>();
   private rawTexts = new Map<number, string>();
+  private indexRefresh = false;
 
   constructor(
     private host: TxHost,
@@ -203,6 +205,23 @@ export class Transaction {
     this.need({ board: true });
     const text = this.original(HIGHWATERMARK_FILE, () => readFileIfExists(join(this.host.dir, HIGHWATERMARK_FILE)));
     return parseHighWaterMark(text, join(this.host.dir, HIGHWATERMARK_FILE));
+  }
+
+  /**
+   * Asks for an exact pass over the board once this change is committed and
+   * its locks are released, which rewrites the board index: claimNext ranks
+   * candidates on what the index says (board-index.ts, `peek`), so a change
+   * that makes a task more claimable (released, reaped, a new priority, an
+   * edge removed) reaches the order at once instead of at the next exact
+   * pass. One pass per transaction, however many steps ask.
+   */
+  refreshIndexOnCommit(): void {
+    this.indexRefresh = true;
+  }
+
+  /** Whether refreshIndexOnCommit was asked for. */
+  get refreshesIndex(): boolean {
+    return this.indexRefresh;
   }
 
   /** Asks for locks this transaction does not hold (throws NeedLocks, the transaction starts over). */
@@ -604,6 +623,7 @@ export async function runTransaction<T>(
       value = await fn(tx);
       const { written, events } = await tx.commit();
       await releaseLocks(taken);
+      if (tx.refreshesIndex && written.length > 0) refreshBoardIndex(host.dir);
       return { value, written, events };
     } catch (error) {
       await releaseLocks(taken).catch(() => undefined);
@@ -621,6 +641,15 @@ export async function runTransaction<T>(
         throw new TasksError('E_LOCKED', 'another process kept changing the same task files; run the command again');
       throw error;
     }
+  }
+}
+
+/** An exact pass over the board, which rewrites its index (see refreshIndexOnCommit). Only a cache is at stake: a failure is ignored. */
+function refreshBoardIndex(dir: string): void {
+  try {
+    loadBoardSnapshot(dir);
+  } catch {
+    // the next reader rebuilds it
   }
 }
 
