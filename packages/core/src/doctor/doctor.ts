@@ -7,10 +7,12 @@ import { serializeTask, taskFileName, type Task } from '../format/format.js';
 import { acquireLock } from '../fs/locks.js';
 import { leaseExpiry } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
+import type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, FindingCode, RepairReport } from './findings.js';
 import { DOCTOR_CHECKS, FINDING_ORDER, type FileChange, type Scan } from './checks/index.js';
 
 // Kept here for the internal API it was part of; it lives with the other JSON position helpers now.
 export { findArrayElement } from '../format/json-locate.js';
+export type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, FindingCode, RepairReport } from './findings.js';
 
 /**
  * `tasks doctor`: finds everything wrong with a board that people, merges or
@@ -21,83 +23,6 @@ export { findArrayElement } from '../format/json-locate.js';
  * Each kind of problem is a check of its own (checks/), and the order of
  * findings at one spot follows the order of the checks.
  */
-
-/** What kind of problem a finding is; stable, for `--json`. */
-export type FindingCode =
-  | 'invalid_json'
-  | 'merge_conflict'
-  | 'invalid_field'
-  | 'bad_file_name'
-  | 'id_mismatch'
-  | 'duplicate_id'
-  | 'string_id'
-  | 'one_sided_edge'
-  | 'missing_task'
-  | 'cycle'
-  | 'closed_blocker'
-  | 'non_canonical'
-  | 'highwatermark'
-  | 'stale_lock'
-  | 'expired_lease'
-  | 'temp_file'
-  | 'merge_driver'
-  | 'untracked_claim'
-  | 'not_a_file'
-  | 'unfinished_change'
-  | 'two_homes'
-  | 'id_clash'
-  | 'bad_scope';
-
-/** One problem: where it is, what is wrong, and one line that says how to fix it. */
-export interface DoctorFinding {
-  code: FindingCode;
-  /** Absolute path of the file concerned, when there is one. */
-  file?: string;
-  line?: number;
-  column?: number;
-  /** The task the finding is about. */
-  task?: number;
-  /** For cycles: the ids in order, first == last. */
-  cycle?: number[];
-  message: string;
-  /** One line: what to do about it. */
-  fix: string;
-  /** True when `tasks doctor --fix` repairs it. */
-  fixable: boolean;
-}
-
-/** One repair `--fix` made. */
-export interface DoctorChange {
-  code: FindingCode;
-  file: string;
-  task?: number;
-  message: string;
-}
-
-export interface DoctorOptions {
-  /** Clock for lock, temp-file and lease ages (tests). */
-  now?: number;
-  /** Check the git merge driver registration (default true). */
-  git?: boolean;
-  /** Where the command runs (the git worktree whose merge or cherry-pick is looked at); default the process's. */
-  cwd?: string;
-  /** An id clash to settle (found once per command: it asks git). */
-  pending?: PendingReconcile;
-  /** The commits that created each task file looked up in git's history, shared by the scans of one command. */
-  history?: Map<number, string[]>;
-}
-
-export interface DoctorReport {
-  findings: DoctorFinding[];
-  /** Task files seen (valid or not). */
-  files: number;
-}
-
-export interface RepairReport {
-  changes: DoctorChange[];
-  /** What is still wrong after the repairs (doctor exits 1 while this is not empty). */
-  remaining: DoctorFinding[];
-}
 
 /** Finds every problem on the board; reads only. */
 export function diagnoseBoard(store: TaskStore, options: DoctorOptions = {}): DoctorReport {

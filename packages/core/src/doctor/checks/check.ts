@@ -4,7 +4,7 @@
 // the order of their finding codes.
 import type { Task } from '../../format/format.js';
 import type { TaskStore } from '../../store.js';
-import type { DoctorFinding, DoctorOptions, FindingCode } from '../doctor.js';
+import type { DoctorFinding, DoctorOptions, FindingCode } from '../findings.js';
 
 /** One check of the board: the codes it can emit, in order, and how it looks. */
 export interface DoctorCheck {

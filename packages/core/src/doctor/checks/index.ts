@@ -2,7 +2,7 @@
 // listed (findings sort by file and position first; among findings at one
 // spot, by this order: the graph's before the canonical form they would
 // change, an id mismatch before the duplicate it causes).
-import type { FindingCode } from '../doctor.js';
+import type { FindingCode } from '../findings.js';
 import { badScopes } from './bad-scope.js';
 import { boardHome } from './board-home.js';
 import { canonicalForm } from './canonical-form.js';

@@ -4,7 +4,7 @@ import { isErrnoException } from '../../errors.js';
 import { MAX_TASK_FILE_BYTES, TASK_STATUSES, idFromFileName, stripBom, validateTask } from '../../format/format.js';
 import { findArrayElement, findJsonSyntaxError, findTopLevelKey, positionAt } from '../../format/json-locate.js';
 import { readFileIfExists } from '../../fs/fsio.js';
-import type { DoctorFinding, FindingCode } from '../doctor.js';
+import type { DoctorFinding, FindingCode } from '../findings.js';
 import { show, type DoctorCheck, type Scan, type ScannedFile } from './check.js';
 
 const EDGE_KEYS = ['blockedBy', 'blocks'] as const;
