@@ -11,7 +11,8 @@ export { type BoardConfig, readConfig } from './board-config.js';
 export { applyFinding, type BoardFinding, BoardGraph, checkBoard, checkChangedTask } from './consistency/reconcile.js';
 export { diagnoseBoard, repairBoard } from './doctor/doctor.js';
 export type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, FindingCode, RepairReport } from './doctor/findings.js';
-export { BOARD_INDEX_FILE, loadBoardSnapshot } from './engine/board-index.js';
+export { loadBoardSnapshot } from './engine/board-index.js';
+export { BOARD_INDEX_FILE } from './engine/index-file.js';
 export { hashText } from './engine/journal.js';
 export {
   type ActorOptions,

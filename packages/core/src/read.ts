@@ -12,7 +12,8 @@
 export { findBoard, resolveBoardDir, type FindBoardOptions } from './find-board.js';
 export { resolveOwner } from './owner.js';
 export { boardMergeState } from './git/merge-state.js';
-export { loadBoardSnapshot, BOARD_INDEX_FILE } from './engine/board-index.js';
+export { loadBoardSnapshot } from './engine/board-index.js';
+export { BOARD_INDEX_FILE } from './engine/index-file.js';
 export { readConfig, type BoardConfig } from './board-config.js';
 export { ClaimError, TasksError, CorruptTaskError, isErrnoException, type ErrorCode } from './errors.js';
 export {

@@ -35,7 +35,8 @@ vi.mock('../fs/locks.js', async (importOriginal) => {
   };
 });
 
-import { BOARD_INDEX_FILE, FINAL_TRUST_MS, REFRESH_TURN_MS, turnHeld } from './board-index.js';
+import { BOARD_INDEX_FILE } from './index-file.js';
+import { FINAL_TRUST_MS, REFRESH_TURN_MS, turnHeld } from './index-trust.js';
 import { CorruptTaskError } from '../errors.js';
 import { createRecord, parseTask, serializeTask, type Task } from '../format/format.js';
 import { TaskStore } from '../store.js';
