@@ -12,16 +12,9 @@ import { readTaskFile } from '../format/task-file.js';
 import { readFileIfExists } from '../fs/fsio.js';
 import { DEFAULT_LOCK_OPTIONS, type LockOptions } from '../fs/locks.js';
 import { BOARD_LOCK, RUNTIME_DIR } from './store-types.js';
-import {
-  HIGHWATERMARK_FILE,
-  ownerLockName,
-  parseHighWaterMark,
-  runTransaction,
-  type Transaction,
-  type TxHost,
-  type TxOptions,
-  type TxScope,
-} from './transaction.js';
+import { runTransaction, type TxOptions } from './run-transaction.js';
+import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from './transaction.js';
+import { ownerLockName, type TxHost, type TxScope } from './tx-locks.js';
 
 /** One board folder (`.tasks/`): its paths, its reads and its transactions. */
 export class BoardFiles implements TxHost {

@@ -16,7 +16,7 @@ import { badScopeError } from '../scopes/glob-limits.js';
 import { assertOwnerFree } from './mutations.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
-import type { TxOptions } from './transaction.js';
+import type { TxOptions } from './run-transaction.js';
 
 /**
  * Compare-and-swap claim under the task's lock: succeeds only when the task

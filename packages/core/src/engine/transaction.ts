@@ -1,26 +1,14 @@
-import { readdirSync } from 'node:fs';
-import { createHash, randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
-import { appendEvents, readTxEvents, type NewEvent, type TaskEvent } from '../events/events.js';
-import { MAX_TASK_FILE_BYTES, copyTask, normalizeIds, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
-import { ensureFolder, pausePoint, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, syncFolders, writeNewFile } from '../fs/fsio.js';
-import {
-  commitJournal,
-  hashText,
-  stageJournal,
-  journalDir,
-  journalTasks,
-  listJournals,
-  newJournal,
-  readJournal,
-  recoverJournal,
-  type JournalOp,
-} from './journal.js';
-import { LEASES_DIR, parseLease, type Lease } from '../runtime/leases.js';
-import { loadBoardSnapshot } from './board-index.js';
-import { acquireLock, isExclusivelyHeld, markExclusive, releaseLocks, type AcquiredLock, type HeldLock, type LockOptions } from '../fs/locks.js';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { CorruptTaskError, TasksError } from '../errors.js';
+import { appendEvents, type NewEvent, type TaskEvent } from '../events/events.js';
+import { copyTask, taskFileName, type Task } from '../format/format.js';
+import { pausePoint, readFileIfExists, removeFile, syncFolder } from '../fs/fsio.js';
+import type { HeldLock } from '../fs/locks.js';
+import { parseLease, type Lease } from '../runtime/leases.js';
+import { commitJournal, hashText, journalDir, newJournal, stageJournal, type JournalOp } from './journal.js';
+import { EXCLUSIVE_ABOVE, NeedLocks, ownerLockName, type TaskCover, type TxHost, type TxScope } from './tx-locks.js';
+import { applyWrites, ioError, leaseFile, stageWrites, taskText, undoWrites, type PendingOp } from './tx-staging.js';
 
 /**
  * The one way anything writes the board (docs/decisions.md, "One writer"):
@@ -42,52 +30,26 @@ import { acquireLock, isExclusivelyHeld, markExclusive, releaseLocks, type Acqui
  *
  * Locks are kept fresh by proper-lockfile's timer; the commit yields to the
  * event loop as it goes, so a change of thousands of files keeps them.
+ *
+ * The locks and their order are tx-locks.ts's, the files staged and renamed
+ * tx-staging.ts's, the commit record journal.ts's; this file holds the
+ * Transaction (what a change reads and stages, and what a lost lock means
+ * at each step of its commit); run-transaction.ts runs one, starting over as
+ * often as it must.
  */
-
-/** Which locks a transaction holds. */
-export interface TxScope {
-  /** Owner locks (single-in-progress), sorted. */
-  owners: string[];
-  /** The board lock: any change of more than one task, ids, edges. */
-  board: boolean;
-  /** Task locks, ascending. */
-  tasks: number[];
-}
-
-/** What the store gives a transaction to work with. */
-export interface TxHost {
-  readonly dir: string;
-  readonly runtimeDir: string;
-  readonly lockOptions: LockOptions;
-  taskPath(id: number): string;
-  taskLockPath(id: number): string;
-  ownerLockPath(owner: string): string;
-  boardLockPath(): string;
-  /** Raw text of a task file (refusing what cannot be a task: too big, not a regular file). */
-  readTaskText(id: number): string | undefined;
-  parseTaskText(id: number, text: string): Task;
-  notFound(id: number): Error;
-}
-
-/** Thrown inside a transaction to ask for locks it does not hold: it starts over holding them too. */
-export class NeedLocks extends Error {
-  constructor(readonly scope: Partial<TxScope>) {
-    super('internal: transaction needs more locks');
-  }
-}
 
 /** Thrown inside a transaction when what it read is not what is on disk (a lock raced): it starts over. */
 export class ConcurrentChange extends Error {}
 
 /** A lock was lost before the commit point: nothing was written, the transaction starts over. */
-class LockLost extends Error {
+export class LockLost extends Error {
   constructor(readonly lost: unknown) {
     super('internal: a lock was lost before the commit point');
   }
 }
 
 /** A lock was lost after the commit point: the change is committed, its journal finishes it. */
-class CommittedChange extends Error {
+export class CommittedChange extends Error {
   constructor(
     readonly journalPath: string,
     readonly written: Task[],
@@ -101,24 +63,7 @@ function isLockLoss(error: unknown): boolean {
   return error instanceof TasksError && error.code === 'E_COMPROMISED';
 }
 
-const MAX_ATTEMPTS = 8;
-/** The board's and the tasks' locks carry a holder mark: writes are staged under them. */
-const GATE = { mark: true };
 export const HIGHWATERMARK_FILE = '.highwatermark';
-
-/** Board-relative path of a claim record. */
-function leaseFile(id: number): string {
-  return `.runtime/${LEASES_DIR}/${taskFileName(id)}`;
-}
-
-interface PendingOp {
-  /** Board-relative path. */
-  file: string;
-  /** The lock a staged copy of this file lives under (and whose loss makes the rename fail). */
-  gate: HeldLock;
-  before: string | undefined;
-  after: string | undefined;
-}
 
 /** Reads, stages and commits board files while their locks are held. */
 export class Transaction {
@@ -356,23 +301,7 @@ export class Transaction {
     };
     // Claim records first: a task never says in_progress without its record.
     for (const [id, lease] of [...this.leases].sort((a, b) => a[0] - b[0])) if (lease) push(leaseFile(id), JSON.stringify(lease, null, 2) + '\n');
-    for (const task of this.stagedTasks()) {
-      if (this.removed.has(task.id)) {
-        push(taskFileName(task.id), undefined);
-        continue;
-      }
-      const text = this.rawTexts.get(task.id) ?? serializeTask(task);
-      const size = Buffer.byteLength(text);
-      if (size > MAX_TASK_FILE_BYTES)
-        throw new TasksError(
-          'E_INVALID',
-          `task #${task.id} would be ${(size / 1024 / 1024).toFixed(1)} MB, over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task file; nothing was written (keep long text in a file and link it from the description)`,
-          { id: task.id, bytes: size },
-        );
-      // A text put by putText was parsed already; a task built by a command is checked by the readers' own parser.
-      if (!this.rawTexts.has(task.id)) checkReadable(task.id, text);
-      push(taskFileName(task.id), text);
-    }
+    for (const task of this.stagedTasks()) push(taskFileName(task.id), this.removed.has(task.id) ? undefined : taskText(task, this.rawTexts.get(task.id)));
     // The file is complete on disk before the mark moves.
     if (this.highWaterMark !== undefined) push(HIGHWATERMARK_FILE, `${this.highWaterMark}\n`);
     // Records of claims that ended go last.
@@ -384,55 +313,9 @@ export class Transaction {
   async commit(): Promise<{ written: Task[]; events: TaskEvent[] }> {
     const ops = this.plan();
     if (ops.length === 0 && this.events.length === 0) return { written: [], events: [] };
-    // Two processes can both take over one stale lock (proper-lockfile #121): re-check what we read.
-    for (const op of ops) if (readFileIfExists(join(this.host.dir, op.file)) !== op.before) throw new ConcurrentChange();
-    try {
-      this.assertAllHeld();
-    } catch (error) {
-      throw new LockLost(error);
-    }
-
-    // Stage: complete files inside the lock folders, and the journal with them, fsync'd in batches.
-    const journaled = ops.length > 1 || (ops.length === 1 && this.events.length > 0);
-    const staged = new Map<PendingOp, string>();
-    let stagedJournal: string | undefined;
-    for (const folder of new Set(ops.filter((op) => op.after !== undefined).map((op) => dirname(op.file)))) {
-      if (folder !== '.') ensureFolder(join(this.host.dir, folder));
-    }
-    try {
-      let batch: { fd: number; path: string }[] = [];
-      for (const op of ops) {
-        if (op.after === undefined) continue;
-        const path = op.gate.stagePath(basename(op.file));
-        batch.push({ fd: writeNewFile(path, op.after), path });
-        staged.set(op, path);
-        if (batch.length >= 64) {
-          await syncAndClose(batch);
-          batch = [];
-        }
-      }
-      if (journaled) {
-        const journalOps: JournalOp[] = ops.map((op) => ({ file: op.file, before: hashText(op.before), after: op.after ?? null }));
-        const journal = stageJournal(newJournal(this.id, journalOps, this.events), this.journalName(), this.boardLock ?? this.singleTaskLock());
-        batch.push(journal);
-        stagedJournal = journal.path;
-      }
-      await syncAndClose(batch);
-    } catch (error) {
-      throw this.beforeCommit(error);
-    }
-    pausePoint('staged');
-
-    let journalPath: string | undefined;
-    if (stagedJournal !== undefined) {
-      try {
-        journalPath = commitJournal(this.host.runtimeDir, this.journalName(), stagedJournal, () => this.assertAllHeld());
-      } catch (error) {
-        throw this.beforeCommit(error);
-      }
-    }
-
-    // Apply: rename each staged file into place.
+    this.checkUnchanged(ops);
+    const { staged, journalPath } = await this.stage(ops);
+    // Apply: rename each staged file into place, then log the events.
     const applied: PendingOp[] = [];
     let events: TaskEvent[];
     try {
@@ -440,25 +323,7 @@ export class Transaction {
         syncFolder(dirname(journalPath));
         pausePoint('committed');
       }
-      const folders = new Set<string>();
-      let lastYield = Date.now();
-      for (const op of ops) {
-        pausePoint('rename');
-        for (const lock of this.sharedLocks()) lock.assertHeld(false);
-        op.gate.assertHeld(false);
-        const target = join(this.host.dir, op.file);
-        const from = staged.get(op);
-        if (from !== undefined) renameFile(from, target);
-        else removeFile(target);
-        applied.push(op);
-        folders.add(dirname(target));
-        // Let proper-lockfile's refresh timers run during a long commit.
-        if (Date.now() - lastYield > 50) {
-          await yieldToLoop();
-          lastYield = Date.now();
-        }
-      }
-      await syncFolders(folders);
+      await applyWrites(this.host.dir, ops, staged, this.sharedLocks(), applied);
       pausePoint('renamed');
       this.assertAllHeld();
       events = await appendEvents(this.host.runtimeDir, this.events, this.host.lockOptions, { tx: this.id });
@@ -475,6 +340,45 @@ export class Transaction {
       }
     }
     return { written: this.writtenBy(ops), events };
+  }
+
+  /** Before staging: every file is as it was read (two processes can both take over one stale lock, proper-lockfile #121), and every lock ours. */
+  private checkUnchanged(ops: PendingOp[]): void {
+    for (const op of ops) if (readFileIfExists(join(this.host.dir, op.file)) !== op.before) throw new ConcurrentChange();
+    try {
+      this.assertAllHeld();
+    } catch (error) {
+      throw new LockLost(error);
+    }
+  }
+
+  /**
+   * Stages the new files inside the lock folders, and the journal with them
+   * for a change of more than one file or one with events, then renames the
+   * journal into `.runtime/journal/`: the commit point.
+   */
+  private async stage(ops: PendingOp[]): Promise<{ staged: Map<PendingOp, string>; journalPath: string | undefined }> {
+    const journaled = ops.length > 1 || (ops.length === 1 && this.events.length > 0);
+    const journal = () => {
+      const journalOps: JournalOp[] = ops.map((op) => ({ file: op.file, before: hashText(op.before), after: op.after ?? null }));
+      return stageJournal(newJournal(this.id, journalOps, this.events), this.journalName(), this.boardLock ?? this.singleTaskLock());
+    };
+    let staging: Awaited<ReturnType<typeof stageWrites>>;
+    try {
+      staging = await stageWrites(this.host.dir, ops, journaled ? journal : undefined);
+    } catch (error) {
+      throw this.beforeCommit(error);
+    }
+    pausePoint('staged');
+    let journalPath: string | undefined;
+    if (staging.journal !== undefined) {
+      try {
+        journalPath = commitJournal(this.host.runtimeDir, this.journalName(), staging.journal, () => this.assertAllHeld());
+      } catch (error) {
+        throw this.beforeCommit(error);
+      }
+    }
+    return { staged: staging.staged, journalPath };
   }
 
   private writtenBy(ops: PendingOp[]): Task[] {
@@ -530,16 +434,7 @@ export class Transaction {
       return applied.length ? error : new LockLost(error);
     }
     try {
-      for (const op of [...applied].reverse()) {
-        const target = join(this.host.dir, op.file);
-        if (op.before === undefined) removeFile(target);
-        else {
-          const from = op.gate.stagePath(`undo.${basename(op.file)}`);
-          await syncAndClose([{ fd: writeNewFile(from, op.before), path: from }]);
-          renameFile(from, target);
-        }
-      }
-      for (const folder of new Set(applied.map((op) => dirname(join(this.host.dir, op.file))))) syncFolder(folder);
+      await undoWrites(this.host.dir, applied);
       if (journalPath) removeFile(journalPath);
     } catch {
       return ioError(
@@ -551,259 +446,6 @@ export class Transaction {
     }
     return ioError(error, 'nothing was changed');
   }
-}
-
-function ioError(error: unknown, outcome: string): unknown {
-  if (error instanceof TasksError) return error;
-  if (!isErrnoException(error)) return error;
-  const dest = (error as { dest?: string }).dest;
-  const where = dest ? ` ${dest}` : error.path ? ` ${error.path}` : '';
-  return new TasksError('E_IO', `cannot write${where}: ${error.code} (${error.message.split(',')[0]}); ${outcome}`, { code: error.code }, { cause: error });
-}
-
-/** How runTransaction takes its locks. */
-export interface TxOptions {
-  /** Wait for no task lock (claimNext's first pass): a held one fails with E_LOCKED at once. */
-  noWaitTasks?: boolean;
-}
-
-function mergeScope(scope: TxScope, more: Partial<TxScope>): TxScope {
-  return {
-    owners: [...new Set([...scope.owners, ...(more.owners ?? [])].filter((o) => o !== ''))].sort(),
-    board: scope.board || !!more.board || normalizeIds([...scope.tasks, ...(more.tasks ?? [])]).length > 1,
-    tasks: normalizeIds([...scope.tasks, ...(more.tasks ?? [])]),
-  };
-}
-
-/**
- * Runs `fn` in a transaction holding the locks of `scope` and commits what
- * it staged. Starts over when `fn` asks for more locks (NeedLocks) or a lock
- * race is detected (ConcurrentChange). A change to more than one task always
- * holds the board lock.
- */
-export async function runTransaction<T>(
-  host: TxHost,
-  initial: Partial<TxScope>,
-  fn: (tx: Transaction) => T | Promise<T>,
-  options: TxOptions = {},
-): Promise<{ value: T; written: Task[]; events: TaskEvent[] }> {
-  let scope = mergeScope({ owners: [], board: false, tasks: [] }, initial);
-  let value: T | undefined;
-  let txId: string | undefined;
-  for (let attempt = 1; ; attempt++) {
-    const taken: AcquiredLock[] = [];
-    try {
-      const ownerLocks: HeldLock[] = [];
-      if (scope.owners.length) ensureFolder(host.runtimeDir);
-      for (const owner of scope.owners) {
-        const t = await acquireLock(host.ownerLockPath(owner), host.lockOptions);
-        taken.push(t);
-        ownerLocks.push(t.lock);
-      }
-      let boardLock: HeldLock | undefined;
-      if (scope.board) {
-        const t = await acquireLock(host.boardLockPath(), host.lockOptions, GATE);
-        taken.push(t);
-        boardLock = t.lock;
-        await recoverBoardJournal(host, boardLock);
-      }
-      const taskOptions = options.noWaitTasks && attempt === 1 ? { ...host.lockOptions, timeoutMs: 0 } : host.lockOptions;
-      const cover = await takeTaskCover(host, scope.tasks, boardLock, taskOptions, taken);
-      await recoverTaskJournals(host, scope, cover);
-      // A change of many tasks may hold the board lock exclusively meanwhile: then wait for the board lock.
-      if (!boardLock && isExclusivelyHeld(host.boardLockPath())) throw new NeedLocks({ board: true });
-      pausePoint('locked');
-      value = undefined;
-      const tx = new Transaction(host, scope, cover, boardLock, ownerLocks, async (id) => {
-        const t = await acquireLock(host.taskLockPath(id), host.lockOptions, GATE);
-        taken.push(t);
-        return t.lock;
-      });
-      txId = tx.id;
-      value = await fn(tx);
-      const { written, events } = await tx.commit();
-      await releaseLocks(taken);
-      if (tx.refreshesIndex && written.length > 0) refreshBoardIndex(host.dir);
-      return { value, written, events };
-    } catch (error) {
-      await releaseLocks(taken).catch(() => undefined);
-      if (error instanceof NeedLocks && attempt < MAX_ATTEMPTS * 4) {
-        scope = mergeScope(scope, error.scope);
-        continue;
-      }
-      if ((error instanceof ConcurrentChange || error instanceof LockLost) && attempt < MAX_ATTEMPTS) {
-        await yieldToLoop();
-        continue;
-      }
-      if (error instanceof LockLost) throw error.lost;
-      if (error instanceof CommittedChange) return finishCommitted(host, scope, error, value!, txId!);
-      if (error instanceof ConcurrentChange || error instanceof NeedLocks)
-        throw new TasksError('E_LOCKED', 'another process kept changing the same task files; run the command again');
-      throw error;
-    }
-  }
-}
-
-/** An exact pass over the board, which rewrites its index (see refreshIndexOnCommit). Only a cache is at stake: a failure is ignored. */
-function refreshBoardIndex(dir: string): void {
-  try {
-    loadBoardSnapshot(dir);
-  } catch {
-    // the next reader rebuilds it
-  }
-}
-
-/**
- * Our change is committed but our locks were taken over before we finished
- * it (we stalled). Taking the same locks again finishes it: whoever holds
- * them first rolls every journal forward, so once we hold them the change is
- * on disk, and its events are in the log under our transaction's id.
- */
-async function finishCommitted<T>(
-  host: TxHost,
-  scope: TxScope,
-  committed: CommittedChange,
-  value: T,
-  tx: string,
-): Promise<{ value: T; written: Task[]; events: TaskEvent[] }> {
-  const taken: AcquiredLock[] = [];
-  try {
-    for (const owner of scope.owners) taken.push(await acquireLock(host.ownerLockPath(owner), host.lockOptions));
-    if (scope.board) {
-      const t = await acquireLock(host.boardLockPath(), host.lockOptions, GATE);
-      taken.push(t);
-      await recoverBoardJournal(host, t.lock);
-    }
-    // (the board lock, when taken, is the last of `taken` here)
-    const boardLock = scope.board ? taken.at(-1)!.lock : undefined;
-    const cover = await takeTaskCover(host, scope.tasks, boardLock, host.lockOptions, taken);
-    await recoverTaskJournals(host, scope, cover);
-  } finally {
-    await releaseLocks(taken).catch(() => undefined);
-  }
-  if (listJournals(host.runtimeDir).includes(basename(committed.journalPath)) && readJournal(host.runtimeDir, basename(committed.journalPath))?.tx === tx)
-    throw new TasksError(
-      'E_COMPROMISED',
-      `lost a lock while writing (the process stalled); the change is committed and is finished from ${committed.journalPath} by the next command that takes its locks: do not run it again`,
-      { journal: committed.journalPath },
-      { cause: committed.lost },
-    );
-  return { value, written: committed.written, events: readTxEvents(host.runtimeDir, tx) };
-}
-
-/** Under the board lock: finish a board change a writer left half done (taking its task locks). */
-async function recoverBoardJournal(host: TxHost, boardLock: HeldLock): Promise<void> {
-  if (!listJournals(host.runtimeDir).includes('board.json')) return;
-  const journal = readJournal(host.runtimeDir, 'board.json');
-  if (!journal) return;
-  const ids = journalTasks(journal);
-  const taken: AcquiredLock[] = [];
-  try {
-    const cover = await takeTaskCover(host, ids, boardLock, host.lockOptions, taken);
-    await recoverTaskJournals(host, { owners: [], board: true, tasks: ids }, cover);
-    await recoverJournal(host.dir, host.runtimeDir, 'board.json', (file) => gateFor(file, cover, boardLock), host.lockOptions);
-  } finally {
-    await releaseLocks(taken);
-  }
-}
-
-/**
- * With the task locks of `scope` held: finish one-task changes left half
- * done on them. A half-done board change touching them needs the board lock
- * first: without it, the transaction starts over holding it.
- */
-async function recoverTaskJournals(host: TxHost, scope: TxScope, cover: TaskCover): Promise<void> {
-  const names = listJournals(host.runtimeDir);
-  if (names.length === 0) return;
-  if (!scope.board && names.includes('board.json')) {
-    const journal = readJournal(host.runtimeDir, 'board.json');
-    if (journal && journalTasks(journal).some((id) => cover.covers(id))) throw new NeedLocks({ board: true });
-  }
-  for (const name of names) {
-    const m = /^task_([1-9][0-9]*)\.json$/.exec(name);
-    if (!m) continue;
-    const id = Number(m[1]);
-    if (!cover.covers(id)) continue;
-    if (!cover.locks.has(id)) {
-      // Held exclusively through the board lock, and nobody holds this task's lock: its writer let go without finishing.
-      await recoverJournal(host.dir, host.runtimeDir, name, () => cover.exclusive!, host.lockOptions);
-      continue;
-    }
-    await recoverJournal(host.dir, host.runtimeDir, name, (file) => gateFor(file, cover, undefined), host.lockOptions);
-  }
-}
-
-/** Above this many task locks a change of the board holds the board lock exclusively instead. */
-export const EXCLUSIVE_ABOVE = 64;
-
-/**
- * The task locks a transaction holds. A change of up to EXCLUSIVE_ABOVE
- * tasks takes each task's lock. A bigger one (a completion with thousands of
- * dependents, a clear, an import) marks the board lock it holds exclusive
- * and takes only the task locks held at that moment: every transaction that
- * holds task locks without the board lock looks for the mark after taking
- * them and, finding it, starts over waiting for the board lock. Either the
- * big change sees a task lock held (and waits for it), or its holder sees
- * the mark (and backs off); no file is written by both.
- */
-class TaskCover {
-  constructor(
-    readonly locks: Map<number, HeldLock>,
-    public exclusive: HeldLock | undefined,
-  ) {}
-
-  /** From task locks to the board lock held exclusively (see takeTaskCover), in the middle of a transaction. */
-  async escalate(host: TxHost, boardLock: HeldLock, acquire: (id: number) => Promise<HeldLock>): Promise<void> {
-    markExclusive(boardLock);
-    for (const id of heldTaskLocks(host)) if (!this.locks.has(id)) this.locks.set(id, await acquire(id));
-    this.exclusive = boardLock;
-  }
-
-  covers(id: number): boolean {
-    return this.locks.has(id) || this.exclusive !== undefined;
-  }
-
-  /** The lock a write to task `id` is staged under. */
-  gate(id: number): HeldLock | undefined {
-    return this.locks.get(id) ?? this.exclusive;
-  }
-}
-
-async function takeTaskCover(host: TxHost, ids: number[], boardLock: HeldLock | undefined, options: LockOptions, taken: AcquiredLock[]): Promise<TaskCover> {
-  const locks = new Map<number, HeldLock>();
-  if (boardLock && ids.length > EXCLUSIVE_ABOVE) {
-    markExclusive(boardLock);
-    // Task locks held right now belong to changes in flight: wait for each (and keep it).
-    for (const id of heldTaskLocks(host)) {
-      const t = await acquireLock(host.taskLockPath(id), host.lockOptions, GATE);
-      taken.push(t);
-      locks.set(id, t.lock);
-    }
-    return new TaskCover(locks, boardLock);
-  }
-  for (const id of ids) {
-    const t = await acquireLock(host.taskLockPath(id), options, GATE);
-    taken.push(t);
-    locks.set(id, t.lock);
-  }
-  return new TaskCover(locks, undefined);
-}
-
-/** Ids whose task lock folder exists right now. */
-function heldTaskLocks(host: TxHost): number[] {
-  const ids: number[] = [];
-  for (const name of readdirSync(host.dir)) {
-    const m = /^task_([1-9][0-9]*)\.json\.lock$/.exec(name);
-    if (m) ids.push(Number(m[1]));
-  }
-  return ids;
-}
-
-function gateFor(file: string, cover: TaskCover, boardLock: HeldLock | undefined): HeldLock {
-  const m = /task_([1-9][0-9]*)\.json$/.exec(file);
-  const lock = m ? cover.gate(Number(m[1])) : boardLock;
-  if (!lock) throw new TasksError('E_CORRUPT', `a commit record names ${file}, which it has no lock for; run 'tasks doctor'`);
-  return lock;
 }
 
 /**
@@ -824,28 +466,4 @@ export function parseHighWaterMark(text: string | undefined, file: string): numb
   return n;
 }
 
-/** sha1 of a lock owner's name, for owner lock folder names. */
-export function ownerLockName(owner: string): string {
-  return `owner-${createHash('sha1').update(owner).digest('hex').slice(0, 16)}.lock`;
-}
-
-export { journalDir, CorruptTaskError };
-
-/**
- * The last gate of every write: a task its own readers would refuse is never
- * written, whichever command built it (docs/protocol.md, "One task, one
- * file"); the commands' checks come first, with their own messages.
- */
-function checkReadable(id: number, text: string): void {
-  try {
-    parseTask(text, taskFileName(id));
-  } catch (error) {
-    if (!(error instanceof CorruptTaskError)) throw error;
-    throw new TasksError(
-      'E_INVALID',
-      `task #${id} would be refused by every reader: ${String(error.details.problem)}; nothing was written`,
-      { id },
-      { cause: error },
-    );
-  }
-}
+export { journalDir, CorruptTaskError, EXCLUSIVE_ABOVE, NeedLocks, ownerLockName, type TxHost, type TxScope };
