@@ -136,109 +136,166 @@ async function overlapsInProgress(board: BoardFiles, task: Task, busy: Task[]): 
  * claimants spread over the ready tasks instead of queueing on one lock.
  */
 export async function claimNext(board: BoardFiles, options: ClaimOptions): Promise<ClaimResult> {
-  const exclude = new Set(options.exclude ?? []);
-  // Candidates come from the board index; the claim itself re-checks under the lock (board-index.ts).
-  await awaitExactPass(board.dir);
-  let view: ClaimView;
-  for (let shared = shareClaimView(board.dir); ; shared = shareClaimView(board.dir)) {
-    if (shared) {
-      view = shared;
-      break;
-    }
-    await awaitExactPass(board.dir);
-  }
-  const lookup = (n: number) => view.lookup(n);
-  const busy: number[] = [];
-  // Tasks in progress with paths, looked up once per pass and only when a candidate has paths.
-  let scoped: Task[] | undefined;
-  const held = new Set<number>();
-  const badScopes = new Set<number>();
-  const scopeBusy = async (task: Task): Promise<boolean> => {
-    if (!task.paths?.length) return false;
-    if (badScopeError(task)) {
-      badScopes.add(task.id);
-      return true;
-    }
-    scoped ??= view.candidates.map(lookup).filter((t): t is Task => t !== undefined && t.status === 'in_progress' && !!t.paths?.length);
-    const busyNow = (await overlapsInProgress(board, task, scoped)).length > 0;
-    if (busyNow) held.add(task.id);
-    return busyNow;
+  const pass: NextClaim = {
+    board,
+    options,
+    exclude: new Set(options.exclude ?? []),
+    view: await firstClaimView(board.dir),
+    busy: [],
+    held: new Set(),
+    badScopes: new Set(),
+    lastYield: Date.now(),
   };
-  const attempt = async (task: Task, noWait: boolean): Promise<ClaimResult | undefined> => {
-    const id = task.id;
-    try {
-      return await claimOne(board, id, options, 'claimed', { noWaitTasks: noWait }, { mode: 'refuse', board: !!task.paths?.length });
-    } catch (error) {
-      if (error instanceof ScopeBusy) {
-        held.add(id);
-        return undefined;
-      }
-      if (error instanceof TasksError && error.details.badScope === true) {
-        badScopes.add(id);
-        return undefined;
-      }
-      if (noWait && error instanceof TasksError && error.code === 'E_LOCKED' && error.details.lock === board.taskLockPath(id)) {
-        busy.push(id);
-        return undefined;
-      }
-      if (error instanceof ClaimError && error.reason !== 'owner_busy') {
-        view.forget(id);
-        return undefined;
-      }
-      throw error;
-    }
-  };
-  let lastYield = Date.now();
   for (;;) {
-    // The open tasks come from the index's open part (a stat each, a read only for a changed file); they are
-    // ranked by priority, then the chain of open work behind them, then id (graph/ready-order.ts).
-    // Ranked on what the index says (a stat of every open task on every claim would cost more than the
-    // claim), then each candidate is checked against its file before it is tried. A blocker the index
-    // still has open is looked at, so a task its own claimant's last completion unblocked ranks at once.
-    const readiness = (id: number) => {
-      const task = view.peek(id);
-      return task && !isClosed(task.status) ? lookup(id) : task;
-    };
-    const ready: Task[] = [];
-    for (const id of view.candidates) {
-      if (exclude.has(id)) continue;
-      const task = view.peek(id);
-      if (task && isReady(task, readiness, options.owner)) ready.push(task);
-    }
-    for (const { id } of rankTasks(ready, (n) => view.peek(n))) {
-      // A long pass over candidates that are gone must still let timers run (lock refreshes, a worker's heartbeat).
-      if (Date.now() - lastYield > 50) {
-        await yieldToLoop();
-        lastYield = Date.now();
-      }
-      const task = view.current(id);
-      if (!task || !isReady(task, lookup, options.owner)) continue;
-      // Its lock is held right now (another claimant is on it; a stale one is tried as before): passed over like a
-      // busy lock below, but found by a look instead of a round of locks (our owner lock taken and given back),
-      // which claimants that start together would otherwise pay for every candidate the others are claiming.
-      if (isLockHeld(board.taskLockPath(id), board.lockOptions)) {
-        busy.push(id);
-        continue;
-      }
-      if (await scopeBusy(task)) continue;
-      const won = await attempt(task, true);
-      if (won) return won;
-    }
-    for (const id of busy.splice(0)) {
-      view.forget(id);
-      const task = view.current(id);
-      if (!task || !isReady(task, lookup, options.owner)) continue;
-      const won = await attempt(task, false);
-      if (won) return won;
-    }
-    if (view.exact) break;
+    const won = (await tryRanked(pass)) ?? (await tryBusy(pass));
+    if (won) return won;
+    if (pass.view.exact) break;
     // Nothing from the index: look at every file before saying so.
-    view = openClaimView(board.dir, { exact: true });
-    scoped = undefined;
+    pass.view = openClaimView(board.dir, { exact: true });
+    pass.scoped = undefined;
   }
+  throw nothingReady(pass);
+}
+
+/** What claimNext carries from one candidate to the next. */
+interface NextClaim {
+  board: BoardFiles;
+  options: ClaimOptions;
+  exclude: Set<number>;
+  view: ClaimView;
+  /** Candidates whose lock was held when their turn came: tried again, waiting, after the others. */
+  busy: number[];
+  /** Candidates held back by a task in progress on the same files. */
+  held: Set<number>;
+  /** Candidates whose file scope no claim can use. */
+  badScopes: Set<number>;
+  /** Tasks in progress with paths, looked up once per view and only when a candidate has paths. */
+  scoped?: Task[];
+  lastYield: number;
+}
+
+/** The first view of the board: candidates come from the board index; the claim itself re-checks under the lock (board-index.ts). */
+async function firstClaimView(dir: string): Promise<ClaimView> {
+  await awaitExactPass(dir);
+  for (;;) {
+    const shared = shareClaimView(dir);
+    if (shared) return shared;
+    await awaitExactPass(dir);
+  }
+}
+
+/**
+ * One pass over the ready candidates, best first. The open tasks come from the
+ * index's open part (a stat each, a read only for a changed file); they are
+ * ranked by priority, then the chain of open work behind them, then id
+ * (graph/ready-order.ts), on what the index says (a stat of every open task on
+ * every claim would cost more than the claim), then each candidate is checked
+ * against its file before it is tried.
+ */
+async function tryRanked(pass: NextClaim): Promise<ClaimResult | undefined> {
+  const { view, options } = pass;
+  const lookup = (n: number) => view.lookup(n);
+  for (const { id } of rankTasks(readyCandidates(pass), (n) => view.peek(n))) {
+    // A long pass over candidates that are gone must still let timers run (lock refreshes, a worker's heartbeat).
+    if (Date.now() - pass.lastYield > 50) {
+      await yieldToLoop();
+      pass.lastYield = Date.now();
+    }
+    const task = view.current(id);
+    if (!task || !isReady(task, lookup, options.owner)) continue;
+    // Its lock is held right now (another claimant is on it; a stale one is tried as before): passed over like a
+    // busy lock below, but found by a look instead of a round of locks (our owner lock taken and given back),
+    // which claimants that start together would otherwise pay for every candidate the others are claiming.
+    if (isLockHeld(pass.board.taskLockPath(id), pass.board.lockOptions)) {
+      pass.busy.push(id);
+      continue;
+    }
+    if (await scopeBusy(pass, task)) continue;
+    const won = await attemptClaim(pass, task, true);
+    if (won) return won;
+  }
+  return undefined;
+}
+
+/**
+ * The candidates that look ready on the index. A blocker the index still has
+ * open is looked at, so a task its own claimant's last completion unblocked
+ * ranks at once.
+ */
+function readyCandidates(pass: NextClaim): Task[] {
+  const { view, options } = pass;
+  const readiness = (id: number) => {
+    const task = view.peek(id);
+    return task && !isClosed(task.status) ? view.lookup(id) : task;
+  };
+  const ready: Task[] = [];
+  for (const id of view.candidates) {
+    if (pass.exclude.has(id)) continue;
+    const task = view.peek(id);
+    if (task && isReady(task, readiness, options.owner)) ready.push(task);
+  }
+  return ready;
+}
+
+/** The candidates passed over for a held lock, tried again, now waiting for the lock. */
+async function tryBusy(pass: NextClaim): Promise<ClaimResult | undefined> {
+  const { view, options } = pass;
+  for (const id of pass.busy.splice(0)) {
+    view.forget(id);
+    const task = view.current(id);
+    if (!task || !isReady(task, (n) => view.lookup(n), options.owner)) continue;
+    const won = await attemptClaim(pass, task, false);
+    if (won) return won;
+  }
+  return undefined;
+}
+
+/** Whether `task`'s file scope holds it back: a scope no claim can use, or one that overlaps a task in progress. */
+async function scopeBusy(pass: NextClaim, task: Task): Promise<boolean> {
+  if (!task.paths?.length) return false;
+  if (badScopeError(task)) {
+    pass.badScopes.add(task.id);
+    return true;
+  }
+  const { view } = pass;
+  pass.scoped ??= view.candidates.map((n) => view.lookup(n)).filter((t): t is Task => t !== undefined && t.status === 'in_progress' && !!t.paths?.length);
+  const busyNow = (await overlapsInProgress(pass.board, task, pass.scoped)).length > 0;
+  if (busyNow) pass.held.add(task.id);
+  return busyNow;
+}
+
+/** Tries to claim `task`; undefined when it was lost to a race, held back, or (with `noWait`) its lock was held. */
+async function attemptClaim(pass: NextClaim, task: Task, noWait: boolean): Promise<ClaimResult | undefined> {
+  const id = task.id;
+  try {
+    return await claimOne(pass.board, id, pass.options, 'claimed', { noWaitTasks: noWait }, { mode: 'refuse', board: !!task.paths?.length });
+  } catch (error) {
+    if (error instanceof ScopeBusy) {
+      pass.held.add(id);
+      return undefined;
+    }
+    if (error instanceof TasksError && error.details.badScope === true) {
+      pass.badScopes.add(id);
+      return undefined;
+    }
+    if (noWait && error instanceof TasksError && error.code === 'E_LOCKED' && error.details.lock === pass.board.taskLockPath(id)) {
+      pass.busy.push(id);
+      return undefined;
+    }
+    if (error instanceof ClaimError && error.reason !== 'owner_busy') {
+      pass.view.forget(id);
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+/** Why nothing could be claimed: scopes no claim can use, tasks held back by scopes, or simply nothing ready. */
+function nothingReady(pass: NextClaim): ClaimError {
+  const { badScopes, held } = pass;
   if (badScopes.size && !held.size) {
     const ids = [...badScopes].sort((a, b) => a - b);
-    throw new ClaimError(
+    return new ClaimError(
       'nothing_ready',
       `nothing is ready to claim: ${ids.map((id) => `#${id}`).join(', ')} ha${ids.length === 1 ? 's' : 've'} a file scope no claim can use (see 'tasks doctor')`,
       { badScope: ids },
@@ -246,7 +303,7 @@ export async function claimNext(board: BoardFiles, options: ClaimOptions): Promi
   }
   if (held.size) {
     const ids = [...held].sort((a, b) => a - b).map((id) => `#${id}`);
-    throw new ClaimError(
+    return new ClaimError(
       'nothing_ready',
       `nothing is ready to claim: ${ids.join(', ')} wait${held.size === 1 ? 's' : ''} for tasks in progress on the same files (see 'tasks list')`,
       {
@@ -254,7 +311,7 @@ export async function claimNext(board: BoardFiles, options: ClaimOptions): Promi
       },
     );
   }
-  throw new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
+  return new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
 }
 
 /** Starts work on a task as a person: like a claim, without a lease that expires. */

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClaimError, CorruptTaskError, CycleError, TasksError } from '../errors.js';
-import { createRecord, isClosed, normalizeIds, type Task } from '../format/format.js';
+import { createRecord, isClosed, normalizeIds, type Task, type TaskStatus } from '../format/format.js';
 import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
 import { createLease, listLeases } from '../runtime/leases.js';
 import type { BoardFiles } from './board-files.js';
@@ -194,29 +194,75 @@ function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: Updat
   const closing = toStatus === 'completed' || toStatus === 'deleted';
   if (addBlockedBy.length || removeBlockedBy.length || addBlocks.length || removeBlocks.length || closing) tx.need({ board: true });
   tx.need({ tasks: [...addBlockedBy, ...removeBlockedBy, ...addBlocks, ...removeBlocks, ...(closing ? [...before.blocks, ...addBlocks] : [])] });
-  const view = (n: number) => tx.view(n);
-  checkEdgeTargets(board, id, [...addBlockedBy, ...addBlocks], view);
+  checkEdgeTargets(board, id, [...addBlockedBy, ...addBlocks], (n) => tx.view(n));
 
+  const owner = decideOwner(before, patch, toStatus, options);
+  if (owner.startsWork) assertOwnerFree(board, tx, owner.next, new Set([id]));
+
+  const task = tx.edit(id);
+  applyFields(task, patch);
+  tx.put(task);
+
+  // Edges first, so a status change sees the new graph. Cycle checks read
+  // through the transaction so edges added in this same step count.
+  for (const b of addBlockedBy) linkInTx(board, tx, b, id);
+  for (const d of addBlocks) linkInTx(board, tx, id, d);
+  for (const b of removeBlockedBy) unlinkInTx(board, tx, b, id);
+  for (const d of removeBlocks) unlinkInTx(board, tx, id, d);
+
+  const unblocked: number[] = [];
+  if (toStatus !== undefined && toStatus !== before.status) unblocked.push(...changeStatus(board, tx, before, toStatus, owner.next, options));
+  else if (owner.startsWork) {
+    // In progress already, for a new owner (handed over, or taken over with force): the claim is theirs now.
+    const edited = tx.edit(id);
+    edited.owner = owner.next;
+    tx.put(edited);
+    tx.putLease(createLease(id, owner.next, null, board.config.leaseSeconds));
+    tx.event({ type: 'started', task: id, owner: owner.next, previousOwner: before.owner });
+  } else if (owner.keepsClaim && !tx.readLease(id)) {
+    // Kept in progress but without a record (set by hand): record it, so single-in-progress sees it.
+    tx.putLease(createLease(id, owner.next, null, board.config.leaseSeconds));
+  }
+  const changed = Object.keys(patch).filter((k) => {
+    const value = (patch as Record<string, unknown>)[k];
+    return k !== 'status' && value !== undefined && !(Array.isArray(value) && value.length === 0 && /Labels$/.test(k));
+  });
+  if (changed.length) tx.event({ type: 'updated', task: id, owner: options.actor, fields: changed });
+  return unblocked;
+}
+
+/**
+ * Who owns the task after the update, decided on what was read under the
+ * lock (compare-and-swap): another owner's task is not taken over, released
+ * or finished by accident. `keepsClaim`: it stays in progress for its
+ * holder; `startsWork`: it is (or stays) in progress for someone new.
+ */
+function decideOwner(
+  before: Task,
+  patch: UpdateTaskInput,
+  toStatus: TaskStatus | undefined,
+  options: UpdateOptions,
+): { next: string; keepsClaim: boolean; startsWork: boolean } {
+  const id = before.id;
   const finalStatus = toStatus ?? before.status;
-  // Compare-and-swap on what was read under the lock: another owner's task
-  // is not taken over, released or finished by accident.
   const holder = before.status === 'in_progress' ? before.owner : '';
   const actorIsOther = holder !== '' && options.actor !== undefined && options.actor !== holder;
-  let nextOwner: string;
-  if (patch.owner !== undefined) nextOwner = patch.owner;
-  else if (toStatus === 'in_progress' && actorIsOther) nextOwner = options.actor!;
-  else nextOwner = before.owner || (toStatus === 'in_progress' ? (options.actor ?? '') : '');
+  let next: string;
+  if (patch.owner !== undefined) next = patch.owner;
+  else if (toStatus === 'in_progress' && actorIsOther) next = options.actor!;
+  else next = before.owner || (toStatus === 'in_progress' ? (options.actor ?? '') : '');
   if (actorIsOther && !options.force) {
-    if (finalStatus === 'in_progress' && nextOwner !== holder)
+    if (finalStatus === 'in_progress' && next !== holder)
       throw new ClaimError('already_claimed', `task #${id} is already claimed by ${holder}; add --force to take it over`, { task: id, owner: holder });
     if (toStatus === 'pending' || toStatus === 'completed')
       throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${holder}; add --force to change its status anyway`, { id, owner: holder });
   }
-  const keepsClaim = holder !== '' && finalStatus === 'in_progress' && nextOwner === holder;
-  const startsWork = finalStatus === 'in_progress' && !keepsClaim;
-  if (startsWork) assertOwnerFree(board, tx, nextOwner, new Set([id]));
+  const keepsClaim = holder !== '' && finalStatus === 'in_progress' && next === holder;
+  return { next, keepsClaim, startsWork: finalStatus === 'in_progress' && !keepsClaim };
+}
 
-  const task = tx.edit(id);
+/** The fields of `patch` that are not edges or status, applied to `task`. */
+function applyFields(task: Task, patch: UpdateTaskInput): void {
   if (patch.subject !== undefined) task.subject = patch.subject;
   if (patch.description !== undefined) task.description = patch.description;
   if (patch.activeForm === null) delete task.activeForm;
@@ -230,55 +276,34 @@ function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: Updat
   if (patch.addLabels?.length || patch.removeLabels?.length) applyLabels(task, checkLabels(patch.addLabels ?? []), checkLabels(patch.removeLabels ?? []));
   applyPaths(task, patch);
   if (patch.metadata !== undefined) applyMetadata(task, patch.metadata);
-  tx.put(task);
+}
 
-  // Edges first, so a status change sees the new graph. Cycle checks read
-  // through the transaction so edges added in this same step count.
-  for (const b of addBlockedBy) linkInTx(board, tx, b, id);
-  for (const d of addBlocks) linkInTx(board, tx, id, d);
-  for (const b of removeBlockedBy) unlinkInTx(board, tx, b, id);
-  for (const d of removeBlocks) unlinkInTx(board, tx, id, d);
-
-  const unblocked: number[] = [];
-  if (toStatus !== undefined && toStatus !== before.status) {
-    const edited = tx.edit(id);
-    checkTransition(edited, toStatus);
-    if (toStatus === 'in_progress') {
-      const open = openBlockers(edited, view);
-      if (open.length)
-        throw new TasksError('E_BLOCKED', `task #${id} is blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first`, {
-          id,
-          blockedBy: open,
-        });
-      edited.status = 'in_progress';
-      edited.owner = nextOwner;
-      tx.put(edited);
-      tx.putLease(createLease(id, nextOwner, null, board.config.leaseSeconds));
-      tx.event({ type: 'started', task: id, owner: nextOwner });
-    } else if (toStatus === 'pending') {
-      tx.put(Object.assign(edited, { status: 'pending' as const }));
-      tx.dropLease(id);
-      tx.event({ type: 'released', task: id, owner: options.actor, previousOwner: before.owner });
-    } else {
-      unblocked.push(...closeInTx(board, tx, id, toStatus, options));
-    }
-  } else if (startsWork) {
-    // In progress already, for a new owner (handed over, or taken over with force): the claim is theirs now.
-    const edited = tx.edit(id);
+/** Moves the task from `before.status` to `toStatus` (started, back to pending, or closed); returns the tasks it unblocked. */
+function changeStatus(board: BoardFiles, tx: Transaction, before: Task, toStatus: TaskStatus, nextOwner: string, options: UpdateOptions): number[] {
+  const id = before.id;
+  const edited = tx.edit(id);
+  checkTransition(edited, toStatus);
+  if (toStatus === 'in_progress') {
+    const open = openBlockers(edited, (n) => tx.view(n));
+    if (open.length)
+      throw new TasksError('E_BLOCKED', `task #${id} is blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first`, {
+        id,
+        blockedBy: open,
+      });
+    edited.status = 'in_progress';
     edited.owner = nextOwner;
     tx.put(edited);
     tx.putLease(createLease(id, nextOwner, null, board.config.leaseSeconds));
-    tx.event({ type: 'started', task: id, owner: nextOwner, previousOwner: before.owner });
-  } else if (keepsClaim && !tx.readLease(id)) {
-    // Kept in progress but without a record (set by hand): record it, so single-in-progress sees it.
-    tx.putLease(createLease(id, nextOwner, null, board.config.leaseSeconds));
+    tx.event({ type: 'started', task: id, owner: nextOwner });
+    return [];
   }
-  const changed = Object.keys(patch).filter((k) => {
-    const value = (patch as Record<string, unknown>)[k];
-    return k !== 'status' && value !== undefined && !(Array.isArray(value) && value.length === 0 && /Labels$/.test(k));
-  });
-  if (changed.length) tx.event({ type: 'updated', task: id, owner: options.actor, fields: changed });
-  return unblocked;
+  if (toStatus === 'pending') {
+    tx.put(Object.assign(edited, { status: 'pending' as const }));
+    tx.dropLease(id);
+    tx.event({ type: 'released', task: id, owner: options.actor, previousOwner: before.owner });
+    return [];
+  }
+  return closeInTx(board, tx, id, toStatus, options);
 }
 
 /** Adds "blocker blocks waiter" on both sides inside a transaction, refusing cycles. */
