@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { BoardFiles } from './engine/board-files.js';
 import { loadBoardSnapshot } from './engine/board-index.js';
 import * as claims from './engine/claims.js';
+import * as closing from './engine/closing.js';
 import * as mutations from './engine/mutations.js';
 import {
   BOARD_GITIGNORE,
@@ -51,7 +52,7 @@ export {
  * agent tool) go through this and never touch the files themselves. Every
  * mutation is one transaction (engine/transaction.ts). A façade: paths and
  * reads of files are in engine/board-files.ts, changes in
- * engine/mutations.ts, claims in engine/claims.ts; no method here calls
+ * engine/mutations.ts and engine/closing.ts, claims in engine/claims.ts; no method here calls
  * another of the façade's changes, so each change is one transaction and
  * one refresh of the board index, where it commits.
  */
@@ -130,12 +131,12 @@ export class TaskStore extends BoardFiles {
     options: ActorOptions & { force?: boolean; heldBy?: string; metadata?: Record<string, unknown> } = {},
   ): Promise<MutationResult> {
     this.assertSameTask(id, options.heldBy ?? options.actor);
-    return mutations.completeTask(this, id, options);
+    return closing.completeTask(this, id, options);
   }
 
   /** Propagates completions that were made by hand (idempotent; writes nothing when settled). */
   propagateCompletion(id: number, options: ActorOptions = {}): Promise<MutationResult> {
-    return mutations.propagateCompletion(this, id, options);
+    return closing.propagateCompletion(this, id, options);
   }
 
   /** Appends a note `{at, owner: actor, text}` to a task (any status), through one transaction. */
@@ -147,7 +148,7 @@ export class TaskStore extends BoardFiles {
   /** Tombstones a task: its file stays, it never blocks anyone again. */
   async deleteTask(id: number, options: ActorOptions = {}): Promise<MutationResult> {
     this.assertSameTask(id, options.actor);
-    return mutations.deleteTask(this, id, options);
+    return closing.deleteTask(this, id, options);
   }
 
   /** Removes every task file and its claim record, in one transaction; only with `confirm: true`. */
