@@ -12,7 +12,7 @@ const plainOutput = Boolean(process.env.CI) || !process.stdout.isTTY;
 
 export default defineConfig({
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'scripts/**/*.test.ts'],
     // The end-to-end tests spawn the built `tasks`; build once before any test runs.
     globalSetup: ['./scripts/vitest-global-setup.ts'],
     testTimeout: 120_000,

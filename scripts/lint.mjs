@@ -4,12 +4,18 @@
 // - only the CLI entry exits the process (commands throw);
 // - file names are kebab-case;
 // - every proper-lockfile lock passes onCompromised and realpath: false;
-// - no circle of imports among the packages' src files.
+// - no circle of imports among the packages' src files;
+// - no new function over 80 lines (scripts/function-lengths.mjs);
+// - the docs name only files and sections the repository has, and no issue
+//   tracker it does not hold (scripts/lib/doc-refs.mjs).
+// `node scripts/lint.mjs [ROOT]` lints another tree (the lint's own test does).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FUNCTION_LINES, KNOWN_LONG, longFunctions } from './function-lengths.mjs';
+import { checkDocReferences } from './lib/doc-refs.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = process.argv[2] ? resolve(process.argv[2]) : fileURLToPath(new URL('..', import.meta.url));
 const problems = [];
 
 function walk(dir, out = []) {
@@ -92,6 +98,12 @@ function visit(file) {
 }
 for (const file of sources) if (!order.has(file)) visit(file);
 
+for (const f of longFunctions(FUNCTION_LINES, root))
+  if (!KNOWN_LONG.has(f.name))
+    problems.push(
+      `${f.file}:${f.line}: ${f.name} is ${f.lines} lines; cut it into named steps of at most ${FUNCTION_LINES} (docs/decisions.md, "Long work as named steps")`,
+    );
+problems.push(...checkDocReferences(root));
 for (const p of problems) console.error(p);
 console.log(problems.length ? `${problems.length} problem(s)` : 'lint: clean');
 process.exitCode = problems.length ? 1 : 0;

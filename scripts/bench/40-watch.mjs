@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The watcher (issue 4): how fast a hand edit that completes a task reaches
+// The watcher: how fast a hand edit that completes a task reaches
 // its dependent's file, and how much memory the watcher holds at 1,000 and
 // 10,000 tasks. Runs the real `tasks watch` process on temp boards built
 // by writing task files directly (as git or a person would).

@@ -20,7 +20,7 @@ export interface NudgeCommand {
 }
 
 /** Quotes `text` for a POSIX shell when it needs it. */
-function shellQuote(text: string): string {
+export function shellQuote(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 

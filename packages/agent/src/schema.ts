@@ -14,8 +14,8 @@ export type TodoAction = (typeof TODO_ACTIONS)[number];
 
 export const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'deleted'] as const;
 
-/** A JSON Schema object (loosely typed: it is data handed to model providers). */
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema, ObjectSchema } from './schema-types.js';
+import type { JsonSchema, ObjectSchema } from './schema-types.js';
 
 const taskId = (description: string): JsonSchema => ({
   description,
@@ -57,7 +57,7 @@ const todoItem: JsonSchema = {
 };
 
 /** The input schema of the `todo` tool. */
-export const todoInputSchema: JsonSchema = {
+export const todoInputSchema: ObjectSchema = {
   type: 'object',
   properties: {
     action: {
@@ -93,6 +93,11 @@ export const todoInputSchema: JsonSchema = {
     text: { type: 'string', minLength: 1, description: 'note: what you found or decided, kept on the task with the time and your name' },
     todos: { type: 'array', description: 'write: the entries, in order', items: todoItem, minItems: 1 },
     include_deleted: { type: 'boolean', description: 'list: also show deleted tasks' },
+    key: {
+      type: 'string',
+      description:
+        'create: a unique string you make for this create (e.g. a UUID); sending the same create again with it, after a lost answer or a cancel, returns the task it made instead of a second one',
+    },
   },
   required: ['action'],
   additionalProperties: false,
@@ -106,7 +111,41 @@ export const TOOL_SCHEMA_FORMATS: readonly ToolSchemaFormat[] = ['openai', 'open
 export interface ToolParts {
   name: string;
   description: string;
-  inputSchema: JsonSchema;
+  inputSchema: ObjectSchema;
+}
+
+/** An OpenAI Chat Completions function tool (`tools[]`); `strict` with `openai-strict`. */
+export interface OpenAIFunctionTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: ObjectSchema; strict?: true };
+}
+
+/** An OpenAI Responses API function tool, strict. */
+export interface OpenAIResponsesTool {
+  type: 'function';
+  name: string;
+  description: string;
+  parameters: ObjectSchema;
+  strict: true;
+}
+
+/** An Anthropic Messages API tool. */
+export interface AnthropicTool {
+  name: string;
+  description: string;
+  input_schema: ObjectSchema;
+}
+
+/** The bare JSON Schema document (draft 2020-12) with the tool's name and description. */
+export type JsonSchemaDocument = ObjectSchema & { $schema: string; title: string };
+
+/** What toolDefinition returns for each format. */
+export interface ToolDefinitions {
+  openai: OpenAIFunctionTool;
+  'openai-strict': OpenAIFunctionTool;
+  'openai-responses': OpenAIResponsesTool;
+  anthropic: AnthropicTool;
+  'json-schema': JsonSchemaDocument;
 }
 
 /**
@@ -118,17 +157,16 @@ export interface ToolParts {
  * input_schema}`), or the bare JSON Schema (draft 2020-12) with the
  * description as its own.
  */
-export function toolDefinition(tool: ToolParts, format: ToolSchemaFormat): JsonSchema {
-  switch (format) {
-    case 'openai':
-      return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } };
-    case 'openai-strict':
-      return { type: 'function', function: { name: tool.name, description: tool.description, parameters: strictSchema(tool.inputSchema), strict: true } };
-    case 'openai-responses':
-      return { type: 'function', name: tool.name, description: tool.description, parameters: strictSchema(tool.inputSchema), strict: true };
-    case 'anthropic':
-      return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
-    case 'json-schema':
-      return { $schema: 'https://json-schema.org/draft/2020-12/schema', title: tool.name, description: tool.description, ...tool.inputSchema };
-  }
+export function toolDefinition<F extends ToolSchemaFormat>(tool: ToolParts, format: F): ToolDefinitions[F] {
+  const definitions: { [K in ToolSchemaFormat]: () => ToolDefinitions[K] } = {
+    openai: () => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } }),
+    'openai-strict': () => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: strictSchema(tool.inputSchema), strict: true },
+    }),
+    'openai-responses': () => ({ type: 'function', name: tool.name, description: tool.description, parameters: strictSchema(tool.inputSchema), strict: true }),
+    anthropic: () => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema }),
+    'json-schema': () => ({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: tool.name, description: tool.description, ...tool.inputSchema }),
+  };
+  return definitions[format]();
 }

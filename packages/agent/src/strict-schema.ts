@@ -1,4 +1,4 @@
-import type { JsonSchema } from './schema.js';
+import type { JsonSchema, ObjectSchema } from './schema-types.js';
 
 /**
  * OpenAI's strict mode (Structured Outputs, `strict: true`) accepts a subset
@@ -40,7 +40,29 @@ function nullable(schema: JsonSchema): JsonSchema {
   return out;
 }
 
+/**
+ * `schema` with only the keywords strict mode keeps, and otherwise as it is
+ * (optional fields stay optional): the form served over MCP. Clients convert
+ * an MCP tool's schema for their model themselves, some to OpenAI's strict
+ * mode, passing constraints through as they are, which strict mode refuses;
+ * the tool checks every constraint itself, so the schema need not carry them.
+ */
+export function portableSchema(schema: ObjectSchema): ObjectSchema;
+export function portableSchema(schema: JsonSchema): JsonSchema;
+export function portableSchema(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  for (const key of STRICT_SCHEMA_KEYWORDS) if (key in schema) out[key] = schema[key];
+  if (isSchema(out.properties))
+    out.properties = Object.fromEntries(Object.entries(out.properties as Record<string, JsonSchema>).map(([name, p]) => [name, portableSchema(p)]));
+  if (isSchema(out.items)) out.items = portableSchema(out.items);
+  if (Array.isArray(out.anyOf)) out.anyOf = (out.anyOf as JsonSchema[]).map(portableSchema);
+  if (isSchema(out.$defs)) out.$defs = Object.fromEntries(Object.entries(out.$defs as Record<string, JsonSchema>).map(([k, v]) => [k, portableSchema(v)]));
+  return out;
+}
+
 /** The strict-mode form of `schema` (see the module comment); the input is not changed. */
+export function strictSchema(schema: ObjectSchema): ObjectSchema;
+export function strictSchema(schema: JsonSchema): JsonSchema;
 export function strictSchema(schema: JsonSchema): JsonSchema {
   const out: JsonSchema = {};
   for (const key of STRICT_SCHEMA_KEYWORDS) if (key in schema) out[key] = schema[key];

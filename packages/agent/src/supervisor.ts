@@ -42,108 +42,109 @@ interface Outcome {
   error?: string;
 }
 
+/**
+ * What the supervisor keeps while its job runs, passed to each step (named
+ * steps over explicit state, not one closure of lets).
+ */
+interface Supervision {
+  readonly store: TaskStore;
+  readonly jobId: string;
+  readonly record: JobRecord;
+  readonly task: number;
+  readonly owner: string;
+  child: ChildProcess | undefined;
+  /** A signal or `tasks kill` asked the job to stop. */
+  killRequested: boolean;
+  /** The command's group being stopped, once a stop was asked. */
+  stopping: Promise<void> | undefined;
+  /** The task was taken from the job while it ran. */
+  loss: ClaimLoss | undefined;
+  held: HeldClaim | undefined;
+  /** `job.started` being written; `job.finished` waits for it. */
+  started: Promise<unknown>;
+}
+
+/** Runs one background job from its record to its outcome on the task, the job record and the event log. */
 export async function superviseJob(boardDir: string, jobId: string): Promise<void> {
   const store = new TaskStore(boardDir);
-  let child: ChildProcess | undefined;
-  let killRequested = false;
-  let stopping: Promise<void> | undefined;
-  let loss: ClaimLoss | undefined;
-  let held: HeldClaim | undefined;
-
-  const stopCommand = () => {
-    if (child?.pid !== undefined && !stopping) stopping = killGroup(child.pid);
+  const record = getJob(store, jobId);
+  const state: Supervision = {
+    store,
+    jobId,
+    record,
+    task: record.task,
+    owner: record.owner,
+    child: undefined,
+    killRequested: false,
+    stopping: undefined,
+    loss: undefined,
+    held: undefined,
+    started: Promise.resolve(),
   };
-  const stop = () => {
-    killRequested = true;
-    stopCommand();
-  };
+  const stop = () => requestKill(state);
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   process.on('SIGHUP', stop);
-
-  const record = getJob(store, jobId);
-  const { task, owner } = record;
   await updateJob(store, jobId, () => ({ supervisorPid: process.pid }));
 
-  const finish = async (ended: JobStatus, outcome: Outcome): Promise<void> => {
-    const at = new Date().toISOString();
-    let status = ended;
-    let unblocked: number[] = [];
-    let error = outcome.error;
-    if (loss) {
-      // Someone else's task now (or nobody's): neither complete nor release it.
-      error = loss.message;
-      const stopped = { type: 'work.stopped', task, owner, job: jobId, reason: loss.reason, message: loss.message, ...(child?.pid ? { pid: child.pid } : {}) };
-      // The job record and job.finished below say it too: a busy log must not keep them from being written.
-      await store.recordEvent(stopped).catch(() => {});
-    } else {
-      // The worker's way (runtime/task-run.ts): one transaction that completes or releases only while, under the
-      // task's lock, the task is still in progress for this job's owner.
-      try {
-        const record = await recordRunEnd(store, {
-          task: held?.task ?? task,
-          owner,
-          exitCode: status === 'completed' ? 0 : outcome.exitCode,
-          signal: outcome.signal,
-          tail: status === 'completed' ? '' : readJobLogTail(store, jobId, TAIL_LINES, TAIL_BYTES),
-          job: jobId,
-          killed: status === 'killed',
-        });
-        if (record.outcome === 'completed') unblocked = record.unblocked;
-        if (record.outcome === 'lost') {
-          status = 'lost';
-          error ??= `${record.message}; it was left as it is`;
-        }
-      } catch (e) {
-        error = `could not record the outcome on task #${task}: ${(e as Error).message}`;
-      }
-    }
-    const patch: Partial<JobRecord> = { status, exitCode: outcome.exitCode, signal: outcome.signal, finishedAt: at, unblocked };
-    if (error) patch.error = error;
-    await updateJob(store, jobId, () => patch);
-    await store.recordEvent({
-      type: 'job.finished',
-      task,
-      owner,
-      job: jobId,
-      status,
-      exitCode: outcome.exitCode,
-      ...(outcome.signal ? { signal: outcome.signal } : {}),
-      unblocked,
-      ...(loss ? { reason: loss.reason, message: loss.message } : {}),
-    });
-  };
-
-  // Hold the lease with this process's pid, so a dead supervisor is reaped.
-  let claim: ClaimResult;
-  try {
-    claim = await store.claimTask(task, { owner, lease: { pid: process.pid } });
-  } catch (e) {
-    await finish('failed', { exitCode: null, signal: null, error: `could not hold task #${task}: ${(e as Error).message}` });
+  const claim = await holdTask(state);
+  if (!claim) return;
+  if (state.killRequested || getJob(store, jobId).killRequested) {
+    await finish(state, 'killed', { exitCode: null, signal: null, error: 'killed before it started' });
     return;
   }
-  if (killRequested || getJob(store, jobId).killRequested) {
-    await finish('killed', { exitCode: null, signal: null, error: 'killed before it started' });
-    return;
-  }
-  held = holdClaim(store, {
-    task,
-    owner,
+  state.held = holdClaim(store, {
+    task: state.task,
+    owner: state.owner,
     claimedAt: claim.lease.claimedAt,
-    sinceSeq: claim.events.find((e) => e.task === task && e.type === 'claimed')?.seq,
+    sinceSeq: claim.events.find((e) => e.task === state.task && e.type === 'claimed')?.seq,
     checkMs: CLAIM_CHECK_MS,
     maxRenewMs: 60_000,
     onLost: (found) => {
-      loss = found;
-      stopCommand();
+      state.loss = found;
+      stopCommand(state);
     },
   });
+  const outcome = await runCommand(state);
+  // One last look before recording the outcome on the task: the command may
+  // have ended just as the task was taken.
+  state.held.check();
+  state.held.stop();
+  await cleanUpAfterCommand(state, outcome);
+  // `tasks kill` marks the record before signalling; the group may die before our handler runs.
+  state.killRequested ||= getJob(store, jobId).killRequested === true;
+  const status: JobStatus = state.loss ? 'lost' : state.killRequested ? 'killed' : outcome.exitCode === 0 ? 'completed' : 'failed';
+  await finish(state, status, outcome);
+}
 
+/** A signal or `tasks kill`: the command's whole group stops, and the job ends killed. */
+function requestKill(state: Supervision): void {
+  state.killRequested = true;
+  stopCommand(state);
+}
+
+function stopCommand(state: Supervision): void {
+  if (state.child?.pid !== undefined && !state.stopping) state.stopping = killGroup(state.child.pid);
+}
+
+/** Holds the lease with this process's pid, so a dead supervisor is reaped; a task it cannot hold ends the job failed. */
+async function holdTask(state: Supervision): Promise<ClaimResult | undefined> {
+  try {
+    return await state.store.claimTask(state.task, { owner: state.owner, lease: { pid: process.pid } });
+  } catch (e) {
+    await finish(state, 'failed', { exitCode: null, signal: null, error: `could not hold task #${state.task}: ${(e as Error).message}` });
+    return undefined;
+  }
+}
+
+/** Starts the command in its own process group with output to the job's log; resolves when it ends. */
+async function runCommand(state: Supervision): Promise<Outcome> {
+  const { store, jobId, record, task, owner } = state;
   const log = openSync(jobLogPath(store, jobId), 'a');
-  let started: Promise<unknown> = Promise.resolve();
   const outcome = await new Promise<Outcome>((resolve) => {
+    let child: ChildProcess;
     try {
-      child = spawn(record.command[0], record.command.slice(1), {
+      child = state.child = spawn(record.command[0], record.command.slice(1), {
         cwd: record.cwd,
         detached: true, // its own process group: `tasks kill` ends the whole tree
         stdio: ['ignore', log, log],
@@ -156,32 +157,95 @@ export async function superviseJob(boardDir: string, jobId: string): Promise<voi
     child.once('error', (e) => resolve({ exitCode: 127, signal: null, error: `cannot start ${record.command[0]}: ${e.message}` }));
     child.once('exit', (code, signal) => resolve({ exitCode: code, signal }));
     child.once('spawn', () => {
-      const pid = child!.pid!;
-      if (killRequested) stop();
-      if (loss) stopCommand();
-      started = updateJob(store, jobId, (r) => (r.status === 'starting' ? { status: 'running', pid } : { pid }))
+      const pid = child.pid!;
+      if (state.killRequested) requestKill(state);
+      if (state.loss) stopCommand(state);
+      state.started = updateJob(store, jobId, (r) => (r.status === 'starting' ? { status: 'running', pid } : { pid }))
         .then(() => store.recordEvent({ type: 'job.started', task, owner, job: jobId, pid, command: record.command }))
         .catch(() => {});
     });
   });
   closeSync(log);
-  // One last look before recording the outcome on the task: the command may
-  // have ended just as the task was taken.
-  held.check();
-  held.stop();
-  const note = loss ? `stopped: ${loss.message}` : outcome.error;
+  return outcome;
+}
+
+/** Notes why the run stopped in its log, stops what the command left running and waits for `job.started`. */
+async function cleanUpAfterCommand(state: Supervision, outcome: Outcome): Promise<void> {
+  const note = state.loss ? `stopped: ${state.loss.message}` : outcome.error;
   if (note) {
-    const fd = openSync(jobLogPath(store, jobId), 'a');
+    const fd = openSync(jobLogPath(state.store, state.jobId), 'a');
     writeSync(fd, `tasks run: ${note}\n`);
     closeSync(fd);
   }
   // Whatever the command left behind in its group goes with it: no orphans.
-  if (child?.pid !== undefined) await (stopping ?? killGroup(child.pid, 1000));
-  await started; // job.started is in the log before job.finished
-  // `tasks kill` marks the record before signalling; the group may die before our handler runs.
-  killRequested ||= getJob(store, jobId).killRequested === true;
-  const status: JobStatus = loss ? 'lost' : killRequested ? 'killed' : outcome.exitCode === 0 ? 'completed' : 'failed';
-  await finish(status, outcome);
+  if (state.child?.pid !== undefined) await (state.stopping ?? killGroup(state.child.pid, 1000));
+  await state.started; // job.started is in the log before job.finished
+}
+
+/** Records the outcome: on the task (unless it was lost), on the job record, and as `job.finished`. */
+async function finish(state: Supervision, ended: JobStatus, outcome: Outcome): Promise<void> {
+  const { store, jobId, task, owner, loss } = state;
+  const at = new Date().toISOString();
+  const { status, unblocked, error } = loss ? await recordLoss(state, ended, loss) : await recordOnTask(state, ended, outcome);
+  const patch: Partial<JobRecord> = { status, exitCode: outcome.exitCode, signal: outcome.signal, finishedAt: at, unblocked };
+  if (error) patch.error = error;
+  await updateJob(store, jobId, () => patch);
+  await store.recordEvent({
+    type: 'job.finished',
+    task,
+    owner,
+    job: jobId,
+    status,
+    exitCode: outcome.exitCode,
+    ...(outcome.signal ? { signal: outcome.signal } : {}),
+    unblocked,
+    ...(loss ? { reason: loss.reason, message: loss.message } : {}),
+  });
+}
+
+/** What the job ends as, once its outcome is recorded. */
+interface Settled {
+  status: JobStatus;
+  unblocked: number[];
+  error: string | undefined;
+}
+
+/** Someone else's task now (or nobody's): neither complete nor release it, only say why the work stopped. */
+async function recordLoss(state: Supervision, ended: JobStatus, loss: ClaimLoss): Promise<Settled> {
+  const { store, jobId, task, owner, child } = state;
+  const stopped = { type: 'work.stopped', task, owner, job: jobId, reason: loss.reason, message: loss.message, ...(child?.pid ? { pid: child.pid } : {}) };
+  // The job record and job.finished say it too: a busy log must not keep them from being written.
+  await store.recordEvent(stopped).catch(() => {});
+  return { status: ended, unblocked: [], error: loss.message };
+}
+
+/**
+ * The worker's way (runtime/task-run.ts): one transaction that completes or
+ * releases only while, under the task's lock, the task is still in progress
+ * for this job's owner.
+ */
+async function recordOnTask(state: Supervision, ended: JobStatus, outcome: Outcome): Promise<Settled> {
+  const { store, jobId, task, owner } = state;
+  const settled: Settled = { status: ended, unblocked: [], error: outcome.error };
+  try {
+    const record = await recordRunEnd(store, {
+      task: state.held?.task ?? task,
+      owner,
+      exitCode: ended === 'completed' ? 0 : outcome.exitCode,
+      signal: outcome.signal,
+      tail: ended === 'completed' ? '' : readJobLogTail(store, jobId, TAIL_LINES, TAIL_BYTES),
+      job: jobId,
+      killed: ended === 'killed',
+    });
+    if (record.outcome === 'completed') settled.unblocked = record.unblocked;
+    if (record.outcome === 'lost') {
+      settled.status = 'lost';
+      settled.error ??= `${record.message}; it was left as it is`;
+    }
+  } catch (e) {
+    settled.error = `could not record the outcome on task #${task}: ${(e as Error).message}`;
+  }
+  return settled;
 }
 
 const entry = process.argv[1] ? pathToFileURL(realpathSync(process.argv[1])).href : '';

@@ -29,7 +29,7 @@ export type TodoHandler = (context: TodoContext, input: TodoInput) => Promise<To
 /** The board after a change, and the board text the result carries. */
 function after(s: TaskStore): { snapshot: BoardSnapshot; board: string } {
   const snapshot = s.loadBoard();
-  return { snapshot, board: renderResultBoard(snapshot) };
+  return { snapshot, board: renderResultBoard(snapshot, s.config.echoBudget) };
 }
 
 export async function createAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
@@ -46,6 +46,7 @@ export async function createAction({ owner, store }: TodoContext, input: TodoInp
       paths: pathsFrom(input.paths),
       priority: priorityFrom(input.priority),
       labels: labelsFrom(input.add_labels, 'add_labels'),
+      key: stringFrom(input.key, 'key') || undefined,
     },
     { actor: owner },
   );
@@ -53,7 +54,10 @@ export async function createAction({ owner, store }: TodoContext, input: TodoInp
   return {
     ok: true,
     action: 'create',
-    message: `Created #${result.task.id}: ${result.task.subject}`,
+    message: result.alreadyApplied
+      ? `Already created #${result.task.id}: ${result.task.subject} (by an earlier call with this key; nothing changed)`
+      : `Created #${result.task.id}: ${result.task.subject}`,
+    ...(result.alreadyApplied ? { alreadyApplied: true } : {}),
     task: summarize(result.task, lookupIn(snapshot)),
     board,
   };

@@ -17,7 +17,7 @@ export type TodoInput = Record<string, unknown>;
 
 /** Fields each action reads; anything else given is a mistake worth reporting. */
 const FIELDS: Record<TodoAction, string[]> = {
-  create: ['subject', 'description', 'active_form', 'owner', 'add_blocked_by', 'priority', 'add_labels', 'paths'],
+  create: ['subject', 'description', 'active_form', 'owner', 'add_blocked_by', 'priority', 'add_labels', 'paths', 'key'],
   update: [
     'task_id',
     'subject',

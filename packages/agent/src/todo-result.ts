@@ -48,6 +48,8 @@ export type TodoResult =
       unblocked?: number[];
       removed?: number[];
       expiresAt?: string | null;
+      /** create with a key an earlier create used: the task it made, nothing written. */
+      alreadyApplied?: boolean;
       /** `<TASK_BOARD>…</TASK_BOARD>` after the change (every mutating action, and list). */
       board?: string;
     }
@@ -70,9 +72,9 @@ export function summarize(task: Task, lookup: TaskLookup): TaskSummary {
   };
 }
 
-/** The board as results carry it: `<TASK_BOARD>…</TASK_BOARD>`. */
-export function renderResultBoard(snapshot: BoardSnapshot): string {
-  return renderAgentBoard(snapshot);
+/** The board as results carry it: `<TASK_BOARD>…</TASK_BOARD>`, within the board's `echoBudget`. */
+export function renderResultBoard(snapshot: BoardSnapshot, budget?: number): string {
+  return renderAgentBoard(snapshot, { budget });
 }
 
 /** Looks tasks up in one snapshot, so a result's tasks and its board agree. */

@@ -1,5 +1,5 @@
 import { TaskStore, readLeases, resolveOwner } from '@dotasks/core/internal';
-import { TODO_TOOL_NAME, todoInputSchema, type JsonSchema } from './schema.js';
+import { TODO_TOOL_NAME, todoInputSchema, type ObjectSchema } from './schema.js';
 import { TODO_HANDLERS, type TodoContext } from './todo-actions.js';
 import { failureResult } from './todo-failure.js';
 import { actionFrom, checkFields } from './todo-input.js';
@@ -7,14 +7,19 @@ import { renderResultBoard, type TodoResult } from './todo-result.js';
 
 export { renderToolResult, type TaskSummary, type TodoError, type TodoResult } from './todo-result.js';
 
-/** What the tool teaches the model: the protocol in a few lines. */
-export const TODO_DESCRIPTION = [
-  'Plan and track multi-step work on the shared task board. Protocol:',
+/** The protocol in four steps: the tool's description and `tasks prime` (prime.ts) teach the same words. */
+export const PROTOCOL_STEPS: readonly string[] = [
   '1. create one task per step (action "create", subject); the result gives its id.',
   '2. link the order: action "update", task_id, add_blocked_by [ids it waits for]; cycles are refused.',
   '3. start one task at a time: "update" with status "in_progress" (several agents: "claim" takes the next ready task).',
   '4. when it is done: "update" with status "completed"; the result lists the ids it unblocked.',
-  'Every change returns the board in <TASK_BOARD> ([x] done, [>] in progress, [ ] pending): read it there instead of calling "list".',
+];
+
+/** What the tool teaches the model: the protocol in a few lines. */
+export const TODO_DESCRIPTION = [
+  'Plan and track multi-step work on the shared task board. Protocol:',
+  ...PROTOCOL_STEPS,
+  'Every change returns the open work in <TASK_BOARD> ([>] in progress, [ ] pending; done tasks counted in one line): read it there instead of calling "list".',
   '"get" shows one task in full; "write" creates/updates many (todos); "release" gives a task back; "clear" empties the board.',
   'priority 0 (urgent) … 4 orders the ready work; "note" (task_id, text) leaves what you learned on a task for whoever comes next.',
   'A refused call returns ok=false with error.code, message and hint: fix the input as the hint says and call again.',
@@ -33,7 +38,7 @@ export interface TodoToolOptions {
 export interface TodoTool {
   name: string;
   description: string;
-  inputSchema: JsonSchema;
+  inputSchema: ObjectSchema;
   /** Runs one call. Never throws: mistakes come back as `{ok: false, error}`. */
   execute(input: unknown): Promise<TodoResult>;
   /** The owner the tool acts as. */
@@ -84,7 +89,7 @@ export function createTodoTool(options: TodoToolOptions = {}): TodoTool {
       return result;
     } catch (error) {
       // The board helps the model fix a wrong id or see who holds what.
-      return failureResult(named, error, owner, () => renderResultBoard(open().loadBoard()));
+      return failureResult(named, error, owner, () => renderResultBoard(open().loadBoard(), open().config.echoBudget));
     }
   }
 

@@ -75,7 +75,8 @@ describe('todo tool actions', () => {
     const done = await ok({ action: 'update', task_id: 1, status: 'completed' });
     expect(done.unblocked).toEqual([2]);
     expect(done.message).toContain('unblocked #2');
-    expect(done.board).toContain('[x] #1: Parse AST');
+    expect(done.board).toContain('(1 completed task not shown');
+    expect(done.board).not.toContain('#1: Parse AST');
     const unlinked = await ok({ action: 'update', task_id: 3, remove_blocked_by: [2], subject: 'Emit JS' });
     expect(unlinked.task).toMatchObject({ subject: 'Emit JS', blockedBy: [], ready: true });
     const back = await ok({ action: 'update', task_id: 2, status: 'in_progress' });
@@ -98,6 +99,36 @@ describe('todo tool actions', () => {
       [1, 'pending'],
       [2, 'deleted'],
     ]);
+  });
+
+  it('the board a result carries lists the open work and folds the history: 300 tasks, 240 done', async () => {
+    const items = Array.from({ length: 300 }, (_, i) => ({ subject: `Step ${i + 1} of the plan`, ...(i < 240 ? { status: 'completed' as const } : {}) }));
+    await store.batchWrite(items, { actor: 'agent-1' });
+    const created = await ok({ action: 'create', subject: 'One more step' });
+    const board = created.board!;
+    expect(board.length).toBeLessThanOrEqual(4000);
+    expect(board).not.toContain('[x]');
+    expect(board).toContain('(240 completed tasks not shown: list returns every task, get shows one)');
+    expect([...board.matchAll(/^\[ \] #\d+:/gm)]).toHaveLength(61);
+    // The whole result as an MCP client gets it stays near the board's size (it was 19,516 characters).
+    expect(renderToolResult(created).length).toBeLessThan(5000);
+  });
+
+  it("config.json's echoBudget bounds the board; the least urgent open work is counted, not listed", async () => {
+    writeFileSync(join(root, '.tasks', 'config.json'), JSON.stringify({ echoBudget: 600 }));
+    const items = Array.from({ length: 50 }, (_, i) => ({ subject: `Step ${i + 1} of the plan`, priority: i % 5 }));
+    await store.batchWrite(items, { actor: 'agent-1' });
+    const listed = await ok({ action: 'list' }, createTodoTool({ dir: join(root, '.tasks'), owner: 'agent-1' }));
+    expect(listed.board!.length).toBeLessThanOrEqual(600);
+    expect(listed.board).toMatch(/\(… \d+ more open tasks not shown, less urgent than those above: \d+ ready; list returns every task\)/);
+    expect(listed.board).toContain('[ ] #1: Step 1 of the plan P0');
+    expect(listed.tasks).toHaveLength(50);
+    writeFileSync(join(root, '.tasks', 'config.json'), JSON.stringify({ echoBudget: 20 }));
+    const bad = await createTodoTool({ dir: join(root, '.tasks'), owner: 'agent-1' }).execute({ action: 'list' });
+    expect(bad).toMatchObject({
+      ok: false,
+      error: { code: 'E_INVALID', message: expect.stringContaining('"echoBudget" must be a whole number of characters, at least 500') },
+    });
   });
 
   it('get returns the whole task and no board', async () => {

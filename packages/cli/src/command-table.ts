@@ -118,6 +118,7 @@ export const COMMANDS = {
       priority,
       label: labels,
       meta: { type: 'string', array: true, describe: 'metadata key=value (value read as JSON when it parses)' },
+      key: { type: 'string', describe: 'a unique string for this create: run again with it, it prints the task it made instead of making another' },
     },
     examples: [
       ['$0 create "Run tests" --blocked-by 2,3', 'a task that waits for #2 and #3'],
@@ -145,11 +146,18 @@ export const COMMANDS = {
       ...listOptions,
       explain: {
         type: 'boolean',
-        describe: 'say why each task stands where it does: listed as claim --next takes them, by priority, then the work each unblocks, then id',
+        describe:
+          'say why each task stands where it does: listed as claim --next takes them, by priority, then the work each unblocks, then id; and which ones claim --next passes over because their files overlap a task in progress',
+      },
+      parallel: {
+        type: 'number',
+        range: 'positive',
+        describe: 'only up to N ready tasks whose file scopes are pairwise disjoint and disjoint from the work in progress: the set to start at once',
       },
     },
     examples: [
       ['$0 ready --json', 'ready tasks as JSON'],
+      ['$0 ready --parallel 3', 'three tasks that can be worked on at once without touching the same files'],
       ['$0 ready --explain', "the order, with each task's priority and the chain of work it unblocks"],
     ],
   },
@@ -336,11 +344,27 @@ export const COMMANDS = {
     describe: 'serve the board over MCP on stdio: the todo tool and the board as a resource',
     examples: [['TASKS_OWNER=claude $0 mcp', 'what an MCP client (.mcp.json) starts']],
   },
+  prime: {
+    name: 'prime',
+    describe:
+      'print what an agent needs to work the board: the protocol, who it is, what it holds and the open board (for a session-start hook or a system prompt)',
+    examples: [
+      ['TASKS_OWNER=claude $0 prime', 'what a Claude Code SessionStart hook injects'],
+      ['$0 prime --json', '{owner, text, board, holding}'],
+    ],
+  },
   guard: {
     name: 'guard',
     fast: true,
     describe: 'remind an agent that is stopping with a task still in progress (exit 1 when it has one)',
-    options: { hook: { type: 'string', choices: ['claude'], describe: 'answer a Claude Code Stop hook (payload on stdin, JSON decision on stdout)' } },
+    options: {
+      hook: {
+        type: 'string',
+        choices: ['claude', 'claude-edit'],
+        describe:
+          "answer a Claude Code hook (payload on stdin, JSON decision on stdout): claude for Stop, claude-edit for PreToolUse on Edit/Write/MultiEdit (keeps edits in the claimed task's file scope)",
+      },
+    },
     examples: [
       ['$0 guard --owner agent-1', 'silent, exit 0, when agent-1 has nothing in progress'],
       ['$0 guard --hook claude', 'the command of a Claude Code Stop hook'],
@@ -414,9 +438,10 @@ export const COMMANDS = {
   'git-hook': {
     name: 'git-hook',
     fast: true,
-    describe: 'run by the git hooks tasks init --git installs: settles ids two branches handed out twice, after a merge, a cherry-pick or a rebase',
+    describe:
+      "run by the git hooks tasks init --git installs: settles ids two branches handed out twice, after a merge, a cherry-pick or a rebase; before a commit in a task worktree, refuses files outside the task's scope",
     positionals: [
-      { name: 'hook', choices: ['post-merge', 'post-commit', 'post-rewrite'], describe: 'the hook git runs' },
+      { name: 'hook', choices: ['post-merge', 'post-commit', 'post-rewrite', 'pre-commit'], describe: 'the hook git runs' },
       { name: 'args', variadic: true, optional: true, describe: "the hook's own arguments" },
     ],
     examples: [['$0 git-hook post-merge', 'what .git/hooks/post-merge runs']],

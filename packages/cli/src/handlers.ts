@@ -22,6 +22,7 @@ export const HANDLERS: { readonly [N in CommandName]: () => Promise<Handler<N>> 
   },
   'tool-schema': async () => (await import('./commands/tool-schema.js')).toolSchema,
   mcp: async () => (await import('./commands/mcp.js')).mcp,
+  prime: async () => (await import('./commands/prime.js')).prime,
   guard: async () => (await import('./commands/guard.js')).guard,
   run: async () => (await import('./commands/run.js')).runJob,
   jobs: async () => (await import('./commands/jobs.js')).jobs,

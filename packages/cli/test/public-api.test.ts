@@ -16,8 +16,14 @@ const PUBLIC: Record<string, string[]> = {
     ...TODO_TOOL,
     'TODO_DESCRIPTION',
     'TODO_STATUSES',
-    // The strict-mode (OpenAI Structured Outputs) form of a tool schema.
+    // The strict-mode (OpenAI Structured Outputs) form of a tool schema, and the form served over MCP.
     'strictSchema',
+    'portableSchema',
+    'STRICT_SCHEMA_KEYWORDS',
+    // The protocol's steps (shared by the description and the primer) and `tasks prime`.
+    'PROTOCOL_STEPS',
+    'SHARED_BOARD_RULES',
+    'renderPrime',
     // Jobs and the stop hook, which `tasks start`, `tasks jobs` and `tasks guard` are made of.
     'decideStopHook',
     'isFinished',
@@ -27,6 +33,8 @@ const PUBLIC: Record<string, string[]> = {
     'startJob',
     'tasksInProgress',
     'viewJob',
+    // The todo tool's MCP server, which `tasks mcp` runs.
+    'runMcpServer',
     // Process groups, kept here for the agent API (they live in the core).
     'groupMembers',
     'isRunning',

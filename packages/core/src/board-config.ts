@@ -35,7 +35,16 @@ export interface BoardConfig {
    * synced board lives"). Default false: the board is committed with the code.
    */
   sync: boolean;
+  /**
+   * The most characters of the board that a result of the agents' tool (and
+   * `tasks prime`) carries: past it, the least urgent open work is counted
+   * instead of listed (default 4000, about a thousand tokens; at least 500).
+   */
+  echoBudget: number;
 }
+
+/** The smallest `echoBudget`: room for the summary, the fold lines and a few tasks. */
+export const MIN_ECHO_BUDGET = 500;
 
 export const DEFAULT_CONFIG: BoardConfig = {
   singleInProgress: true,
@@ -47,6 +56,7 @@ export const DEFAULT_CONFIG: BoardConfig = {
   syncRemote: 'origin',
   syncBranch: 'tasks',
   sync: false,
+  echoBudget: 4000,
 };
 
 const BOOLEAN_KEYS = ['singleInProgress', 'sync'] as const;
@@ -92,6 +102,12 @@ export function readConfig(boardDir: string): BoardConfig {
     if (value === undefined) continue;
     if (typeof value !== 'string' || value.trim() === '') throw new TasksError('E_INVALID', `${file}: "${key}" must be a non-empty string`, { file });
     config[key] = value;
+  }
+  if (obj.echoBudget !== undefined) {
+    const value = obj.echoBudget;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_ECHO_BUDGET)
+      throw new TasksError('E_INVALID', `${file}: "echoBudget" must be a whole number of characters, at least ${MIN_ECHO_BUDGET}`, { file });
+    config.echoBudget = value;
   }
   return config;
 }

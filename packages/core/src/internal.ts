@@ -1,16 +1,19 @@
 /**
- * What the sibling packages (agent, worker, watch, board, web, the CLI), their
- * tests and the scripts use of the core, as `@dotasks/core/internal`: no
- * promise to anyone else, it changes with them. The public API is index.ts,
- * whose names are here too, and so are those of the read and store entries
- * (public-api.test.ts holds all three to that). Each name is listed by hand,
- * by the module that defines it: a name a sibling starts to use is added
- * here on purpose, and one nobody uses any more is taken out.
+ * What the sibling packages (agent, worker, watch, terminal board, web, the
+ * CLI), their tests and the scripts use of the core, as
+ * `@dotasks/core/internal`: no promise to anyone else, it changes with them.
+ * The public API is index.ts, whose names are here too, and so are those of
+ * the read and store entries (public-api.test.ts holds all three to that).
+ * Each name is listed by hand, by the module that defines it: a name a
+ * sibling starts to use is added here on purpose, and one nobody uses any
+ * more is taken out.
  */
 export { type BoardConfig, readConfig } from './board-config.js';
-export { applyFinding, type BoardFinding, BoardGraph, checkBoard, checkChangedTask } from './consistency/reconcile.js';
+export { BoardGraph } from './consistency/board-graph.js';
+export { applyFinding, checkBoard, checkChangedTask } from './consistency/reconcile.js';
+export { type BoardFinding } from './consistency/verdicts.js';
 export { diagnoseBoard, repairBoard } from './doctor/doctor.js';
-export type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, FindingCode, RepairReport } from './doctor/findings.js';
+export { type DoctorChange, type DoctorFinding, type DoctorOptions, type DoctorReport, type FindingCode, type RepairReport } from './doctor/findings.js';
 export { loadBoardSnapshot } from './engine/board-index.js';
 export { BOARD_INDEX_FILE } from './engine/index-file.js';
 export { hashText } from './engine/journal.js';
@@ -69,6 +72,7 @@ export { clashBookOf, readClashes } from './git/id-clashes.js';
 export { locateGit } from './git/locate-git.js';
 export { boardMergeState } from './git/merge-state.js';
 export { type ClashBook, type MergeConflict, runMergeDriver } from './git/merge.js';
+export { trackedFiles } from './git/tracked-files.js';
 export {
   claimWithWorktree,
   type ClaimWorktreeOptions,
@@ -82,7 +86,9 @@ export { findCycle, isReady, openBlockers, type TaskLookup } from './graph/graph
 export { explainRank, rankTasks, readyOrder, type ReadyRank } from './graph/ready-order.js';
 export { searchPath } from './graph/walk.js';
 export { EXPORT_FORMATS, exportBoard, type ExportFormat, type ExportOptions } from './io/board-export.js';
-export { type ForeignList, importTasks, readClaudeTaskList, readTaskStoreFile } from './io/board-import.js';
+export { importTasks } from './io/board-import.js';
+export { readClaudeTaskList, readTaskStoreFile } from './io/claude-lists.js';
+export { type ForeignList } from './io/import-shapes.js';
 export { readBacklogTasks, readBeadsIssues, readDotasksExport } from './io/import-tools.js';
 export { type OwnerSource, resolveOwner } from './owner.js';
 export { type ClaimLoss, type ClaimLossReason, type ClaimWatch, watchClaim, type WatchClaimOptions } from './runtime/claim-watch.js';
@@ -103,12 +109,17 @@ export { type Lease, LEASES_DIR, listLeases, writeLease } from './runtime/leases
 export { groupMembers, isRunning, killGroup } from './runtime/processes.js';
 export { type HeldClaim, holdClaim, type LastError, recordRunEnd } from './runtime/task-run.js';
 export { claimWatcherRecord, releaseWatcherRecord, touchWatcherRecord, type WatcherRecord } from './runtime/watcher-record.js';
-export { inScope } from './scopes/scopes.js';
+export { scopeProblem } from './scopes/glob-limits.js';
+export { inScope, ScopeMatcher } from './scopes/scopes.js';
 export { readLeases, TaskStore } from './store.js';
 export { markSynced, remoteHasBranch } from './sync/board-home.js';
-export { type SyncChange } from './sync/board-merge.js';
 export { adoptBoard, openBoardToSync, retireBoard } from './sync/board-moves.js';
-export { claimWithSync, startSyncLoop, syncBoard, type SyncOptions, type SyncReport } from './sync/sync.js';
+export { claimWithSync } from './sync/claim-sync.js';
+export { type SyncChange } from './sync/merge-types.js';
+export { startSyncLoop } from './sync/sync-loop.js';
+export { syncBoard } from './sync/sync-rounds.js';
+export { type SyncOptions, type SyncReport } from './sync/sync-types.js';
+export { renderAgentBoard } from './views/agent-board.js';
 export { printable, type PrintableFields, printableLines, printableTask, printableValue } from './views/printable.js';
 export {
   type BoardCounts,
@@ -118,7 +129,6 @@ export {
   type ListFilter,
   PLAIN_STYLE,
   planningTags,
-  renderAgentBoard,
   renderBoard,
   renderProblem,
   type RenderStyle,

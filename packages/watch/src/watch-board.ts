@@ -2,10 +2,10 @@ import { dirname, resolve } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import { TaskStore, claimWatcherRecord, releaseWatcherRecord, touchWatcherRecord, type WatcherRecord } from '@dotasks/core/internal';
 import { boardExists } from './board-files.js';
-import { classifyBoardEntry, createBoardFolderWatch, watchParentFolder, watcherReady } from './board-folder.js';
+import { classifyBoardEntry, createBoardFolderWatch, watchParentFolder, watcherReady, type BoardFolderWatch } from './board-folder.js';
 import { createChangeDebouncer } from './change-debouncer.js';
 import { checkChangedFile, checkSettledFile } from './file-change.js';
-import { createJobQueue } from './job-queue.js';
+import { createJobQueue, type JobQueue } from './job-queue.js';
 import { createProblemMemory } from './problem-memory.js';
 import { reapExpiredLeases, startPeriodicJobs } from './reaper.js';
 import { reconcileBoard, reconcileOnStart } from './reconcile-board.js';
@@ -54,6 +54,19 @@ export interface BoardWatcher {
 /** How often the one-watcher-per-board record is touched, ms. */
 const RECORD_TOUCH_MS = 30_000;
 
+/** One running watcher: its session and the parts that start and stop with it, passed to each step. */
+interface RunningWatcher {
+  readonly options: WatchBoardOptions;
+  readonly session: WatchSession;
+  readonly jobs: JobQueue;
+  readonly folder: BoardFolderWatch;
+  /** The board checked in full, as one job. */
+  reconcile(): void;
+  /** chokidar on the parent folder: `.tasks/` coming and going. */
+  parentWatch: FSWatcher | undefined;
+  stopPeriodicJobs: () => void;
+}
+
 /**
  * Watches a board (`.tasks/`) and keeps it consistent when files change
  * outside our commands (docs/protocol.md, "Status, edges and readiness" and
@@ -62,19 +75,33 @@ const RECORD_TOUCH_MS = 30_000;
  * reaps expired leases. It watches the board's parent folder so a `.tasks/`
  * removed and re-created keeps being watched.
  *
- * This function wires the parts together: the job queue (one job at a
+ * The steps below wire the parts together: the job queue (one job at a
  * time), the debounced change queue, the full reconcile and the per-file
  * check, the folder watches and the periodic jobs.
  */
 export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardWatcher {
-  const board = resolve(dir);
-  const parent = dirname(board);
+  const watcher = createWatcher(resolve(dir), options);
+  const ready = startWatcher(watcher);
+  const close = () => closeWatcher(watcher);
+  ready.catch(() => close());
+  return {
+    ready,
+    close,
+    get record() {
+      return watcher.session.record;
+    },
+  };
+}
+
+/** The parts of a watcher, wired to one session; nothing runs until startWatcher. */
+function createWatcher(board: string, options: WatchBoardOptions): RunningWatcher {
   const store = new TaskStore(board);
   const actor = options.actor ?? 'watcher';
   const notice = (message: string) => options.onNotice?.(message);
-
+  // The parts call back into the session, made last: none of them runs before it exists.
+  const isClosed = () => session.closed;
   const events = createEventSink({ store, actor, onEvent: options.onEvent, boardExists: () => boardExists(board) });
-  const jobs = createJobQueue({ isClosed: () => session.closed, onError: events.reportFailure });
+  const jobs = createJobQueue({ isClosed, onError: events.reportFailure });
   const reconcile = () => jobs.enqueue('reconcile', () => reconcileBoard(session));
   const changes = createChangeDebouncer({
     debounceMs: options.debounceMs ?? 30,
@@ -89,7 +116,7 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     onBurstQuiet: reconcile,
   });
   const folder = createBoardFolderWatch(board, {
-    isClosed: () => session.closed,
+    isClosed,
     onEntry: (name) => {
       if (session.closed) return;
       const entry = classifyBoardEntry(name);
@@ -118,75 +145,81 @@ export function watchBoard(dir: string, options: WatchBoardOptions = {}): BoardW
     boardPresent: true,
     adoptAll: true,
   };
+  return { options, session, jobs, folder, reconcile, parentWatch: undefined, stopPeriodicJobs: () => {} };
+}
 
-  /** chokidar on the parent folder: `.tasks/` coming and going. */
-  let parentWatch: FSWatcher | undefined;
-  let stopPeriodicJobs = () => {};
+/** Takes the board's watcher record, watches the parent folder, reconciles once, then starts the periodic jobs. */
+async function startWatcher(watcher: RunningWatcher): Promise<void> {
+  const { session, options } = watcher;
+  if (options.exclusive !== false) {
+    const claimed = await claimWatcherRecord(session.store);
+    if (session.closed) return releaseWatcherRecord(session.store, claimed); // closed while starting
+    session.record = claimed;
+  }
+  const { watch } = await import('chokidar');
+  if (session.closed) return;
+  watcher.parentWatch = watchBoardParent(watcher, watch);
+  await watcherReady(watcher.parentWatch);
+  if (session.closed) return;
+  watcher.folder.attach();
+  await reconcileOnStart(session, watcher.jobs);
+  if (session.closed) return; // closed during the first reconcile: start no timers that nothing would stop
+  watcher.stopPeriodicJobs = startWatcherJobs(watcher);
+}
 
-  const start = async () => {
-    if (options.exclusive !== false) {
-      const claimed = await claimWatcherRecord(store);
-      if (session.closed) return releaseWatcherRecord(store, claimed); // closed while starting
-      session.record = claimed;
-    }
-    const { watch } = await import('chokidar');
-    if (session.closed) return;
-    const w = watchParentFolder(watch, parent, board, {
-      onVanished: () => {
-        folder.detach();
-        reconcile();
-      },
-      onAppeared: () => {
-        notice(`the board ${board} appeared; reconciling once it is quiet`);
-        folder.attach();
-        changes.startBurst();
-      },
-      notice,
-      reportFailure: events.reportFailure,
-    });
-    parentWatch = w;
-    await watcherReady(w);
-    if (session.closed) return;
-    folder.attach();
-    await reconcileOnStart(session, jobs);
-    if (session.closed) return; // closed during the first reconcile: start no timers that nothing would stop
-    stopPeriodicJobs = startPeriodicJobs([
-      { periodMs: options.reconcileIntervalMs ?? 120_000, run: reconcile },
-      { periodMs: options.reapIntervalMs ?? 15_000, run: () => jobs.enqueue('reap', () => reapExpiredLeases(store, board, actor, events.deliver)) },
-      {
-        periodMs: options.exclusive === false ? 0 : RECORD_TOUCH_MS,
-        run: () => {
-          if (session.record && boardExists(board)) touchWatcherRecord(store, session.record);
-        },
-      },
-    ]);
-    jobs.enqueue('reap', () => reapExpiredLeases(store, board, actor, events.deliver));
-  };
-
-  const close = async () => {
-    if (session.closed) return;
-    session.closed = true;
-    stopPeriodicJobs();
-    changes.stop();
-    folder.detach();
-    await parentWatch?.close();
-    await jobs.drained(); // the operation in progress finishes and releases its locks
-    if (session.record) {
-      try {
-        releaseWatcherRecord(store, session.record);
-      } catch {
-        // the board may be gone; nothing to release then
-      }
-    }
-  };
-
-  const ready = start();
-  ready.catch(() => close());
-  return {
-    ready,
-    close,
-    get record() {
-      return session.record;
+/** The board's parent folder, watched so a `.tasks/` removed and re-created keeps being watched. */
+function watchBoardParent(watcher: RunningWatcher, watch: typeof import('chokidar').watch): FSWatcher {
+  const { session, folder } = watcher;
+  const { board } = session;
+  return watchParentFolder(watch, dirname(board), board, {
+    onVanished: () => {
+      folder.detach();
+      watcher.reconcile();
     },
-  };
+    onAppeared: () => {
+      session.notice(`the board ${board} appeared; reconciling once it is quiet`);
+      folder.attach();
+      session.changes.startBurst();
+    },
+    notice: session.notice,
+    reportFailure: session.events.reportFailure,
+  });
+}
+
+/** The full reconcile, lease reaping and the record's touch, each on its period; the first reap runs now. Returns their stop. */
+function startWatcherJobs(watcher: RunningWatcher): () => void {
+  const { session, options, jobs } = watcher;
+  const { store, board, actor } = session;
+  const reap = () => jobs.enqueue('reap', () => reapExpiredLeases(store, board, actor, session.events.deliver));
+  const stop = startPeriodicJobs([
+    { periodMs: options.reconcileIntervalMs ?? 120_000, run: watcher.reconcile },
+    { periodMs: options.reapIntervalMs ?? 15_000, run: reap },
+    {
+      periodMs: options.exclusive === false ? 0 : RECORD_TOUCH_MS,
+      run: () => {
+        if (session.record && boardExists(board)) touchWatcherRecord(store, session.record);
+      },
+    },
+  ]);
+  reap();
+  return stop;
+}
+
+/** Stops watching; waits for the operation in progress, releases the record. */
+async function closeWatcher(watcher: RunningWatcher): Promise<void> {
+  const { session } = watcher;
+  if (session.closed) return;
+  session.closed = true;
+  watcher.stopPeriodicJobs();
+  session.changes.stop();
+  watcher.folder.detach();
+  await watcher.parentWatch?.close();
+  await watcher.jobs.drained(); // the operation in progress finishes and releases its locks
+  if (session.record) {
+    try {
+      releaseWatcherRecord(session.store, session.record);
+    } catch {
+      // the board may be gone; nothing to release then
+    }
+  }
 }

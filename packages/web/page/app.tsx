@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { WebEvent, WebState, WebWriteResult } from '../src/wire';
+import type { WebEvent, WebState } from '../src/wire';
+import type { Act, Notice } from './act';
 import { follow, hasToken, write } from './api';
 import { Agents } from './agents';
 import { CreateForm } from './create-form';
@@ -12,28 +13,12 @@ import { TaskPanel } from './task-panel';
 type Tab = 'board' | 'graph' | 'agents';
 const KEEP_EVENTS = 500;
 
-/** A message at the bottom of the page: what a write did, or why it was refused. */
-export interface Notice {
-  kind: 'ok' | 'error';
-  text: string;
-}
-
-/** What components call to change the board; refusals become a notice with the server's message. */
-export type Act = (method: 'POST' | 'PATCH' | 'DELETE', path: string, body: unknown, done: string) => Promise<WebWriteResult | undefined>;
-
-export function App() {
+/** The board as the server sends it: the latest state, the recent events, whether the stream is up, the server clock's offset. */
+function useBoardFeed() {
   const [state, setState] = useState<WebState>();
   const [events, setEvents] = useState<WebEvent[]>([]);
   const [connected, setConnected] = useState(false);
-  const [tab, setTab] = useState<Tab>(() => (location.hash === '#graph' ? 'graph' : location.hash === '#agents' ? 'agents' : 'board'));
-  const [query, setQuery] = useState('');
-  const [priority, setPriority] = useState<number>();
-  const [selected, setSelected] = useState<number>();
-  const [creating, setCreating] = useState(false);
-  const [notice, setNotice] = useState<Notice>();
   const [offset, setOffset] = useState(0);
-  const noticeTimer = useRef<number | undefined>(undefined);
-
   useEffect(
     () =>
       follow({
@@ -46,16 +31,27 @@ export function App() {
       }),
     [],
   );
+  return { state, events, connected, offset };
+}
+
+/** The open tab, kept in the address's `#` so a reload shows the same one. */
+function useTab() {
+  const [tab, setTab] = useState<Tab>(() => (location.hash === '#graph' ? 'graph' : location.hash === '#agents' ? 'agents' : 'board'));
   useEffect(() => {
     history.replaceState(null, '', `${location.pathname}${location.search}${tab === 'board' ? '' : `#${tab}`}`);
   }, [tab]);
+  return [tab, setTab] as const;
+}
 
+/** The notice at the bottom of the page, gone after a while (an error stays longer); and `act`, which writes and says how it went. */
+function useActions() {
+  const [notice, setNotice] = useState<Notice>();
+  const noticeTimer = useRef<number | undefined>(undefined);
   const say = useCallback((next: Notice) => {
     setNotice(next);
     window.clearTimeout(noticeTimer.current);
     noticeTimer.current = window.setTimeout(() => setNotice(undefined), next.kind === 'error' ? 12_000 : 4_000);
   }, []);
-
   const act: Act = useCallback(
     async (method, path, body, done) => {
       try {
@@ -70,6 +66,17 @@ export function App() {
     },
     [say],
   );
+  return { notice, dismiss: () => setNotice(undefined), say, act };
+}
+
+export function App() {
+  const { state, events, connected, offset } = useBoardFeed();
+  const [tab, setTab] = useTab();
+  const [query, setQuery] = useState('');
+  const [priority, setPriority] = useState<number>();
+  const [selected, setSelected] = useState<number>();
+  const [creating, setCreating] = useState(false);
+  const { notice, dismiss, say, act } = useActions();
 
   // The search box and the priority filter (the terminal board's `p`) narrow the same set.
   const found = useMemo(() => {
@@ -82,62 +89,9 @@ export function App() {
 
   return (
     <div class="app">
-      <header class="top">
-        <h1>tasks</h1>
-        <nav class="tabs" role="tablist">
-          {(['board', 'graph', 'agents'] as Tab[]).map((t) => (
-            <button role="tab" aria-selected={tab === t} class={tab === t ? 'tab on' : 'tab'} onClick={() => setTab(t)} data-tab={t}>
-              {t === 'board' ? 'Board' : t === 'graph' ? 'Graph' : 'Agents'}
-            </button>
-          ))}
-        </nav>
-        <input
-          class="search"
-          type="search"
-          placeholder="Search: #id, words, labels, notes, owner…"
-          aria-label="search"
-          value={query}
-          onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
-        />
-        <select
-          class="prio-filter"
-          name="priority-filter"
-          aria-label="priority filter"
-          title="show one priority only"
-          value={priority === undefined ? '' : String(priority)}
-          onChange={(e) => {
-            const value = (e.target as HTMLSelectElement).value;
-            setPriority(value === '' ? undefined : Number(value));
-          }}
-        >
-          <option value="">all priorities</option>
-          {PRIORITIES.map((p) => (
-            <option value={String(p)}>P{p} only</option>
-          ))}
-        </select>
-        <button class="primary" onClick={() => setCreating(true)}>
-          New task
-        </button>
-        <span class={connected ? 'live on' : 'live'} title={connected ? 'following the board' : 'reconnecting…'}>
-          {connected ? 'live' : 'offline'}
-        </span>
-        {state && (
-          <span class="who" title={state.board}>
-            as <b>{state.actor}</b>
-          </span>
-        )}
-      </header>
+      <TopBar {...{ tab, setTab, query, setQuery, priority, setPriority, connected, state }} create={() => setCreating(true)} />
       {!hasToken && <p class="warn">This page was opened without its token: open the URL that tasks serve printed.</p>}
-      {state && state.problems.length > 0 && (
-        <ul class="problems">
-          {state.problems.map((p) => (
-            <li>
-              ! {p.file}
-              {p.line !== undefined ? `:${p.line}:${p.column ?? 1}` : ''}: {p.message}
-            </li>
-          ))}
-        </ul>
-      )}
+      {state && state.problems.length > 0 && <Problems problems={state.problems} />}
       <div class="body">
         <main class="view">
           {!state ? (
@@ -155,14 +109,7 @@ export function App() {
       {selectedTask && (
         <TaskPanel key={selectedTask.id} task={selectedTask} byId={byId} offset={offset} act={act} close={() => setSelected(undefined)} open={setSelected} />
       )}
-      {selected !== undefined && !selectedTask && state && (
-        <div class="panel" role="dialog" aria-label={`task #${selected}`}>
-          <button class="close" onClick={() => setSelected(undefined)} aria-label="close">
-            ×
-          </button>
-          <p>Task #{selected} is not on the board (deleted, or its file is not a valid task).</p>
-        </div>
-      )}
+      {selected !== undefined && !selectedTask && state && <MissingTask id={selected} close={() => setSelected(undefined)} />}
       {creating && (
         <CreateForm
           act={act}
@@ -175,11 +122,100 @@ export function App() {
       {notice && (
         <div class={`notice ${notice.kind}`} role={notice.kind === 'error' ? 'alert' : 'status'} data-notice={notice.kind}>
           {notice.text}
-          <button class="close" onClick={() => setNotice(undefined)} aria-label="dismiss">
+          <button class="close" onClick={dismiss} aria-label="dismiss">
             ×
           </button>
         </div>
       )}
+    </div>
+  );
+}
+
+interface TopBarProps {
+  tab: Tab;
+  setTab: (tab: Tab) => void;
+  query: string;
+  setQuery: (query: string) => void;
+  priority: number | undefined;
+  setPriority: (priority: number | undefined) => void;
+  connected: boolean;
+  state: WebState | undefined;
+  create: () => void;
+}
+
+/** The tabs, the search box and the priority filter, New task, and whether the page follows the board. */
+function TopBar({ tab, setTab, query, setQuery, priority, setPriority, connected, state, create }: TopBarProps) {
+  return (
+    <header class="top">
+      <h1>tasks</h1>
+      <nav class="tabs" role="tablist">
+        {(['board', 'graph', 'agents'] as Tab[]).map((t) => (
+          <button role="tab" aria-selected={tab === t} class={tab === t ? 'tab on' : 'tab'} onClick={() => setTab(t)} data-tab={t}>
+            {t === 'board' ? 'Board' : t === 'graph' ? 'Graph' : 'Agents'}
+          </button>
+        ))}
+      </nav>
+      <input
+        class="search"
+        type="search"
+        placeholder="Search: #id, words, labels, notes, owner…"
+        aria-label="search"
+        value={query}
+        onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+      />
+      <select
+        class="prio-filter"
+        name="priority-filter"
+        aria-label="priority filter"
+        title="show one priority only"
+        value={priority === undefined ? '' : String(priority)}
+        onChange={(e) => {
+          const value = (e.target as HTMLSelectElement).value;
+          setPriority(value === '' ? undefined : Number(value));
+        }}
+      >
+        <option value="">all priorities</option>
+        {PRIORITIES.map((p) => (
+          <option value={String(p)}>P{p} only</option>
+        ))}
+      </select>
+      <button class="primary" onClick={create}>
+        New task
+      </button>
+      <span class={connected ? 'live on' : 'live'} title={connected ? 'following the board' : 'reconnecting…'}>
+        {connected ? 'live' : 'offline'}
+      </span>
+      {state && (
+        <span class="who" title={state.board}>
+          as <b>{state.actor}</b>
+        </span>
+      )}
+    </header>
+  );
+}
+
+/** The files the board could not read, with where. */
+function Problems({ problems }: { problems: WebState['problems'] }) {
+  return (
+    <ul class="problems">
+      {problems.map((p) => (
+        <li>
+          ! {p.file}
+          {p.line !== undefined ? `:${p.line}:${p.column ?? 1}` : ''}: {p.message}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The panel of a task the board does not have (any more). */
+function MissingTask({ id, close }: { id: number; close: () => void }) {
+  return (
+    <div class="panel" role="dialog" aria-label={`task #${id}`}>
+      <button class="close" onClick={close} aria-label="close">
+        ×
+      </button>
+      <p>Task #{id} is not on the board (deleted, or its file is not a valid task).</p>
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Act } from './app';
+import type { Act } from './act';
 import { DEFAULT_PRIORITY, PRIORITIES, typedLabels } from './model';
 
 interface CreateFormProps {

@@ -1,7 +1,7 @@
 import { memo } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Column, WebState, WebTask } from '../src/wire';
-import type { Act, Notice } from './app';
+import type { Act, Notice } from './act';
 import { claimOrder, COLUMNS, DEFAULT_PRIORITY, doneOrder, formatLeft, planMove } from './model';
 
 /** A column shows this many cards until asked for all (a 1,000-task board stays quick to draw). */

@@ -70,6 +70,19 @@ function withoutClock(json: string): string {
   return json.replace(/^\{"now":"[^"]*",/, '');
 }
 
+/** The board state the page shows while the board cannot be read (a checkout under way), with the reason. */
+function unreadableState(store: TaskStore, actor: string, error: unknown): WebState {
+  return {
+    now: new Date().toISOString(),
+    board: store.dir,
+    actor,
+    tasks: [],
+    edges: [],
+    criticalPath: [],
+    problems: [{ file: store.dir, message: `cannot read the board: ${(error as Error).message}` }],
+  };
+}
+
 /**
  * Follows the board for the page: file-system notifications of the board
  * folder and the claim records, and the event log's tail (the core's
@@ -78,95 +91,114 @@ function withoutClock(json: string): string {
  * one is not sent again.
  */
 export function createBoardFeed(store: TaskStore, options: BoardFeedOptions): BoardFeed {
-  const keep = options.keepEvents ?? 300;
-  const listeners = new Set<(message: FeedMessage) => void>();
-  const completedSeq = new Map<number, number>();
-  let events: WebEvent[] = [];
-  let pending: WebEvent[] = [];
-  let current = '';
-  let last = '';
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
+  return new LiveBoardFeed(store, options);
+}
 
-  const send = (message: FeedMessage) => {
-    for (const listener of listeners) listener(message);
-  };
-  const read = (): string => {
-    try {
-      return JSON.stringify(readBoardState(store, options.actor, completedSeq));
-    } catch (error) {
-      // The board folder gone or unreadable for a moment (a checkout): say so on the page, keep following.
-      const state: WebState = {
-        now: new Date().toISOString(),
-        board: store.dir,
-        actor: options.actor,
-        tasks: [],
-        edges: [],
-        criticalPath: [],
-        problems: [{ file: store.dir, message: `cannot read the board: ${(error as Error).message}` }],
-      };
-      return JSON.stringify(state);
-    }
-  };
-  const refresh = () => {
-    if (closed) return;
+/** The feed's state lives in its fields, and each step of following the board is a method. */
+class LiveBoardFeed implements BoardFeed {
+  private readonly keep: number;
+  private readonly listeners = new Set<(message: FeedMessage) => void>();
+  /** Each completed task's `completed` event, to order Done by. */
+  private readonly completedSeq = new Map<number, number>();
+  /** The log's last events, up to twice `keep` before they are trimmed. */
+  private events: WebEvent[] = [];
+  /** Events not sent to the pages yet. */
+  private pending: WebEvent[] = [];
+  /** The latest state's JSON, and the same without its clock to compare with the next. */
+  private current = '';
+  private last = '';
+  /** A read of the board gathered from a burst of notifications. */
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly follower: EventFollower;
+  private readonly folders: { attach(): void; close(): void }[];
+  private readonly poll: NodeJS.Timeout;
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly options: BoardFeedOptions,
+  ) {
+    this.keep = options.keepEvents ?? 300;
+    this.follower = followEvents(store, { onEvent: (e) => this.onEvent(e as WebEvent), pollMs: options.pollMs ?? 2000 });
+    this.pending = []; // the log as it was at the start is served by recentEvents(), not pushed
+    this.current = this.read();
+    this.last = withoutClock(this.current);
+    this.folders = [folderWatch(store.dir, this.soon), folderWatch(join(store.runtimeDir, LEASES_DIR), this.soon)];
+    for (const f of this.folders) f.attach();
+    this.poll = setInterval(() => {
+      for (const f of this.folders) f.attach();
+      this.refresh();
+    }, options.pollMs ?? 2000);
+    this.poll.unref();
+  }
+
+  stateJson(): string {
+    return `{"now":${JSON.stringify(new Date().toISOString())},${withoutClock(this.current)}`;
+  }
+
+  recentEvents(): WebEvent[] {
+    return this.events.slice(-this.keep);
+  }
+
+  subscribe(listener: (message: FeedMessage) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** An arrow, so a timer can call it. */
+  readonly refresh = (): void => {
+    if (this.closed) return;
     // The log first: a write this refresh answers has appended its events by now, and a state read
     // before its `completed` event is seen puts the task at the bottom of Done (no seq yet).
-    follower.catchUp();
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (pending.length) {
-      const batch = pending;
-      pending = [];
-      send({ kind: 'events', events: batch });
+    this.follower.catchUp();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.length) {
+      const batch = this.pending;
+      this.pending = [];
+      this.send({ kind: 'events', events: batch });
     }
-    const json = read();
+    const json = this.read();
     // `now` changes on every read; compare without it.
     const key = withoutClock(json);
-    if (key === last) return;
-    last = key;
-    current = json;
-    send({ kind: 'state', json });
-  };
-  const soon = () => {
-    if (!closed && !timer) timer = setTimeout(refresh, options.settleMs ?? 15);
+    if (key === this.last) return;
+    this.last = key;
+    this.current = json;
+    this.send({ kind: 'state', json });
   };
 
-  const onEvent = (event: WebEvent) => {
-    if (event.type === 'completed' && typeof event.task === 'number') completedSeq.set(event.task, event.seq);
-    events.push(event);
-    if (events.length > keep * 2) events = events.slice(-keep);
-    pending.push(event);
-    soon();
-  };
-  const follower: EventFollower = followEvents(store, { onEvent: (e) => onEvent(e as WebEvent), pollMs: options.pollMs ?? 2000 });
-  pending = []; // the log as it was at the start is served by recentEvents(), not pushed
-  current = read();
-  last = withoutClock(current);
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    clearInterval(this.poll);
+    this.follower.close();
+    for (const f of this.folders) f.close();
+    this.listeners.clear();
+  }
 
-  const folders = [folderWatch(store.dir, soon), folderWatch(join(store.runtimeDir, LEASES_DIR), soon)];
-  for (const f of folders) f.attach();
-  const poll = setInterval(() => {
-    for (const f of folders) f.attach();
-    refresh();
-  }, options.pollMs ?? 2000);
-  poll.unref();
+  private send(message: FeedMessage): void {
+    for (const listener of this.listeners) listener(message);
+  }
 
-  return {
-    stateJson: () => `{"now":${JSON.stringify(new Date().toISOString())},${withoutClock(current)}`,
-    recentEvents: () => events.slice(-keep),
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    refresh,
-    close() {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      clearInterval(poll);
-      follower.close();
-      for (const f of folders) f.close();
-      listeners.clear();
-    },
+  private read(): string {
+    try {
+      return JSON.stringify(readBoardState(this.store, this.options.actor, this.completedSeq));
+    } catch (error) {
+      // The board folder gone or unreadable for a moment (a checkout): say so on the page, keep following.
+      return JSON.stringify(unreadableState(this.store, this.options.actor, error));
+    }
+  }
+
+  /** A read of the board shortly, gathering the notifications of a burst (an arrow: the folder watches call it). */
+  private readonly soon = (): void => {
+    if (!this.closed && !this.timer) this.timer = setTimeout(this.refresh, this.options.settleMs ?? 15);
   };
+
+  private onEvent(event: WebEvent): void {
+    if (event.type === 'completed' && typeof event.task === 'number') this.completedSeq.set(event.task, event.seq);
+    this.events.push(event);
+    if (this.events.length > this.keep * 2) this.events = this.events.slice(-this.keep);
+    this.pending.push(event);
+    this.soon();
+  }
 }

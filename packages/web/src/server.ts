@@ -1,12 +1,12 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isErrnoException, TasksError, type TaskStore } from '@dotasks/core/internal';
 import { runWrite } from './actions.js';
-import { createBoardFeed } from './board-feed.js';
+import { createBoardFeed, type BoardFeed } from './board-feed.js';
 import { openEventStream, stateFrame, type EventStream } from './event-stream.js';
 import { allowedHostName, createHostCheck, isWildcard, type HostCheck } from './host-names.js';
 import type { WebError } from './wire.js';
@@ -137,6 +137,20 @@ function readBody(req: IncomingMessage): Promise<unknown> {
   });
 }
 
+/** What a running server keeps, passed to each step of a request. */
+interface ServerState {
+  readonly options: WebServerOptions;
+  readonly publicDir: string;
+  readonly token: string;
+  readonly feed: BoardFeed;
+  /** The pages following the board, by their response. */
+  readonly streams: Map<ServerResponse, EventStream>;
+  /** Made once the port is known, before any request can come. */
+  hostCheck: HostCheck | undefined;
+  /** The address requests' paths are read against. */
+  base: string;
+}
+
 /**
  * Starts the page's server (plain node:http): the built page, the board as
  * JSON, its changes as server-sent events, and writes through the store.
@@ -149,144 +163,185 @@ function readBody(req: IncomingMessage): Promise<unknown> {
 export async function startServer(options: WebServerOptions): Promise<WebServer> {
   const host = options.host ?? DEFAULT_HOST;
   const allowHosts = (options.allowHosts ?? []).map(allowedHostName); // a usage error before anything starts
-  const publicDir = options.publicDir ?? fileURLToPath(new URL('./public/', import.meta.url));
-  const token = randomBytes(24).toString('base64url');
-  const feed = createBoardFeed(options.store, { actor: options.actor, keepEvents: KEEP_EVENTS });
-  const streams = new Map<ServerResponse, EventStream>();
-  // One frame per state for every page: the pages that are behind hold the same bytes, not a copy each.
+  const state: ServerState = {
+    options,
+    publicDir: options.publicDir ?? fileURLToPath(new URL('./public/', import.meta.url)),
+    token: randomBytes(24).toString('base64url'),
+    feed: createBoardFeed(options.store, { actor: options.actor, keepEvents: KEEP_EVENTS }),
+    streams: new Map(),
+    hostCheck: undefined,
+    base: '',
+  };
+  broadcastFeed(state);
+  const server = createServer((req, res) => {
+    handleRequest(state, req, res).catch((error: unknown) => answerFailure(res, error));
+  });
+  try {
+    await listen(server, host, options.port ?? 0);
+  } catch (error) {
+    state.feed.close();
+    throw listenError(error, host, options.port);
+  }
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
+  const wildcard = isWildcard(host);
+  const shown = wildcard ? authority(host.includes(':') ? '::1' : '127.0.0.1', port) : authority(host, port);
+  state.hostCheck = createHostCheck(host, port, allowHosts);
+  state.base = `http://${shown}`;
+  return {
+    url: `http://${shown}/?token=${state.token}`,
+    host,
+    port,
+    hosts: state.hostCheck.names(),
+    token: state.token,
+    close: () => closeServer(state, server),
+  };
+}
+
+/** One frame per state for every page: the pages that are behind hold the same bytes, not a copy each. */
+function broadcastFeed({ feed, streams }: ServerState): void {
   feed.subscribe((message) => {
     if (message.kind === 'state') {
       const frame = stateFrame(message.json);
       for (const stream of streams.values()) stream.sendState(frame);
     } else for (const stream of streams.values()) stream.sendEvents(message.events);
   });
-  let hostCheck: HostCheck | undefined; // made once the port is known, before any request can come
-  let base = '';
+}
 
-  const serveFile = async (res: ServerResponse, path: string) => {
-    const file = normalize(join(publicDir, path === '/' ? 'index.html' : path));
-    if (!file.startsWith(publicDir.endsWith(sep) ? publicDir : publicDir + sep)) return sendError(res, 'E_NOT_FOUND', `no such page: ${path}`);
-    let body: Buffer;
-    try {
-      body = await readFile(file);
-    } catch (error) {
-      if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'EISDIR')) {
-        if (path === '/') return sendError(res, 'E_INTERNAL', `the page was not built (${file} is missing); run 'npm run build'`);
-        return sendError(res, 'E_NOT_FOUND', `no such page: ${path}`);
-      }
-      throw error;
-    }
-    res.writeHead(200, {
-      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
-      // Assets carry a content hash in their name; the page itself is read again each time.
-      'cache-control': path.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-store',
-      'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
-      'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
-    });
-    res.end(body);
-  };
-
-  const stream = (req: IncomingMessage, res: ServerResponse) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
-    const events = openEventStream(res, KEEP_EVENTS);
-    events.sendState(stateFrame(feed.stateJson()));
-    events.sendEvents(feed.recentEvents());
-    const ping = setInterval(() => events.ping(), 15_000);
-    streams.set(res, events);
-    req.on('close', () => {
-      clearInterval(ping);
-      streams.delete(res);
-    });
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const named = hostHeaders(req);
-    // RFC 9112, 3.2: exactly one Host, or 400 (a proxy and this server could each read another one).
-    if (named.length !== 1) return sendError(res, 'E_USAGE', `refused: a request names its server in exactly one Host header (this one had ${named.length})`);
-    const hostHeader = named[0].toLowerCase();
-    if (!hostCheck?.accepts(hostHeader))
-      return sendError(
-        res,
-        'E_FORBIDDEN',
-        `refused: this server answers only to the names it serves, not to Host ${quoted(named[0])} (tasks serve prints them; --allow-host NAME adds one)`,
-      );
-    const url = new URL(req.url ?? '/', base);
-    const method = req.method ?? 'GET';
-    if (!url.pathname.startsWith('/api/')) {
-      if (method !== 'GET' && method !== 'HEAD') return sendError(res, 'E_NOT_FOUND', `no such page: ${method} ${url.pathname}`);
-      return serveFile(res, url.pathname);
-    }
-    const reading = method === 'GET';
-    // Reads take the token from the query too (EventSource cannot send headers); writes only from the header.
-    const given = (req.headers[TOKEN_HEADER] as string | undefined) ?? (reading ? (url.searchParams.get('token') ?? undefined) : undefined);
-    if (!sameToken(given, token))
-      return sendError(res, 'E_FORBIDDEN', `refused: a request needs this run's token (the ${TOKEN_HEADER} header); open the URL 'tasks serve' printed`);
-    if (!reading) {
-      const origin = req.headers.origin;
-      if (origin !== undefined && origin.toLowerCase() !== `http://${hostHeader}`)
-        return sendError(res, 'E_FORBIDDEN', `refused: a write from another site (Origin ${origin})`);
-      const site = req.headers['sec-fetch-site'];
-      if (site !== undefined && site !== 'same-origin')
-        return sendError(res, 'E_FORBIDDEN', `refused: a write from another site (Sec-Fetch-Site ${String(site)})`);
-    }
-    const path = url.pathname.slice('/api'.length);
-    if (reading && path === '/state') {
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-      return res.end(feed.stateJson());
-    }
-    if (reading && path === '/events') return stream(req, res);
-    if (reading) return sendError(res, 'E_NOT_FOUND', `no such call: GET ${url.pathname}`);
-    const body = await readBody(req);
-    const result = await runWrite(options.store, options.actor, { method, path, body });
-    if (result === undefined) return sendError(res, 'E_NOT_FOUND', `no such call: ${method} ${url.pathname}`);
-    feed.refresh(); // every page sees the write before its author gets the answer
-    sendJson(res, 200, result);
-  };
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (res.headersSent) return res.destroy();
-      const err = error as { code?: unknown; message?: string; name?: string };
-      const known = error instanceof TasksError || (typeof err?.code === 'string' && err.code.startsWith('E_') && err.name !== undefined);
-      if (known) sendError(res, String(err.code), String(err.message));
-      else sendError(res, 'E_INTERNAL', `unexpected error: ${err?.message ?? String(error)}`);
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
     });
   });
+}
+
+/** Why the server cannot listen, said with the flag that fixes it. */
+function listenError(error: unknown, host: string, port: number | undefined): unknown {
+  if (isErrnoException(error, 'EADDRINUSE'))
+    return new TasksError('E_IO', `port ${port} on ${host} is in use; pick another with --port, or 0 for any free one`, {}, { cause: error });
+  if (isErrnoException(error, 'EADDRNOTAVAIL') || isErrnoException(error, 'ENOTFOUND'))
+    return new TasksError('E_IO', `cannot listen on ${host}: no such address on this machine`, {}, { cause: error });
+  return error;
+}
+
+async function closeServer({ feed, streams }: ServerState, server: Server): Promise<void> {
+  feed.close();
+  for (const res of streams.keys()) res.end();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections(); // keep-alive connections of the page would hold close() for seconds
+  await closed;
+}
+
+/** A request that failed: the board's refusal by its code, anything else as E_INTERNAL. */
+function answerFailure(res: ServerResponse, error: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const err = error as { code?: unknown; message?: string; name?: string };
+  const known = error instanceof TasksError || (typeof err?.code === 'string' && err.code.startsWith('E_') && err.name !== undefined);
+  if (known) sendError(res, String(err.code), String(err.message));
+  else sendError(res, 'E_INTERNAL', `unexpected error: ${err?.message ?? String(error)}`);
+}
+
+/** Every request: the Host it names first, then the page's files or the API. */
+async function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const named = hostHeaders(req);
+  // RFC 9112, 3.2: exactly one Host, or 400 (a proxy and this server could each read another one).
+  if (named.length !== 1) return sendError(res, 'E_USAGE', `refused: a request names its server in exactly one Host header (this one had ${named.length})`);
+  const hostHeader = named[0].toLowerCase();
+  if (!state.hostCheck?.accepts(hostHeader))
+    return sendError(
+      res,
+      'E_FORBIDDEN',
+      `refused: this server answers only to the names it serves, not to Host ${quoted(named[0])} (tasks serve prints them; --allow-host NAME adds one)`,
+    );
+  const url = new URL(req.url ?? '/', state.base);
+  const method = req.method ?? 'GET';
+  if (!url.pathname.startsWith('/api/')) {
+    if (method !== 'GET' && method !== 'HEAD') return sendError(res, 'E_NOT_FOUND', `no such page: ${method} ${url.pathname}`);
+    return serveFile(state, res, url.pathname);
+  }
+  const refusal = refuseCaller(state, req, url, hostHeader);
+  if (refusal) return sendError(res, 'E_FORBIDDEN', refusal);
+  return handleApi(state, req, res, url);
+}
+
+/**
+ * Why an API call is refused, if it is: every call needs this run's token,
+ * and a write must not come from another site.
+ */
+function refuseCaller(state: ServerState, req: IncomingMessage, url: URL, hostHeader: string): string | undefined {
+  const reading = req.method === undefined || req.method === 'GET';
+  // Reads take the token from the query too (EventSource cannot send headers); writes only from the header.
+  const given = (req.headers[TOKEN_HEADER] as string | undefined) ?? (reading ? (url.searchParams.get('token') ?? undefined) : undefined);
+  if (!sameToken(given, state.token)) return `refused: a request needs this run's token (the ${TOKEN_HEADER} header); open the URL 'tasks serve' printed`;
+  if (reading) return undefined;
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin.toLowerCase() !== `http://${hostHeader}`) return `refused: a write from another site (Origin ${origin})`;
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin') return `refused: a write from another site (Sec-Fetch-Site ${String(site)})`;
+  return undefined;
+}
+
+/** The API, once the caller is let in: the state, its stream of changes, and writes. */
+async function handleApi(state: ServerState, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const { options, feed } = state;
+  const method = req.method ?? 'GET';
+  const reading = method === 'GET';
+  const path = url.pathname.slice('/api'.length);
+  if (reading && path === '/state') {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(feed.stateJson());
+    return;
+  }
+  if (reading && path === '/events') return openStream(state, req, res);
+  if (reading) return sendError(res, 'E_NOT_FOUND', `no such call: GET ${url.pathname}`);
+  const body = await readBody(req);
+  const result = await runWrite(options.store, options.actor, { method, path, body });
+  if (result === undefined) return sendError(res, 'E_NOT_FOUND', `no such call: ${method} ${url.pathname}`);
+  feed.refresh(); // every page sees the write before its author gets the answer
+  sendJson(res, 200, result);
+}
+
+/** A page following the board: the state and recent events now, then every change, with a ping to keep it open. */
+function openStream({ feed, streams }: ServerState, req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+  const events = openEventStream(res, KEEP_EVENTS);
+  events.sendState(stateFrame(feed.stateJson()));
+  events.sendEvents(feed.recentEvents());
+  const ping = setInterval(() => events.ping(), 15_000);
+  streams.set(res, events);
+  req.on('close', () => {
+    clearInterval(ping);
+    streams.delete(res);
+  });
+}
+
+/** A file of the built page, kept inside its folder. */
+async function serveFile({ publicDir }: ServerState, res: ServerResponse, path: string): Promise<void> {
+  const file = normalize(join(publicDir, path === '/' ? 'index.html' : path));
+  if (!file.startsWith(publicDir.endsWith(sep) ? publicDir : publicDir + sep)) return sendError(res, 'E_NOT_FOUND', `no such page: ${path}`);
+  let body: Buffer;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? 0, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    body = await readFile(file);
   } catch (error) {
-    feed.close();
-    if (isErrnoException(error, 'EADDRINUSE'))
-      throw new TasksError('E_IO', `port ${options.port} on ${host} is in use; pick another with --port, or 0 for any free one`, {}, { cause: error });
-    if (isErrnoException(error, 'EADDRNOTAVAIL') || isErrnoException(error, 'ENOTFOUND'))
-      throw new TasksError('E_IO', `cannot listen on ${host}: no such address on this machine`, {}, { cause: error });
+    if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'EISDIR')) {
+      if (path === '/') return sendError(res, 'E_INTERNAL', `the page was not built (${file} is missing); run 'npm run build'`);
+      return sendError(res, 'E_NOT_FOUND', `no such page: ${path}`);
+    }
     throw error;
   }
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
-  const wildcard = isWildcard(host);
-  const shown = wildcard ? authority(host.includes(':') ? '::1' : '127.0.0.1', port) : authority(host, port);
-  hostCheck = createHostCheck(host, port, allowHosts);
-  base = `http://${shown}`;
-  return {
-    url: `http://${shown}/?token=${token}`,
-    host,
-    port,
-    hosts: hostCheck.names(),
-    token,
-    close: async () => {
-      feed.close();
-      for (const res of streams.keys()) res.end();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections(); // keep-alive connections of the page would hold close() for seconds
-      await closed;
-    },
-  };
+  res.writeHead(200, {
+    'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+    // Assets carry a content hash in their name; the page itself is read again each time.
+    'cache-control': path.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-store',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+  });
+  res.end(body);
 }

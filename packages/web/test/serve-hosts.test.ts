@@ -4,7 +4,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import { tasks, tempBoard } from '../../cli/test/helpers.js';
 import { rawRequest, serve, type Served } from './serve-helpers.js';
 
-// Which Host headers `tasks serve` answers to (issue 21, items 4 and 6): the
+// Which Host headers `tasks serve` answers to: the
 // names it serves, on its port, and nothing else, so a site whose DNS name is
 // rebound to one of this machine's addresses gets neither the page nor the board.
 

@@ -6,8 +6,8 @@ import { tempBoard } from '../../cli/test/helpers.js';
 import { readStream, serve, type Served } from './serve-helpers.js';
 
 // Event-stream clients that stop reading, on a big board: what the server
-// holds for them stays bounded however often the board changes (issue 21,
-// item 5). Measured on the real `tasks serve` process, by its resident size.
+// holds for them stays bounded however often the board changes.
+// Measured on the real `tasks serve` process, by its resident size.
 
 const TASKS = 3000;
 const STALLED = 40;

@@ -17,6 +17,7 @@ import {
   holdClaim,
   recordRunEnd,
   type LastError,
+  type ClaimLoss,
   type ClaimLossReason,
   type ClaimResult,
   type SyncOptions,
@@ -110,6 +111,54 @@ export type { LastError };
 
 type EventBody = WorkerEvent extends infer E ? (E extends WorkerEvent ? Omit<E, 'at' | 'owner'> : never) : never;
 
+/** A claim as the worker gets it: with its worktree when it made one. */
+type WorkerClaim = ClaimResult & { worktree?: { path: string; branch: string } };
+
+/** How the command of one task ended. */
+interface CommandExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * What one worker keeps from start to stop, passed to each step of the
+ * loop (execa's way: named steps over explicit state, not one closure).
+ */
+interface WorkerState {
+  readonly options: WorkerOptions;
+  readonly store: TaskStore;
+  readonly owner: string;
+  readonly pollMs: number;
+  readonly maxFailures: number;
+  readonly eventsFile: string;
+  readonly summary: WorkerSummary;
+  /** Failed attempts per task in this worker. */
+  readonly failures: Map<number, number>;
+  /** Tasks this worker no longer claims: given up on, or taken from it. */
+  readonly excluded: Set<number>;
+  /** Tasks taken (done or failed), for maxTasks. */
+  taken: number;
+  /** When the worker last found nothing to claim, while it keeps finding nothing. */
+  idleSince: number | undefined;
+  /** `worker.waiting` is said once per stretch of waiting. */
+  waitingReported: boolean;
+  /** With --sync: a task's outcome is on this board but not yet on the remote. */
+  unpublished: boolean;
+}
+
+/** One task while its command runs: the id follows a sync that moves it. */
+interface TaskRun {
+  readonly claim: WorkerClaim;
+  id: number;
+  readonly command: RunningCommand;
+  readonly startedAt: number;
+  /** Resolves once the command's group is stopped after the task was taken from us. */
+  stopped: Promise<void>;
+}
+
+/** What one pass of the loop came to. */
+type LoopStep = { claim: WorkerClaim } | { stop: StopReason } | 'again';
+
 /**
  * The worker loop (`tasks worker`): claim the next ready task, run the
  * command on it with TASK_* in its environment while renewing the lease,
@@ -119,277 +168,351 @@ type EventBody = WorkerEvent extends infer E ? (E extends WorkerEvent ? Omit<E, 
  * public API, so any program can run one.
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
+  const state = createWorkerState(options);
+  emit(state, { type: 'worker.started', pid: process.pid, command: options.command });
+  for (;;) {
+    const step = await nextStep(state);
+    if (step === 'again') continue;
+    if ('stop' in step) return stopWorker(state, step.stop);
+    state.idleSince = undefined;
+    state.waitingReported = false;
+    state.taken++;
+    await workOn(state, step.claim);
+    // With --sync the outcome goes out with the sync of the next claim, which follows at once: one push
+    // per task instead of two halves the pushes the machines race on. Whatever else ends the loop publishes first.
+    state.unpublished = !!options.sync;
+  }
+}
+
+function createWorkerState(options: WorkerOptions): WorkerState {
   if (options.command.length === 0) throw new TasksError('E_USAGE', 'a worker needs a command to run for each task (after --)');
   if (options.owner === '') throw new TasksError('E_USAGE', 'a worker needs an owner (--owner or TASKS_OWNER)');
   const { store, owner } = options;
-  const pollMs = options.pollMs ?? 200;
-  const maxFailures = options.maxFailures ?? 2;
-  const summary: WorkerSummary = { owner, reason: 'drained', completed: [], failed: [], gaveUp: [], lost: [] };
-  const failures = new Map<number, number>();
-  const excluded = new Set<number>();
-  const emit = (body: EventBody) => options.onEvent?.({ at: new Date().toISOString(), owner, ...body } as WorkerEvent);
-  const eventsFile = join(store.runtimeDir, EVENTS_FILE);
+  return {
+    options,
+    store,
+    owner,
+    pollMs: options.pollMs ?? 200,
+    maxFailures: options.maxFailures ?? 2,
+    eventsFile: join(store.runtimeDir, EVENTS_FILE),
+    summary: { owner, reason: 'drained', completed: [], failed: [], gaveUp: [], lost: [] },
+    failures: new Map(),
+    excluded: new Set(),
+    taken: 0,
+    idleSince: undefined,
+    waitingReported: false,
+    unpublished: false,
+  };
+}
 
-  emit({ type: 'worker.started', pid: process.pid, command: options.command });
-  let taken = 0;
-  let idleSince: number | undefined;
-  let waitingReported = false;
-  /** With --sync: a task's outcome is on this board but not yet on the remote. */
-  let unpublished = false;
-  for (;;) {
-    if (options.signal?.aborted) return stop('aborted');
-    if (options.maxTasks !== undefined && taken >= options.maxTasks) return stop('max_tasks');
-    const reaped = await store.reap({ actor: owner }).catch((error: unknown) => {
-      if (error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED')) return [];
-      throw error;
-    });
-    if (reaped.length) emit({ type: 'worker.reaped', tasks: reaped.map(({ task, owner: o, reason }) => ({ task, owner: o, reason })) });
+function emit(state: WorkerState, body: EventBody): void {
+  state.options.onEvent?.({ at: new Date().toISOString(), owner: state.owner, ...body } as WorkerEvent);
+}
 
-    const seqBefore = readLastSeq(eventsFile);
-    let claim: ClaimResult & { worktree?: { path: string; branch: string } };
-    try {
-      const lease = { ttlSeconds: options.leaseSeconds, pid: process.pid };
-      claim = options.sync
-        ? await claimWithSync(store, undefined, { owner, lease, exclude: excluded, sync: options.sync })
-        : options.worktree
-          ? await claimWithWorktree(store, undefined, { owner, lease, exclude: excluded })
-          : await store.claimNext({ owner, lease, exclude: excluded });
-    } catch (error) {
-      // A lock held too long by a busy or dying process: look again shortly.
-      if (error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED')) {
-        await waitForChange(eventsFile, seqBefore, pollMs, options.signal);
-        continue;
-      }
-      // With --sync, a remote that is down or busy for a while is waited out, not a reason to stop.
-      if (options.sync && error instanceof TasksError && error.code === 'E_GIT') {
-        emit({ type: 'worker.sync_failed', message: error.message });
-        await waitForChange(eventsFile, seqBefore, Math.max(pollMs, 1000), options.signal);
-        continue;
-      }
-      if (!(error instanceof ClaimError) || error.reason !== 'nothing_ready') throw error;
-      // Nothing to claim here: the last completion goes out now instead of with the next claim.
-      if (unpublished) await publish();
-      const inProgress = waitingOn(store, owner, excluded);
-      if (inProgress === undefined) return stop('drained');
-      idleSince ??= Date.now();
-      if (options.idleExitSeconds !== undefined && Date.now() - idleSince >= options.idleExitSeconds * 1000) return stop('idle');
-      if (!waitingReported) emit({ type: 'worker.waiting', inProgress });
-      waitingReported = true;
-      await waitForChange(eventsFile, seqBefore, pollMs, options.signal);
-      continue;
-    }
-    idleSince = undefined;
-    waitingReported = false;
-    taken++;
-    await work(claim);
-    // With --sync the outcome goes out with the sync of the next claim, which follows at once: one push
-    // per task instead of two halves the pushes the machines race on. Whatever else ends the loop publishes first.
-    unpublished = !!options.sync;
-  }
+/** A lock held too long by a busy or dying process: the board is looked at again shortly. */
+function isBusy(error: unknown): boolean {
+  return error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED');
+}
 
-  /** Sends a completion or release to the remote; a remote that is down now gets it with the next sync. */
-  async function publish(): Promise<void> {
-    unpublished = false;
-    try {
-      await syncBoard(store, options.sync);
-    } catch (error) {
-      if (!(error instanceof TasksError)) throw error;
-    }
-  }
-
-  async function stop(reason: StopReason): Promise<WorkerSummary> {
-    if (unpublished) await publish();
-    summary.reason = reason;
-    emit({ type: 'worker.stopped', reason, completed: summary.completed, failed: summary.failed, gaveUp: summary.gaveUp, lost: summary.lost });
-    return summary;
-  }
-
-  async function work(claim: ClaimResult & { worktree?: { path: string; branch: string } }): Promise<void> {
-    const task = claim.task;
-    // A sync may move the task to a new id while the command runs (docs/protocol.md, "Ids across machines"); the
-    // claim moves with it, and so does everything the worker does with it from then on.
-    let id = task.id;
-    emit({
-      type: 'task.claimed',
-      task: id,
-      subject: task.subject,
-      ...(claim.worktree ? { worktree: claim.worktree.path, branch: claim.worktree.branch } : {}),
-    });
-    // A task with paths: note the checkout now, to tell afterwards what the command changed outside them.
-    const baseline = task.paths?.length ? await scopeBaseline(claim.worktree?.path ?? options.cwd ?? process.cwd()) : undefined;
-    const started = Date.now();
-    const run = runCommand(task, claim.worktree?.path);
-    // The task was reaped, released or taken while we worked: stop the
-    // command at once, and do not complete or release it (it is not ours).
-    let stopped: Promise<void> = Promise.resolve();
-    const held = holdClaim(store, {
-      task: id,
-      owner,
-      claimedAt: claim.lease.claimedAt,
-      sinceSeq: claim.events.find((e) => e.task === id && e.type === 'claimed')?.seq,
-      leaseSeconds: options.leaseSeconds,
-      checkMs: options.claimCheckMs,
-      onLost: () => {
-        stopped = run.kill();
-      },
-      onMoved: (to) => {
-        emit({ type: 'task.moved', task: to, from: id });
-        id = to;
-      },
-      // With --sync the renewed lease is published, so other machines do not reap a task still being worked.
-      afterRenew: options.sync ? publish : undefined,
-    });
-    const onAbort = () => void run.kill();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    let exit: { code: number | null; signal: NodeJS.Signals | null };
-    try {
-      exit = await run.exited;
-      // One last look before completing or releasing: the command may have
-      // ended just as its task was taken (and left something running).
-      held.check();
-    } finally {
-      held.stop();
-      options.signal?.removeEventListener('abort', onAbort);
-    }
-    const loss = held.lost;
-    const durationMs = Date.now() - started;
-
-    if (loss) {
-      await stopped;
-      await store
-        .recordEvent({ type: 'work.stopped', task: id, owner, reason: loss.reason, message: loss.message, ...(run.pid ? { pid: run.pid } : {}), durationMs })
-        .catch((error: unknown) => {
-          // The board's log is busy or gone; the worker's own event below still says it.
-          if (!(error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED'))) throw error;
-        });
-      leave(id);
-      emit({ type: 'task.lost', task: id, message: loss.message, reason: loss.reason });
-      return;
-    }
-    if (options.signal?.aborted) {
-      await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'interrupted' }).catch((error: unknown) => lose(id, error));
-      emit({ type: 'task.interrupted', task: id });
-      return;
-    }
-    const scope = baseline ? await outOfScope(baseline, task) : undefined;
-    const failedBefore = failures.get(id) ?? 0;
-    const retry = exit.code === 0 || failedBefore + 1 < maxFailures;
-    const record = await recordRunEnd(store, { task: id, owner, exitCode: exit.code, signal: exit.signal, tail: run.tail(), metadata: scope?.metadata });
-    if (record.outcome === 'lost') {
-      leave(id);
-      emit({ type: 'task.lost', task: id, message: record.message });
-      return;
-    }
-    if (record.outcome === 'completed') {
-      summary.completed.push(id);
-      emit({ type: 'task.completed', task: id, durationMs, unblocked: record.unblocked, ...(scope?.files.length ? { outOfScope: scope.files } : {}) });
-      return;
-    }
-    failures.set(id, failedBefore + 1);
-    summary.failed.push(id);
-    if (!retry) {
-      excluded.add(id);
-      summary.gaveUp.push(id);
-    }
-    emit({
-      type: 'task.failed',
-      task: id,
-      exitCode: exit.code,
-      signal: exit.signal,
-      durationMs,
-      retry,
-      ...(scope?.files.length ? { outOfScope: scope.files } : {}),
-    });
-  }
-
-  /**
-   * The files the command changed outside the task's paths, and the metadata
-   * that records them: `metadata.outOfScope` (the format has no notes field
-   * yet), removed again by a later run that stayed inside. Undefined when
-   * git cannot tell, or there is nothing to write.
-   */
-  async function outOfScope(baseline: ScopeBaseline, task: Task): Promise<{ files: string[]; metadata: Record<string, unknown> } | undefined> {
-    const files = await filesOutOfScope(baseline, task.paths ?? [], store.dir);
-    if (files === undefined) return undefined;
-    if (files.length === 0) return task.metadata?.outOfScope === undefined ? undefined : { files, metadata: { outOfScope: null } };
-    const recorded = files.length > MAX_OUT_OF_SCOPE ? [...files.slice(0, MAX_OUT_OF_SCOPE), `… and ${files.length - MAX_OUT_OF_SCOPE} more`] : files;
-    return { files, metadata: { outOfScope: recorded } };
-  }
-
-  /**
-   * A task taken from us is left to others: whoever released it meant this
-   * worker to stop, and claiming it straight back would start the same work
-   * again (or loop forever on a command that releases its own task).
-   */
-  function leave(id: number): void {
-    summary.lost.push(id);
-    excluded.add(id);
-  }
-
-  /** The task was taken from us meanwhile (reaped, forced): report it and carry on. */
-  function lose(id: number, error: unknown): void {
-    if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND' || error.code === 'E_TRANSITION')) {
-      leave(id);
-      emit({ type: 'task.lost', task: id, message: error.message });
-      return;
-    }
+/** One pass: stop if told to, reap what expired, then claim the next task or wait for the board to change. */
+async function nextStep(state: WorkerState): Promise<LoopStep> {
+  const { options, store, owner } = state;
+  if (options.signal?.aborted) return { stop: 'aborted' };
+  if (options.maxTasks !== undefined && state.taken >= options.maxTasks) return { stop: 'max_tasks' };
+  const reaped = await store.reap({ actor: owner }).catch((error: unknown) => {
+    if (isBusy(error)) return [];
     throw error;
-  }
+  });
+  if (reaped.length) emit(state, { type: 'worker.reaped', tasks: reaped.map(({ task, owner: o, reason }) => ({ task, owner: o, reason })) });
 
-  function runCommand(task: Task, worktree: string | undefined) {
-    const env: NodeJS.ProcessEnv = {
-      ...(options.env ?? process.env),
-      TASK_ID: String(task.id),
-      TASK_SUBJECT: task.subject,
-      TASK_DESCRIPTION: task.description,
-      TASK_FILE: store.taskPath(task.id),
-      TASKS_DIR: store.dir,
-      // `tasks` run by the command acts as the worker's owner.
-      TASKS_OWNER: owner,
-    };
-    if (worktree) env.TASK_WORKTREE = worktree;
-    const [file, ...args] = options.command;
-    // A command of its own process group, so stopping it stops everything it started.
-    const child: ChildProcess =
-      options.command.length === 1
-        ? spawn(file, { shell: true, cwd: worktree ?? options.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
-        : spawn(file, args, { cwd: worktree ?? options.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let tail = '';
-    const onData = (chunk: Buffer) => {
-      tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
-      options.onOutput?.(chunk, task.id);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    let killing: Promise<void> | undefined;
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      let result: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-      child.on('error', (error) => {
-        tail += `\n${error.message}`;
-        resolve({ code: 127, signal: null });
-      });
-      child.on('exit', (code, signal) => {
-        result = { code, signal };
-        // Output can still be in flight; wait for the pipes, but not for a
-        // background process that kept them open.
-        setTimeout(() => resolve(result!), 1000).unref();
-      });
-      child.on('close', () => {
-        if (result) resolve(result);
-      });
-    });
-    return {
-      exited,
-      pid: child.pid,
-      tail: () => tail.trimEnd(),
-      /** Stops the whole group: SIGTERM, then SIGKILL for what is left after the grace time; resolves when none of it runs. */
-      kill(): Promise<void> {
-        if (child.pid === undefined) return Promise.resolve();
-        killing ??= killGroup(child.pid, options.killGraceMs ?? 3000).catch(() => undefined);
-        return killing;
-      },
-    };
+  const seqBefore = readLastSeq(state.eventsFile);
+  try {
+    return { claim: await claimNextTask(state) };
+  } catch (error) {
+    if (isBusy(error)) {
+      await waitForChange(state.eventsFile, seqBefore, state.pollMs, options.signal);
+      return 'again';
+    }
+    // With --sync, a remote that is down or busy for a while is waited out, not a reason to stop.
+    if (options.sync && error instanceof TasksError && error.code === 'E_GIT') {
+      emit(state, { type: 'worker.sync_failed', message: error.message });
+      await waitForChange(state.eventsFile, seqBefore, Math.max(state.pollMs, 1000), options.signal);
+      return 'again';
+    }
+    if (!(error instanceof ClaimError) || error.reason !== 'nothing_ready') throw error;
+    return waitForWork(state, seqBefore);
   }
+}
+
+/** Claims the next ready task the way the flags say: through the remote, with a worktree, or on this board. */
+function claimNextTask(state: WorkerState): Promise<WorkerClaim> {
+  const { options, store, owner, excluded: exclude } = state;
+  const lease = { ttlSeconds: options.leaseSeconds, pid: process.pid };
+  if (options.sync) return claimWithSync(store, undefined, { owner, lease, exclude, sync: options.sync });
+  if (options.worktree) return claimWithWorktree(store, undefined, { owner, lease, exclude });
+  return store.claimNext({ owner, lease, exclude });
+}
+
+/** Nothing to claim: stop when waiting is pointless or too long, otherwise wait for the board to change. */
+async function waitForWork(state: WorkerState, seqBefore: number): Promise<LoopStep> {
+  const { options } = state;
+  // Nothing to claim here: the last completion goes out now instead of with the next claim.
+  if (state.unpublished) await publish(state);
+  const inProgress = waitingOn(state.store, state.owner, state.excluded);
+  if (inProgress === undefined) return { stop: 'drained' };
+  state.idleSince ??= Date.now();
+  if (options.idleExitSeconds !== undefined && Date.now() - state.idleSince >= options.idleExitSeconds * 1000) return { stop: 'idle' };
+  if (!state.waitingReported) emit(state, { type: 'worker.waiting', inProgress });
+  state.waitingReported = true;
+  await waitForChange(state.eventsFile, seqBefore, state.pollMs, options.signal);
+  return 'again';
+}
+
+/** Sends a completion or release to the remote; a remote that is down now gets it with the next sync. */
+async function publish(state: WorkerState): Promise<void> {
+  state.unpublished = false;
+  try {
+    await syncBoard(state.store, state.options.sync);
+  } catch (error) {
+    if (!(error instanceof TasksError)) throw error;
+  }
+}
+
+async function stopWorker(state: WorkerState, reason: StopReason): Promise<WorkerSummary> {
+  const { summary } = state;
+  if (state.unpublished) await publish(state);
+  summary.reason = reason;
+  emit(state, { type: 'worker.stopped', reason, completed: summary.completed, failed: summary.failed, gaveUp: summary.gaveUp, lost: summary.lost });
+  return summary;
+}
+
+/** Runs the command on a claimed task and settles the task by how the run ended. */
+async function workOn(state: WorkerState, claim: WorkerClaim): Promise<void> {
+  const { options } = state;
+  const task = claim.task;
+  emit(state, {
+    type: 'task.claimed',
+    task: task.id,
+    subject: task.subject,
+    ...(claim.worktree ? { worktree: claim.worktree.path, branch: claim.worktree.branch } : {}),
+  });
+  // A task with paths: note the checkout now, to tell afterwards what the command changed outside them.
+  const baseline = task.paths?.length ? await scopeBaseline(claim.worktree?.path ?? options.cwd ?? process.cwd()) : undefined;
+  const startedAt = Date.now();
+  const run: TaskRun = { claim, id: task.id, command: startCommand(state, task, claim.worktree?.path), startedAt, stopped: Promise.resolve() };
+  const { exit, loss } = await awaitCommand(state, run);
+  const durationMs = Date.now() - startedAt;
+  if (loss) return settleLost(state, run, loss, durationMs);
+  if (options.signal?.aborted) return settleInterrupted(state, run.id);
+  const scope = baseline ? await outOfScope(state.store, baseline, task) : undefined;
+  return settleExit(state, run, exit, durationMs, scope);
+}
+
+/**
+ * Waits for the command while holding the claim: a task reaped, released or
+ * taken while we work stops the command at once, and is then neither
+ * completed nor released (it is not ours).
+ */
+async function awaitCommand(state: WorkerState, run: TaskRun): Promise<{ exit: CommandExit; loss: ClaimLoss | undefined }> {
+  const { options, store, owner } = state;
+  // A sync may move the task to a new id while the command runs (docs/protocol.md, "Ids across machines"); the
+  // claim moves with it, and so does everything the worker does with it from then on.
+  const held = holdClaim(store, {
+    task: run.id,
+    owner,
+    claimedAt: run.claim.lease.claimedAt,
+    sinceSeq: run.claim.events.find((e) => e.task === run.id && e.type === 'claimed')?.seq,
+    leaseSeconds: options.leaseSeconds,
+    checkMs: options.claimCheckMs,
+    onLost: () => {
+      run.stopped = run.command.kill();
+    },
+    onMoved: (to) => {
+      emit(state, { type: 'task.moved', task: to, from: run.id });
+      run.id = to;
+    },
+    // With --sync the renewed lease is published, so other machines do not reap a task still being worked.
+    afterRenew: options.sync ? () => publish(state) : undefined,
+  });
+  const onAbort = () => void run.command.kill();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const exit = await run.command.exited;
+    // One last look before completing or releasing: the command may have
+    // ended just as its task was taken (and left something running).
+    held.check();
+    return { exit, loss: held.lost };
+  } finally {
+    held.stop();
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The task was taken while the command ran: say so in the board's log and leave it to its new holder. */
+async function settleLost(state: WorkerState, run: TaskRun, loss: ClaimLoss, durationMs: number): Promise<void> {
+  const { store, owner } = state;
+  const id = run.id;
+  const pid = run.command.pid;
+  await run.stopped;
+  await store
+    .recordEvent({ type: 'work.stopped', task: id, owner, reason: loss.reason, message: loss.message, ...(pid ? { pid } : {}), durationMs })
+    .catch((error: unknown) => {
+      // The board's log is busy or gone; the worker's own event below still says it.
+      if (!isBusy(error)) throw error;
+    });
+  leave(state, id);
+  emit(state, { type: 'task.lost', task: id, message: loss.message, reason: loss.reason });
+}
+
+/** The worker was stopped while the command ran: the task goes back to the board. */
+async function settleInterrupted(state: WorkerState, id: number): Promise<void> {
+  const { store, owner } = state;
+  await store.releaseTask(id, { actor: owner, heldBy: owner, reason: 'interrupted' }).catch((error: unknown) => lose(state, id, error));
+  emit(state, { type: 'task.interrupted', task: id });
+}
+
+/** The command ended on its own: complete the task on exit 0, release it with `metadata.lastError` otherwise. */
+async function settleExit(state: WorkerState, run: TaskRun, exit: CommandExit, durationMs: number, scope: ScopeFindings | undefined): Promise<void> {
+  const { store, owner, summary } = state;
+  const id = run.id;
+  const failedBefore = state.failures.get(id) ?? 0;
+  const retry = exit.code === 0 || failedBefore + 1 < state.maxFailures;
+  const record = await recordRunEnd(store, { task: id, owner, exitCode: exit.code, signal: exit.signal, tail: run.command.tail(), metadata: scope?.metadata });
+  const outOfScopeFiles = scope?.files.length ? { outOfScope: scope.files } : {};
+  if (record.outcome === 'lost') {
+    leave(state, id);
+    emit(state, { type: 'task.lost', task: id, message: record.message });
+    return;
+  }
+  if (record.outcome === 'completed') {
+    summary.completed.push(id);
+    emit(state, { type: 'task.completed', task: id, durationMs, unblocked: record.unblocked, ...outOfScopeFiles });
+    return;
+  }
+  state.failures.set(id, failedBefore + 1);
+  summary.failed.push(id);
+  if (!retry) {
+    state.excluded.add(id);
+    summary.gaveUp.push(id);
+  }
+  emit(state, { type: 'task.failed', task: id, exitCode: exit.code, signal: exit.signal, durationMs, retry, ...outOfScopeFiles });
+}
+
+/** Files a run changed outside its task's paths, and the metadata that records them. */
+interface ScopeFindings {
+  files: string[];
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * The files the command changed outside the task's paths, and the metadata
+ * that records them: `metadata.outOfScope` (the format has no notes field
+ * yet), removed again by a later run that stayed inside. Undefined when
+ * git cannot tell, or there is nothing to write.
+ */
+async function outOfScope(store: TaskStore, baseline: ScopeBaseline, task: Task): Promise<ScopeFindings | undefined> {
+  const files = await filesOutOfScope(baseline, task.paths ?? [], store.dir);
+  if (files === undefined) return undefined;
+  if (files.length === 0) return task.metadata?.outOfScope === undefined ? undefined : { files, metadata: { outOfScope: null } };
+  const recorded = files.length > MAX_OUT_OF_SCOPE ? [...files.slice(0, MAX_OUT_OF_SCOPE), `… and ${files.length - MAX_OUT_OF_SCOPE} more`] : files;
+  return { files, metadata: { outOfScope: recorded } };
+}
+
+/**
+ * A task taken from us is left to others: whoever released it meant this
+ * worker to stop, and claiming it straight back would start the same work
+ * again (or loop forever on a command that releases its own task).
+ */
+function leave(state: WorkerState, id: number): void {
+  state.summary.lost.push(id);
+  state.excluded.add(id);
+}
+
+/** The task was taken from us meanwhile (reaped, forced): report it and carry on. */
+function lose(state: WorkerState, id: number, error: unknown): void {
+  if (error instanceof TasksError && (error.code === 'E_NOT_OWNER' || error.code === 'E_NOT_FOUND' || error.code === 'E_TRANSITION')) {
+    leave(state, id);
+    emit(state, { type: 'task.lost', task: id, message: error.message });
+    return;
+  }
+  throw error;
+}
+
+/** A task's command while it runs. */
+interface RunningCommand {
+  readonly exited: Promise<CommandExit>;
+  readonly pid: number | undefined;
+  /** The end of its output, for `metadata.lastError`. */
+  tail(): string;
+  /** Stops the whole group: SIGTERM, then SIGKILL for what is left after the grace time; resolves when none of it runs. */
+  kill(): Promise<void>;
+}
+
+/** The command's environment: the worker's, with TASK_* naming the task. */
+function commandEnv(state: WorkerState, task: Task, worktree: string | undefined): NodeJS.ProcessEnv {
+  const { options, store } = state;
+  const env: NodeJS.ProcessEnv = {
+    ...(options.env ?? process.env),
+    TASK_ID: String(task.id),
+    TASK_SUBJECT: task.subject,
+    TASK_DESCRIPTION: task.description,
+    TASK_FILE: store.taskPath(task.id),
+    TASKS_DIR: store.dir,
+    // `tasks` run by the command acts as the worker's owner.
+    TASKS_OWNER: state.owner,
+  };
+  if (worktree) env.TASK_WORKTREE = worktree;
+  return env;
+}
+
+function startCommand(state: WorkerState, task: Task, worktree: string | undefined): RunningCommand {
+  const { options } = state;
+  const env = commandEnv(state, task, worktree);
+  const [file, ...args] = options.command;
+  // A command of its own process group, so stopping it stops everything it started.
+  const child: ChildProcess =
+    options.command.length === 1
+      ? spawn(file, { shell: true, cwd: worktree ?? options.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(file, args, { cwd: worktree ?? options.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let tail = '';
+  const onData = (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
+    options.onOutput?.(chunk, task.id);
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = commandExited(child, (message) => (tail += `\n${message}`));
+  let killing: Promise<void> | undefined;
+  return {
+    exited,
+    pid: child.pid,
+    tail: () => tail.trimEnd(),
+    kill(): Promise<void> {
+      if (child.pid === undefined) return Promise.resolve();
+      killing ??= killGroup(child.pid, options.killGraceMs ?? 3000).catch(() => undefined);
+      return killing;
+    },
+  };
+}
+
+/** Resolves with how the child ended; a command that cannot start ends as 127 with the reason in its output. */
+function commandExited(child: ChildProcess, onStartError: (message: string) => void): Promise<CommandExit> {
+  return new Promise<CommandExit>((resolve) => {
+    let result: CommandExit | undefined;
+    child.on('error', (error) => {
+      onStartError(error.message);
+      resolve({ code: 127, signal: null });
+    });
+    child.on('exit', (code, signal) => {
+      result = { code, signal };
+      // Output can still be in flight; wait for the pipes, but not for a
+      // background process that kept them open.
+      setTimeout(() => resolve(result!), 1000).unref();
+    });
+    child.on('close', () => {
+      if (result) resolve(result);
+    });
+  });
 }
 
 /**

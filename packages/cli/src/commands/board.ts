@@ -4,7 +4,7 @@ import { wantsColor } from '../style.js';
 export type BoardOptions = GlobalOptions;
 
 /**
- * `tasks board`: the live full-screen board (@dotasks/board, Ink and React,
+ * `tasks board`: the live full-screen board (@dotasks/terminal-board, Ink and React,
  * loaded only here). Off a terminal, or with --json, it prints what
  * `tasks list` prints, so a pipe or a script gets something it can read.
  */
@@ -16,7 +16,7 @@ export async function board(options: BoardOptions): Promise<CommandOutput> {
   // The keys write through the same commands as `tasks start|done|release|note ID --owner OWNER`.
   const as = { ...options, owner };
   const text = (out: CommandOutput) => out.text ?? '';
-  const { runBoard } = await import('@dotasks/board');
+  const { runBoard } = await import('@dotasks/terminal-board');
   const signal = await runBoard({
     store,
     owner,

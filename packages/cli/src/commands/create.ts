@@ -35,8 +35,14 @@ export async function create(options: CreateOptions): Promise<CommandOutput> {
       metadata: parseMeta(options.meta),
       priority: parsePriorities(options.priority)[0],
       labels: splitList(options.label),
+      ...(options.key !== undefined ? { key: options.key } : {}),
     },
     { actor: actingOwner(options) },
   );
+  if (result.alreadyApplied)
+    return {
+      text: `already created ${label(result.task)} with this key; nothing changed`,
+      json: { task: viewTask(store, result.task), alreadyApplied: true },
+    };
   return { text: `created ${label(result.task)}`, json: { task: viewTask(store, result.task) } };
 }

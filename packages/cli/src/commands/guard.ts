@@ -104,7 +104,8 @@ export async function guard(options: GuardOptions): Promise<CommandOutput> {
     const nudge = open.map((task) => nudgeFor(task, how)).join('\n');
     return { text: printableLines(nudge), json: { owner, inProgress: open.map((t) => t.id), nudge }, exitCode: 1 };
   }
-  if (options.hook !== 'claude') throw new TasksError('E_USAGE', `unknown hook '${options.hook}'; use --hook claude`);
+  if (options.hook !== 'claude' && options.hook !== 'claude-edit')
+    throw new TasksError('E_USAGE', `unknown hook '${options.hook}'; use --hook claude (Stop) or --hook claude-edit (PreToolUse)`);
 
   const raw = options.input ?? (await readStdin());
   let payload: Record<string, unknown> = {};
@@ -112,8 +113,8 @@ export async function guard(options: GuardOptions): Promise<CommandOutput> {
     const parsed: unknown = raw.trim() ? JSON.parse(raw) : {};
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) payload = parsed as Record<string, unknown>;
   } catch {
-    // A payload we cannot read must not keep the agent from stopping.
-    return { warnings: ['tasks guard: the hook input is not JSON; letting the agent stop'] };
+    // A payload we cannot read must not keep the agent from stopping (or from editing).
+    return { warnings: [`tasks guard: the hook input is not JSON; letting the agent ${options.hook === 'claude-edit' ? 'edit' : 'stop'}`] };
   }
   const cwd = options.cwd ?? (typeof payload.cwd === 'string' ? payload.cwd : undefined);
   let store: TaskStore;
@@ -124,6 +125,11 @@ export async function guard(options: GuardOptions): Promise<CommandOutput> {
     throw error;
   }
   const owner = resolveOwner({ owner: options.owner, cwd }).owner;
+  if (options.hook === 'claude-edit') {
+    const { decideEditHook } = await import('@dotasks/agent');
+    const refusal = decideEditHook(store, owner, payload, { tasks: tasksCommandForAgent(), owner });
+    return refusal ? { text: JSON.stringify(refusal), json: refusal } : {};
+  }
   const decision = await decideStopHook(store, owner, payload, { tasks: tasksCommandForAgent(), owner });
   if (!decision) return {};
   return { text: JSON.stringify(decision), json: decision };

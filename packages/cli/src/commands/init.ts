@@ -44,7 +44,9 @@ export async function init(options: InitOptions): Promise<CommandOutput> {
     for (const h of git.hooks)
       lines.push(
         h.installed
-          ? `installed the ${h.hook} hook (${h.path}): ids two branches handed out twice are settled after merges, cherry-picks and rebases`
+          ? h.hook === 'pre-commit'
+            ? `installed the pre-commit hook (${h.path}): a task worktree commits only files in its task's scope`
+            : `installed the ${h.hook} hook (${h.path}): ids two branches handed out twice are settled after merges, cherry-picks and rebases`
           : `left your ${h.hook} hook (${h.path}) as it is; add this line to it: ${h.line}`,
       );
     lines.push("commit .tasks/.gitattributes; every other clone runs 'tasks init --git' once (tasks doctor reminds it)");

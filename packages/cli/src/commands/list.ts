@@ -29,6 +29,8 @@ export interface ListOptions extends CommandArgs<'list'>, GlobalOptions {
   ready?: boolean;
   /** With ready: say why each task stands where it does. */
   explain?: boolean;
+  /** With ready: up to this many ready tasks whose scopes are pairwise disjoint and disjoint from the work in progress. */
+  parallel?: number;
 }
 
 /** The board, one task a line (docs/protocol.md, "Output"); bad files are listed, and make the exit status 1. */
@@ -61,6 +63,13 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
     const at = new Map(ranks.map((r, i) => [r.id, i]));
     snapshot = { ...snapshot, tasks: [...snapshot.tasks].sort((a, b) => (at.get(a.id) ?? Infinity) - (at.get(b.id) ?? Infinity) || a.id - b.id) };
   }
+  const why = new Map(ranks.map((r) => [r.id, r]));
+  // Why a ready task waits (its files overlap a task in progress) and what can start at once: asked for only.
+  const scopes =
+    options.ready && (options.explain || options.parallel !== undefined)
+      ? await (await import('../ready-scopes.js')).judgeReadyScopes(dir, snapshot, ranks, options.parallel)
+      : undefined;
+  const heldNote = scopes ? (await import('../ready-scopes.js')).heldBackNote : () => '';
   // A read acts as nobody: its --owner names whose tasks to show, as --filter-owner does (docs/decisions.md, "One declaration per command").
   const owner = options.filterOwner ?? options.owner;
   const filter = {
@@ -71,8 +80,8 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
     labels: splitList(options.label),
     priorities,
     grep: options.grep,
+    ...(scopes?.parallel ? { ids: new Set(scopes.parallel) } : {}),
   };
-  const why = new Map(ranks.map((r) => [r.id, r]));
   if (options.json) {
     return {
       json: {
@@ -80,7 +89,19 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
           const view = toTaskView(t, lookup);
           const rank = why.get(t.id);
           return options.explain && rank
-            ? { ...view, rank: { priority: rank.priority, unblocks: rank.unblocks, chain: rank.chain, why: explainRank(rank) } }
+            ? {
+                ...view,
+                rank: {
+                  priority: rank.priority,
+                  ownPriority: rank.ownPriority,
+                  ...(rank.through !== undefined ? { through: rank.through } : {}),
+                  unblocks: rank.unblocks,
+                  chain: rank.chain,
+                  ...(scopes?.heldBy.has(t.id) ? { heldBackBy: scopes.heldBy.get(t.id) } : {}),
+                  ...(scopes?.badScope.has(t.id) ? { badScope: true } : {}),
+                  why: explainRank(rank) + heldNote(t.id, scopes),
+                },
+              }
             : view;
         }),
         problems: snapshot.problems,
@@ -101,7 +122,7 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
     text = lines
       .flatMap((line, i) => {
         const rank = i < matched.length ? why.get(matched[i].id) : undefined;
-        return rank ? [line, style.muted(`    ${i + 1}. ${explainRank(rank)}`)] : [line];
+        return rank ? [line, style.muted(`    ${i + 1}. ${explainRank(rank)}${heldNote(rank.id, scopes)}`)] : [line];
       })
       .join('\n');
   }

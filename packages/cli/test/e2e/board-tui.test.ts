@@ -379,7 +379,7 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     expect(viaYargs.some((f) => f.includes('/node_modules/yargs/'))).toBe(true); // the trace sees the packages that load
     const everyday = [loaded('list'), loaded('done', '3')];
     for (const files of [viaYargs, everyday[0], loaded('board'), everyday[1]]) {
-      expect(files.filter((f) => /\/node_modules\/(ink|react)\/|@dotasks\/board|\/packages\/board\/dist\//.test(f))).toEqual([]);
+      expect(files.filter((f) => /\/node_modules\/(ink|react)\/|@dotasks\/terminal-board|\/packages\/terminal-board\/dist\//.test(f))).toEqual([]);
     }
     // The sanitizer is on their path, the width function and its Unicode tables are not.
     for (const files of everyday) expect(files.filter((f) => /\/node_modules\/(string-width|get-east-asian-width)\//.test(f))).toEqual([]);

@@ -30,7 +30,7 @@ function claudeList(dir: string): string {
   return dir;
 }
 
-describe('tasks import: hostile and repeated input (issue 21, items 7-9)', () => {
+describe('tasks import: hostile and repeated input', () => {
   let cleanup = () => {};
   afterEach(() => cleanup());
   function board(): { root: string; board: string } {
@@ -51,7 +51,7 @@ describe('tasks import: hostile and repeated input (issue 21, items 7-9)', () =>
     return error.message;
   }
 
-  describe('bounded input (item 7)', () => {
+  describe('bounded input', () => {
     it('metadata nested 20,000 deep: one line naming the file and the task, nothing written', () => {
       const t = board();
       const file = join(t.root, 'deep.json');
@@ -139,7 +139,7 @@ describe('tasks import: hostile and repeated input (issue 21, items 7-9)', () =>
     });
   });
 
-  describe('the same limits as create (item 8)', () => {
+  describe('the same limits as create', () => {
     it('import dotasks refuses a priority of 99 (every reader refused the task it wrote)', () => {
       const t = board();
       const file = join(t.root, 'export.json');
@@ -202,7 +202,7 @@ describe('tasks import: hostile and repeated input (issue 21, items 7-9)', () =>
     });
   });
 
-  describe('imports are idempotent (item 9)', () => {
+  describe('imports are idempotent', () => {
     it('the same beads file twice: unchanged, not doubled; a changed file updates and creates only what is new', () => {
       const t = board();
       const file = join(t.root, 'issues.jsonl');

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { STRICT_SCHEMA_KEYWORDS } from '@dotasks/agent';
 import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tempBoard, traceLoads } from '../helpers.js';
 
 interface ToolResult {
@@ -47,6 +48,18 @@ describe('tasks mcp', () => {
     expect(tools.map((tool) => tool.name)).toEqual(['todo']);
     expect(tools[0].annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: false });
     expect((tools[0].inputSchema.properties as Record<string, unknown>).action).toBeDefined();
+    // Only keywords OpenAI's strict mode keeps, at any depth: a client converting it for its model sends nothing strict mode refuses.
+    const keywords = new Set<string>();
+    const walk = (node: unknown, inProperties = false): void => {
+      if (Array.isArray(node)) return node.forEach((n) => walk(n));
+      if (node === null || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node)) {
+        if (!inProperties) keywords.add(key);
+        walk(value, key === 'properties' && !inProperties);
+      }
+    };
+    walk(tools[0].inputSchema);
+    expect([...keywords].filter((k) => !STRICT_SCHEMA_KEYWORDS.includes(k))).toEqual([]);
 
     const created = await call(c, { action: 'create', subject: 'Parse AST' });
     expect(created.isError).toBe(false);
@@ -151,6 +164,27 @@ describe('tasks mcp', () => {
     for (const r of [created, updated, started, listed]) expect(r.isError, r.content[0].text).toBe(false);
     expect(listed.structuredContent).toMatchObject({ tasks: [{ id: 1, status: 'in_progress' }] });
     expect(readTaskFile(t.board, 1)).toMatchObject({ description: 'with acorn', status: 'in_progress', owner: 'agent-1' });
+  });
+
+  it('a create cancelled after the board had it, retried with the same key, leaves one task', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const c = await connect(t.root, { TASKS_OWNER: 'agent-1' });
+    const cancel = new AbortController();
+    const first = c.callTool({ name: 'todo', arguments: { action: 'create', subject: 'Parse AST', key: 'k-7f3a' } }, undefined, { signal: cancel.signal });
+    cancel.abort();
+    await expect(first).rejects.toThrow();
+    // The server applies what it received (the cancel only drops the answer): the client never heard of task 1.
+    await vi.waitFor(() => expect(existsSync(join(t.board, 'task_1.json'))).toBe(true), { timeout: 10_000, interval: 20 });
+    const retried = await call(c, { action: 'create', subject: 'Parse AST', key: 'k-7f3a' });
+    expect(retried.structuredContent).toMatchObject({ ok: true, alreadyApplied: true, task: { id: 1, subject: 'Parse AST' } });
+    expect(retried.structuredContent?.message).toContain('Already created #1');
+    const other = await call(c, { action: 'create', subject: 'Transform AST', key: 'k-9b21' });
+    expect(other.structuredContent).toMatchObject({ ok: true, task: { id: 2 } });
+    await c.close();
+    client = undefined;
+    expect(readdirSync(t.board).filter((name) => /^task_\d+\.json$/.test(name))).toEqual(['task_1.json', 'task_2.json']);
+    expect(readTaskFile(t.board, 1).metadata).toEqual({ createKey: 'k-7f3a' });
   });
 
   it('the board resources are subscribable: an update when any process changes the board, a hand edit included', async () => {

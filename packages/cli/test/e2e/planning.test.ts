@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { readTaskFile, tasks, tempBoard } from '../helpers.js';
 
 // Planning through the CLI: --priority, --label, list filters, ready's order
@@ -103,6 +104,95 @@ describe('ready and claim --next order', () => {
     const order = [];
     for (let i = 0; i < 4; i++) order.push(JSON.parse(ok(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: `agent-${i}` }).stdout).task.id);
     expect(order).toEqual([5, 1, 2, 6]);
+  });
+});
+
+describe('priority that flows', () => {
+  // The inversion: a P3 blocker of a P0 release, and two plain P2 tasks.
+  function inversion() {
+    const t = board();
+    ok(t.root, ['create', 'blocker', '--priority', '3']);
+    ok(t.root, ['create', 'release', '--priority', '0', '--blocked-by', '1']);
+    ok(t.root, ['create', 'plain one']);
+    ok(t.root, ['create', 'plain two']);
+    return t;
+  }
+
+  it('a blocker ranks with the most urgent open work behind it, and --explain says through which task', () => {
+    const t = inversion();
+    expect(ok(t.root, ['ready', '--explain']).stdout).toMatchInlineSnapshot(`
+      "[ ] #1: blocker P3
+          1. P0 through #2 (own P3) · unblocks 1 (#1 → #2) · id 1
+      [ ] #3: plain one
+          2. P2 · unblocks nothing · id 3
+      [ ] #4: plain two
+          3. P2 · unblocks nothing · id 4
+      0/4 done · ready: #1, #3, #4 · 1 blocked
+      "
+    `);
+    const json = JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout);
+    expect(json.tasks[0]).toMatchObject({ id: 1, priority: 3, rank: { priority: 0, ownPriority: 3, through: 2 } });
+    // Its own priority is unchanged in its file.
+    expect(readTaskFile(t.board, 1).priority).toBe(3);
+    expect(JSON.parse(ok(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: 'agent-1' }).stdout).task.id).toBe(1);
+  });
+
+  it('flows through a chain, and stops flowing when the urgent task is done', () => {
+    const t = board();
+    ok(t.root, ['create', 'first', '--priority', '4']);
+    ok(t.root, ['create', 'second', '--blocked-by', '1']);
+    ok(t.root, ['create', 'urgent', '--priority', '1', '--blocked-by', '2']);
+    ok(t.root, ['create', 'plain']);
+    expect(
+      JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout).tasks.map((x: { id: number; rank: { priority: number } }) => [x.id, x.rank.priority]),
+    ).toEqual([
+      [1, 1],
+      [4, 2],
+    ]);
+    ok(t.root, ['update', '3', '--status', 'deleted']);
+    expect(JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout).tasks.map((x: { id: number }) => x.id)).toEqual([4, 1]);
+  });
+});
+
+describe('why a ready task waits, and what can start at once', () => {
+  function scoped() {
+    const t = board();
+    spawnSync('git', ['init', '-q'], { cwd: t.root });
+    for (const file of ['src/parser/lexer.ts', 'src/parser/ast.ts', 'src/cli/help.ts', 'src/cli/main.ts', 'web/app.ts']) {
+      mkdirSync(join(t.root, dirname(file)), { recursive: true });
+      writeFileSync(join(t.root, file), '');
+    }
+    spawnSync('git', ['add', '-A'], { cwd: t.root });
+    ok(t.root, ['create', 'parser', '--path', 'src/parser/**']);
+    ok(t.root, ['create', 'lexer', '--path', 'src/parser/lexer.ts']);
+    ok(t.root, ['create', 'cli', '--path', 'src/cli/**']);
+    ok(t.root, ['create', 'cli help', '--path', 'src/cli/help.ts']);
+    ok(t.root, ['create', 'notes']);
+    ok(t.root, ['create', 'web', '--path', 'web/**']);
+    ok(t.root, ['claim', '1'], { TASKS_OWNER: 'alice' });
+    return t;
+  }
+
+  it('ready --explain names the task in progress a held-back task overlaps, as claim --next passes it over', () => {
+    const t = scoped();
+    const explained = ok(t.root, ['ready', '--explain']).stdout;
+    expect(explained).toContain(
+      '[ ] #2: lexer\n    1. P2 · unblocks nothing · id 2 · held back: its files overlap #1 in progress (claim --next passes it over)\n',
+    );
+    expect(explained).toContain('    2. P2 · unblocks nothing · id 3\n');
+    const json = JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout);
+    expect(json.tasks.find((x: { id: number }) => x.id === 2).rank.heldBackBy).toEqual([1]);
+    expect(json.tasks.find((x: { id: number }) => x.id === 3).rank.heldBackBy).toBeUndefined();
+    expect(JSON.parse(ok(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: 'bob' }).stdout).task.id).toBe(3);
+  });
+
+  it('ready --parallel N gives up to N ready tasks whose scopes are pairwise disjoint and clear of the work in progress', () => {
+    const t = scoped();
+    const ids = (args: string[]) => JSON.parse(ok(t.root, ['ready', '--json', ...args]).stdout).tasks.map((x: { id: number }) => x.id);
+    expect(ids(['--parallel', '3'])).toEqual([3, 5, 6]);
+    expect(ids(['--parallel', '2'])).toEqual([3, 5]);
+    expect(ok(t.root, ['ready', '--parallel', '3']).stdout).toMatch(/^\[ \] #3: cli\n\[ \] #5: notes\n\[ \] #6: web\n0\/6 done/);
+    expect(tasks(t.root, ['ready', '--parallel', '0']).code).toBe(2);
   });
 });
 

@@ -7,12 +7,14 @@ import { serializeTask, taskFileName, type Task } from '../format/format.js';
 import { acquireLock } from '../fs/locks.js';
 import { leaseExpiry } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
-import type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, FindingCode, RepairReport } from './findings.js';
+import { GitAnswers } from './git-answers.js';
+import type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, RepairReport } from './findings.js';
+
+export type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, FindingCode, RepairReport } from './findings.js';
 import { DOCTOR_CHECKS, FINDING_ORDER, type FileChange, type Scan } from './checks/index.js';
 
 // Kept here for the internal API it was part of; it lives with the other JSON position helpers now.
 export { findArrayElement } from '../format/json-locate.js';
-export type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, FindingCode, RepairReport } from './findings.js';
 
 /**
  * `tasks doctor`: finds everything wrong with a board that people, merges or
@@ -26,7 +28,7 @@ export type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, FindingC
 
 /** Finds every problem on the board; reads only. */
 export function diagnoseBoard(store: TaskStore, options: DoctorOptions = {}): DoctorReport {
-  options = withPending(store, options);
+  options = { ...withPending(store, options), answers: options.answers ?? new GitAnswers(store.dir) };
   const scan = scanBoard(store, options);
   return { findings: stableFindings(store, options, scan.findings), files: scan.fileCount };
 }
@@ -59,7 +61,7 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
   // edges that named the wrong task are right again (the repairs below would have wired them to it).
   const pending = withPending(store, options).pending;
   if (pending) changes.push(...(await settleClashes(store, options.cwd ?? process.cwd(), pending)));
-  options = { ...options, pending: undefined, history: options.history ?? new Map() };
+  options = { ...options, pending: undefined, answers: options.answers ?? new GitAnswers(store.dir) };
   const first = scanBoard(store, options);
   // Stale locks first: one of them may be the board lock we are about to take.
   for (const lock of first.plan.staleLocks) {
@@ -120,8 +122,10 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
     const task = store.peekTask(id);
     changes.push({ code: 'untracked_claim', file: store.taskPath(id), task: id, message: `recorded the claim of #${id} by ${task?.owner ?? '?'}` });
   }
-  // What remains is judged under the board lock, while changes to several tasks cannot interleave.
-  remaining = (await store.transact({ board: true }, () => scanBoard(store, options).findings)).value;
+  // What remains is judged under the board lock, while changes to several tasks cannot interleave, from what git
+  // said to the first scan (no git process inside a board transaction).
+  const settled = { ...options, answers: options.answers!.settled() };
+  remaining = (await store.transact({ board: true }, () => scanBoard(store, settled).findings)).value;
   return { changes, remaining };
 }
 
@@ -165,6 +169,7 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
   const scan: Scan = {
     store,
     options,
+    git: options.answers ?? new GitAnswers(store.dir),
     now: options.now ?? Date.now(),
     staleMs: Math.max(2000, store.lockOptions.staleMs),
     findings: [],

@@ -1,7 +1,11 @@
-// What doctor reports and takes: the finding codes, a finding, a repair,
-// the options and the reports. Apart from doctor.ts so the checks (checks/)
-// can name them without importing the doctor that runs them.
+/**
+ * What doctor says: the kinds of finding (stable codes, for `--json`), a
+ * finding and a repair, what a scan is asked (DoctorOptions) and what it
+ * reports. The checks (checks/) and doctor.ts both read these; the checks
+ * import nothing else of doctor.ts, so no import circles back.
+ */
 import type { PendingReconcile } from '../git/branch-reconcile.js';
+import type { GitAnswers } from './git-answers.js';
 
 /** What kind of problem a finding is; stable, for `--json`. */
 export type FindingCode =
@@ -64,8 +68,8 @@ export interface DoctorOptions {
   cwd?: string;
   /** An id clash to settle (found once per command: it asks git). */
   pending?: PendingReconcile;
-  /** The commits that created each task file looked up in git's history, shared by the scans of one command. */
-  history?: Map<number, string[]>;
+  /** What the checks asked git, shared by the scans of one command (the scans under the board lock ask it nothing). */
+  answers?: GitAnswers;
 }
 
 export interface DoctorReport {

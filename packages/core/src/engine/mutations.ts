@@ -7,6 +7,7 @@ import { createRecord, isClosed, normalizeIds, type Task, type TaskStatus } from
 import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
 import { createLease, listLeases } from '../runtime/leases.js';
 import type { BoardFiles } from './board-files.js';
+import { loadBoardSnapshot } from './board-index.js';
 import { closeInTx } from './closing.js';
 import {
   applyLabels,
@@ -83,11 +84,30 @@ export async function createTask(board: BoardFiles, input: CreateTaskInput, opti
   checkPriority(input.priority);
   checkLabels(input.labels ?? []);
   if (input.paths !== undefined) checkPaths(input.paths);
+  if (input.key !== undefined) checkCreateKey(input.key);
   const owners = status === 'in_progress' ? [input.owner || options.actor || ''] : [];
-  const result = await board.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? [])] }, (tx) =>
-    createInTx(board, tx, input, options),
-  );
-  return { task: result.value, written: result.written, unblocked: [], events: result.events };
+  const result = await board.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? [])] }, (tx) => {
+    // Under the board lock, which every create holds: a second create with the key waits for the first and finds its task.
+    const earlier = input.key === undefined ? undefined : taskWithCreateKey(board, input.key);
+    return earlier ?? createInTx(board, tx, input, options);
+  });
+  const alreadyApplied = result.written.length === 0 && input.key !== undefined;
+  return { task: result.value, written: result.written, unblocked: [], events: result.events, ...(alreadyApplied ? { alreadyApplied } : {}) };
+}
+
+/** The metadata key a create's `key` is kept under. */
+export const CREATE_KEY = 'createKey';
+const MAX_CREATE_KEY = 200;
+
+function checkCreateKey(key: unknown): string {
+  if (typeof key !== 'string' || key.trim() === '' || key.length > MAX_CREATE_KEY || /[\u0000-\u001f\u007f]/.test(key))
+    throw new TasksError('E_INVALID', `a create key is one line of 1 to ${MAX_CREATE_KEY} characters, e.g. a UUID the client made for this create`);
+  return key;
+}
+
+/** The task a create with `key` made before, if any (deleted ones too: the create was applied). */
+function taskWithCreateKey(board: BoardFiles, key: string): Task | undefined {
+  return loadBoardSnapshot(board.dir).tasks.find((task) => task.metadata?.[CREATE_KEY] === key);
 }
 
 async function createInTx(board: BoardFiles, tx: Transaction, input: CreateTaskInput, options: ActorOptions): Promise<Task> {
@@ -134,6 +154,7 @@ async function createInTx(board: BoardFiles, tx: Transaction, input: CreateTaskI
   if (labels.length) task.labels = labels;
   if (input.paths !== undefined) applyPaths(task, { paths: input.paths });
   if (input.metadata !== undefined) applyMetadata(task, input.metadata);
+  if (input.key !== undefined) applyMetadata(task, { [CREATE_KEY]: input.key });
   tx.put(task);
   for (const b of blockedBy) {
     const blocker = tx.edit(b);

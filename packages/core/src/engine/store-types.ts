@@ -50,6 +50,13 @@ export interface CreateTaskInput {
   labels?: string[];
   /** The task's file scope: globs relative to the top of the repository. */
   paths?: string[];
+  /**
+   * Makes a retried create safe: kept in the task's `metadata.createKey`; a
+   * create with a key some task already has returns that task, unchanged,
+   * with `alreadyApplied` (a client that lost the answer, or cancelled the
+   * call after the board had it, gets one task, not two).
+   */
+  key?: string;
 }
 
 /** A change to one task. `activeForm: null` removes it; a metadata value of null removes that key. */
@@ -104,6 +111,8 @@ export interface MutationResult {
   /** Tasks whose blockedBy became empty through this mutation. */
   unblocked: number[];
   events: TaskEvent[];
+  /** create with a `key` only: the key was a task's already, which is returned as it is and nothing was written. */
+  alreadyApplied?: boolean;
 }
 
 /** Options for claims (docs/protocol.md, "Owners, claims and leases"). */

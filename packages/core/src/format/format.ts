@@ -178,105 +178,110 @@ export function parseTask(text: string, fileName: string): Task {
 
 /** Validates already-parsed task data (see parseTask). */
 export function validateTask(raw: unknown, fileName: string, text = ''): Task {
-  const at = (key: string | undefined, problem: string): never => {
-    const pos = positionAt(text, key === undefined ? 0 : findTopLevelKey(text, key));
-    throw new CorruptTaskError(fileName, pos.line, pos.column, problem);
-  };
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) at(undefined, 'a task file must hold a JSON object');
+  const reader = new FieldReader(fileName, text);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) reader.fail(undefined, 'a task file must hold a JSON object');
   const obj = raw as Record<string, unknown>;
   // Before anything recursive (cloneJson, JSON.stringify) sees the data: 20,000 levels overflow the stack.
   for (const key of Object.keys(obj)) {
     const deep = findDeepNesting(obj[key]);
-    if (deep) at(key, `${show(key)} nests deeper than ${MAX_NESTING_DEPTH} levels (at ${describeNesting(key, deep)})`);
+    if (deep) reader.fail(key, `${show(key)} nests deeper than ${MAX_NESTING_DEPTH} levels (at ${describeNesting(key, deep)})`);
   }
+  const core = coreFields(reader, obj);
+  const task: Task = { ...core, blockedBy: edgeField(reader, obj, 'blockedBy'), blocks: edgeField(reader, obj, 'blocks'), extra: createRecord() };
+  const planning = readPlanningFields(reader, obj);
+  const metadata = obj.metadata;
+  if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)))
+    reader.fail('metadata', `"metadata" must be an object, got ${show(metadata)}`);
+  for (const key of Object.keys(obj)) if (!KNOWN.has(key)) setOwn(task.extra, key, obj[key]);
+  if (obj.activeForm !== undefined) task.activeForm = obj.activeForm as string;
+  Object.assign(task, planning);
+  if (metadata !== undefined) task.metadata = cloneJson(metadata) as Record<string, unknown>;
+  return task;
+}
 
+/** Where validation refuses a task file: at a key's place in its text. */
+class FieldReader {
+  constructor(
+    readonly fileName: string,
+    private readonly text: string,
+  ) {}
+
+  /** Refuses the file at `key` (the file's start when undefined). */
+  fail(key: string | undefined, problem: string): never {
+    const pos = positionAt(this.text, key === undefined ? 0 : findTopLevelKey(this.text, key));
+    throw new CorruptTaskError(this.fileName, pos.line, pos.column, problem);
+  }
+}
+
+/** id (matching the file's name), subject, description, status and owner; and that activeForm, when present, is a string. */
+function coreFields(reader: FieldReader, obj: Record<string, unknown>): Pick<Task, 'id' | 'subject' | 'description' | 'status' | 'owner'> {
   const id = obj.id;
-  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) at('id', `"id" must be a positive integer, got ${show(id)}`);
-  const fileId = idFromFileName(fileName.split(/[\\/]/).pop() ?? fileName);
-  if (fileId !== undefined && fileId !== id) at('id', `"id" is ${show(id)} but the file name says ${fileId}`);
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) reader.fail('id', `"id" must be a positive integer, got ${show(id)}`);
+  const fileId = idFromFileName(reader.fileName.split(/[\\/]/).pop() ?? reader.fileName);
+  if (fileId !== undefined && fileId !== id) reader.fail('id', `"id" is ${show(id)} but the file name says ${fileId}`);
 
   const subject = obj.subject;
-  if (typeof subject !== 'string') at('subject', `"subject" must be a string, got ${show(subject)}`);
-  if ((subject as string).trim() === '') at('subject', '"subject" must not be empty');
+  if (typeof subject !== 'string') reader.fail('subject', `"subject" must be a string, got ${show(subject)}`);
+  if ((subject as string).trim() === '') reader.fail('subject', '"subject" must not be empty');
 
   const description = obj.description ?? '';
-  if (typeof description !== 'string') at('description', `"description" must be a string, got ${show(description)}`);
+  if (typeof description !== 'string') reader.fail('description', `"description" must be a string, got ${show(description)}`);
 
   const status = obj.status;
   if (typeof status !== 'string' || !(TASK_STATUSES as readonly string[]).includes(status))
-    at('status', `"status" must be one of ${TASK_STATUSES.join(', ')}, got ${show(status)}`);
+    reader.fail('status', `"status" must be one of ${TASK_STATUSES.join(', ')}, got ${show(status)}`);
 
   // Python task stores write owner None for nobody; read it as unclaimed.
   const owner = obj.owner ?? '';
-  if (typeof owner !== 'string') at('owner', `"owner" must be a string, got ${show(owner)}`);
+  if (typeof owner !== 'string') reader.fail('owner', `"owner" must be a string, got ${show(owner)}`);
 
   const activeForm = obj.activeForm;
-  if (activeForm !== undefined && typeof activeForm !== 'string') at('activeForm', `"activeForm" must be a string, got ${show(activeForm)}`);
+  if (activeForm !== undefined && typeof activeForm !== 'string') reader.fail('activeForm', `"activeForm" must be a string, got ${show(activeForm)}`);
+  return { id: id as number, subject: subject as string, description: description as string, status: status as TaskStatus, owner: owner as string };
+}
 
-  const edges = (key: 'blockedBy' | 'blocks'): number[] => {
-    const value = obj[key] ?? [];
-    if (!Array.isArray(value)) return at(key, `"${key}" must be an array of task ids, got ${show(value)}`);
-    for (const item of value) {
-      if (typeof item !== 'number' || !Number.isSafeInteger(item) || item < 1)
-        at(key, `"${key}" must hold positive integer ids, got ${show(item)} (run 'tasks doctor --fix' to normalise)`);
-    }
-    return value as number[];
-  };
-  const blockedBy = edges('blockedBy');
-  const blocks = edges('blocks');
+/** `blockedBy` or `blocks`: positive integer ids. */
+function edgeField(reader: FieldReader, obj: Record<string, unknown>, key: 'blockedBy' | 'blocks'): number[] {
+  const value = obj[key] ?? [];
+  if (!Array.isArray(value)) return reader.fail(key, `"${key}" must be an array of task ids, got ${show(value)}`);
+  for (const item of value) {
+    if (typeof item !== 'number' || !Number.isSafeInteger(item) || item < 1)
+      reader.fail(key, `"${key}" must hold positive integer ids, got ${show(item)} (run 'tasks doctor --fix' to normalise)`);
+  }
+  return value as number[];
+}
 
+/** The planning fields that are present: priority, labels, paths, notes. */
+function readPlanningFields(reader: FieldReader, obj: Record<string, unknown>): Pick<Task, 'priority' | 'labels' | 'paths' | 'notes'> {
   const priority = obj.priority;
   if (priority !== undefined && (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > MAX_PRIORITY))
-    at('priority', `"priority" must be an integer from 0 (highest) to ${MAX_PRIORITY}, got ${show(priority)}`);
-
-  const labels = obj.labels;
-  if (labels !== undefined) {
-    if (!Array.isArray(labels)) at('labels', `"labels" must be an array of strings, got ${show(labels)}`);
-    for (const label of labels as unknown[])
-      if (typeof label !== 'string' || label.trim() === '') at('labels', `"labels" must hold non-empty strings, got ${show(label)}`);
-  }
-
-  const paths = obj.paths;
-  if (paths !== undefined) {
-    if (!Array.isArray(paths)) at('paths', `"paths" must be an array of globs, got ${show(paths)}`);
-    for (const item of paths as unknown[])
-      if (typeof item !== 'string' || item.trim() === '') at('paths', `"paths" must hold non-empty glob strings, got ${show(item)}`);
-  }
-
+    reader.fail('priority', `"priority" must be an integer from 0 (highest) to ${MAX_PRIORITY}, got ${show(priority)}`);
+  const labels = stringList(reader, obj, 'labels', 'an array of strings', 'non-empty strings');
+  const paths = stringList(reader, obj, 'paths', 'an array of globs', 'non-empty glob strings');
   const notes = obj.notes;
   if (notes !== undefined) {
-    if (!Array.isArray(notes)) at('notes', `"notes" must be an array of {at, owner, text}, got ${show(notes)}`);
+    if (!Array.isArray(notes)) reader.fail('notes', `"notes" must be an array of {at, owner, text}, got ${show(notes)}`);
     for (const note of notes as unknown[]) {
       const n = note as Record<string, unknown>;
       if (n === null || typeof n !== 'object' || Array.isArray(n) || typeof n.at !== 'string' || typeof n.owner !== 'string' || typeof n.text !== 'string')
-        at('notes', `"notes" must hold objects {at, owner, text} of strings, got ${show(note)}`);
+        reader.fail('notes', `"notes" must hold objects {at, owner, text} of strings, got ${show(note)}`);
     }
   }
+  const planning: Pick<Task, 'priority' | 'labels' | 'paths' | 'notes'> = {};
+  if (priority !== undefined) planning.priority = priority as number;
+  if (labels !== undefined) planning.labels = labels;
+  if (paths !== undefined) planning.paths = paths;
+  if (notes !== undefined) planning.notes = (notes as Record<string, unknown>[]).map(noteFrom);
+  return planning;
+}
 
-  const metadata = obj.metadata;
-  if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)))
-    at('metadata', `"metadata" must be an object, got ${show(metadata)}`);
-
-  const extra = createRecord();
-  for (const key of Object.keys(obj)) if (!KNOWN.has(key)) setOwn(extra, key, obj[key]);
-
-  const task: Task = {
-    id: id as number,
-    subject: subject as string,
-    description: description as string,
-    status: status as TaskStatus,
-    owner: owner as string,
-    blockedBy,
-    blocks,
-    extra,
-  };
-  if (activeForm !== undefined) task.activeForm = activeForm as string;
-  if (priority !== undefined) task.priority = priority as number;
-  if (labels !== undefined) task.labels = [...(labels as string[])];
-  if (paths !== undefined) task.paths = [...(paths as string[])];
-  if (notes !== undefined) task.notes = (notes as Record<string, unknown>[]).map(noteFrom);
-  if (metadata !== undefined) task.metadata = cloneJson(metadata) as Record<string, unknown>;
-  return task;
+/** `labels` or `paths`: a copy of the list of non-empty strings, when present. */
+function stringList(reader: FieldReader, obj: Record<string, unknown>, key: 'labels' | 'paths', list: string, items: string): string[] | undefined {
+  const value = obj[key];
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) reader.fail(key, `"${key}" must be ${list}, got ${show(value)}`);
+  for (const item of value as unknown[]) if (typeof item !== 'string' || item.trim() === '') reader.fail(key, `"${key}" must hold ${items}, got ${show(item)}`);
+  return [...(value as string[])];
 }
 
 /**

@@ -30,118 +30,153 @@ interface SyntaxProblem {
 
 /** Scans JSON text and returns the first syntax error, or undefined if it is valid. */
 export function findJsonSyntaxError(text: string): SyntaxProblem | undefined {
-  let i = 0;
-  const fail = (message: string, at = i): never => {
-    throw { offset: at, message } satisfies SyntaxProblem;
-  };
-  const ws = () => {
-    while (i < text.length) {
-      const c = text[i];
-      if (c === ' ' || c === '\t' || c === '\n' || c === '\r') i++;
+  const scanner = new JsonScanner(text);
+  try {
+    scanner.document();
+    return undefined;
+  } catch (problem) {
+    if (problem instanceof JsonSyntaxError) return { offset: problem.offset, message: problem.message };
+    throw problem;
+  }
+}
+
+/** The first syntax error of a text, where the scanner met it. */
+class JsonSyntaxError extends Error {
+  constructor(
+    readonly offset: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A strict JSON reader that keeps only where it is (`i`), so its first error has an offset. */
+class JsonScanner {
+  private i = 0;
+
+  constructor(private readonly text: string) {}
+
+  /** The whole text: one value (after a byte order mark), and nothing after it but whitespace. */
+  document(): void {
+    if (this.text.charCodeAt(0) === 0xfeff) this.i = 1;
+    this.value(0);
+    this.ws();
+    if (this.i < this.text.length) this.fail(`${this.describe()} after the end of the JSON value`);
+  }
+
+  private fail(message: string, at = this.i): never {
+    throw new JsonSyntaxError(at, message);
+  }
+
+  private ws(): void {
+    const { text } = this;
+    while (this.i < text.length) {
+      const c = text[this.i];
+      if (c === ' ' || c === '\t' || c === '\n' || c === '\r') this.i++;
       else break;
     }
-  };
-  const describe = () => (i >= text.length ? 'unexpected end of file' : `unexpected ${JSON.stringify(text[i])}`);
-  const str = () => {
-    i++;
-    while (i < text.length) {
-      const c = text[i];
+  }
+
+  /** What is at the current spot, for a message. */
+  private describe(): string {
+    return this.i >= this.text.length ? 'unexpected end of file' : `unexpected ${JSON.stringify(this.text[this.i])}`;
+  }
+
+  private value(depth: number): void {
+    if (depth > 512) this.fail('nesting too deep');
+    this.ws();
+    const c = this.text[this.i];
+    if (c === '{') return this.object(depth);
+    if (c === '[') return this.array(depth);
+    if (c === '"') return this.string();
+    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return this.number();
+    for (const word of ['true', 'false', 'null']) {
+      if (this.text.startsWith(word, this.i)) {
+        this.i += word.length;
+        return;
+      }
+    }
+    this.fail(`${this.describe()}, expected a value`);
+  }
+
+  private object(depth: number): void {
+    const { text } = this;
+    this.i++;
+    this.ws();
+    if (text[this.i] === '}') {
+      this.i++;
+      return;
+    }
+    for (;;) {
+      this.ws();
+      if (text[this.i] !== '"') this.fail(`${this.describe()}, expected a property name in double quotes`);
+      this.string();
+      this.ws();
+      if (text[this.i] !== ':') this.fail(`${this.describe()}, expected ':' after property name`);
+      this.i++;
+      this.value(depth + 1);
+      if (this.listGoesOn('}')) continue;
+      return;
+    }
+  }
+
+  private array(depth: number): void {
+    this.i++;
+    this.ws();
+    if (this.text[this.i] === ']') {
+      this.i++;
+      return;
+    }
+    for (;;) {
+      this.value(depth + 1);
+      if (this.listGoesOn(']')) continue;
+      return;
+    }
+  }
+
+  /** After an element of an object or array: true at a comma (and not a trailing one), false at the closing `close`. */
+  private listGoesOn(close: '}' | ']'): boolean {
+    const { text } = this;
+    this.ws();
+    if (text[this.i] === ',') {
+      this.i++;
+      this.ws();
+      if (text[this.i] === close) this.fail(`trailing comma before '${close}'`);
+      return true;
+    }
+    if (text[this.i] === close) {
+      this.i++;
+      return false;
+    }
+    return this.fail(`${this.describe()}, expected ',' or '${close}'`);
+  }
+
+  private string(): void {
+    const { text } = this;
+    this.i++;
+    while (this.i < text.length) {
+      const c = text[this.i];
       if (c === '"') {
-        i++;
+        this.i++;
         return;
       }
       if (c === '\\') {
-        const n = text[i + 1];
+        const n = text[this.i + 1];
         if (n === 'u') {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail('bad \\u escape in string');
-          i += 6;
-        } else if (n !== undefined && '"\\/bfnrt'.includes(n)) i += 2;
-        else fail('bad escape in string');
-      } else if (c.charCodeAt(0) < 0x20) fail('control character in string (newlines must be written \\n)');
-      else i++;
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(this.i + 2, this.i + 6))) this.fail('bad \\u escape in string');
+          this.i += 6;
+        } else if (n !== undefined && '"\\/bfnrt'.includes(n)) this.i += 2;
+        else this.fail('bad escape in string');
+      } else if (c.charCodeAt(0) < 0x20) this.fail('control character in string (newlines must be written \\n)');
+      else this.i++;
     }
-    fail('unterminated string');
-  };
-  const num = () => {
-    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (!m || m[0].length === 0) fail(`${describe()}, expected a value`);
-    i += m![0].length;
-  };
-  const value = (depth: number): void => {
-    if (depth > 512) fail('nesting too deep');
-    ws();
-    const c = text[i];
-    if (c === '{') {
-      i++;
-      ws();
-      if (text[i] === '}') {
-        i++;
-        return;
-      }
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail(`${describe()}, expected a property name in double quotes`);
-        str();
-        ws();
-        if (text[i] !== ':') fail(`${describe()}, expected ':' after property name`);
-        i++;
-        value(depth + 1);
-        ws();
-        if (text[i] === ',') {
-          i++;
-          ws();
-          if (text[i] === '}') fail("trailing comma before '}'");
-          continue;
-        }
-        if (text[i] === '}') {
-          i++;
-          return;
-        }
-        fail(`${describe()}, expected ',' or '}'`);
-      }
-    }
-    if (c === '[') {
-      i++;
-      ws();
-      if (text[i] === ']') {
-        i++;
-        return;
-      }
-      for (;;) {
-        value(depth + 1);
-        ws();
-        if (text[i] === ',') {
-          i++;
-          ws();
-          if (text[i] === ']') fail("trailing comma before ']'");
-          continue;
-        }
-        if (text[i] === ']') {
-          i++;
-          return;
-        }
-        fail(`${describe()}, expected ',' or ']'`);
-      }
-    }
-    if (c === '"') return str();
-    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return num();
-    for (const word of ['true', 'false', 'null']) {
-      if (text.startsWith(word, i)) {
-        i += word.length;
-        return;
-      }
-    }
-    fail(`${describe()}, expected a value`);
-  };
-  try {
-    if (text.charCodeAt(0) === 0xfeff) i = 1;
-    value(0);
-    ws();
-    if (i < text.length) fail(`${describe()} after the end of the JSON value`);
-    return undefined;
-  } catch (problem) {
-    if (typeof problem === 'object' && problem !== null && 'offset' in problem) return problem as SyntaxProblem;
-    throw problem;
+    this.fail('unterminated string');
+  }
+
+  private number(): void {
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.text.slice(this.i, this.i + 400));
+    if (!m || m[0].length === 0) this.fail(`${this.describe()}, expected a value`);
+    this.i += m![0].length;
   }
 }
 

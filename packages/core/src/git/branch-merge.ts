@@ -117,47 +117,17 @@ export function mergeBranchBoards(input: { base: BoardFiles; ours: BoardFiles; t
   const base = new Map(input.base);
   const ours = new Map(input.ours);
   const theirs = new Map(input.theirs);
-
-  // Moves an earlier merge made on one side (its #2 of the base is its #4 now) are made on the other side too,
-  // and on the base (it is the base of #4 then): the moved task merges with its own changes from both sides.
-  const oursMoved = movesMadeBy(base, ours);
-  const theirsMoved = movesMadeBy(base, theirs);
-  for (const id of oursMoved.keys()) theirsMoved.delete(id);
-  for (const [moves, other] of [
-    [oursMoved, theirs],
-    [theirsMoved, ours],
-  ] as const) {
-    if (moves.size === 0) continue;
-    applyMoves(other, input.base, moves, input.branchPattern);
-    // The base as the earlier merge would have rewritten it: moved tasks under their new ids with the mentions
-    // of their text, every edge to them. Against it, a side that did not touch an edge since did not remove it.
-    for (const [name, text] of input.base) {
-      const id = idFromFileName(name);
-      const task = id === undefined ? undefined : tryParse(text, name);
-      if (!task) continue;
-      const copy: Task = { ...task, blockedBy: [...task.blockedBy], blocks: [...task.blocks] };
-      let changed = moveEdges(copy, moves);
-      const to = moves.get(id!);
-      if (to !== undefined) {
-        moveMentions(copy, undefined, moves);
-        copy.id = to;
-        base.delete(name);
-        base.set(taskFileName(to), serializeTask(copy));
-        continue;
-      }
-      if (changed) base.set(name, serializeTask(copy));
-      changed = false;
-    }
-  }
+  followEarlierMoves(input, base, ours, theirs);
 
   const names = new Set<string>();
   for (const side of [base, ours, theirs]) for (const name of side.keys()) if (idFromFileName(name) !== undefined) names.add(name);
   const ids = [...names].map((n) => idFromFileName(n)!);
   const marks = [input.base, input.ours, input.theirs].map((side) => side.get(HIGHWATERMARK_FILE) ?? '');
+  const mark = Number(mergeHighWaterMark(marks[0], marks[1], marks[2]));
   let next =
     Math.max(
       ids.reduce((a, b) => Math.max(a, b), 0),
-      Number(mergeHighWaterMark(marks[0], marks[1], marks[2])),
+      mark,
     ) + 1;
 
   // One id handed out twice: created on both sides (not in the base) as two different tasks; theirs moves.
@@ -171,6 +141,57 @@ export function mergeBranchBoards(input: { base: BoardFiles; ours: BoardFiles; t
   const renumbered = moves.size ? applyMoves(theirs, base, moves, input.branchPattern) : [];
   for (const to of moves.values()) names.add(taskFileName(to));
 
+  const { files, conflicts } = mergeFiles(names, base, ours, theirs);
+  const highest = [...files.keys()].map((n) => idFromFileName(n) ?? 0).reduce((a, b) => Math.max(a, b), 0);
+  files.set(HIGHWATERMARK_FILE, `${Math.max(mark, highest)}\n`);
+  return { files, renumbered, conflicts: conflicts.sort((a, b) => a.id - b.id) };
+}
+
+/**
+ * Moves an earlier merge made on one side (its #2 of the base is its #4 now)
+ * are made on the other side too, and on the base (it is the base of #4
+ * then): the moved task merges with its own changes from both sides.
+ */
+function followEarlierMoves(input: { base: BoardFiles; branchPattern: string }, base: BoardFiles, ours: BoardFiles, theirs: BoardFiles): void {
+  const oursMoved = movesMadeBy(base, ours);
+  const theirsMoved = movesMadeBy(base, theirs);
+  for (const id of oursMoved.keys()) theirsMoved.delete(id);
+  for (const [moves, other] of [
+    [oursMoved, theirs],
+    [theirsMoved, ours],
+  ] as const) {
+    if (moves.size === 0) continue;
+    applyMoves(other, input.base, moves, input.branchPattern);
+    moveBase(input.base, base, moves);
+  }
+}
+
+/**
+ * The base as the earlier merge would have rewritten it: moved tasks under
+ * their new ids with the mentions of their text, every edge to them. Against
+ * it, a side that did not touch an edge since did not remove it.
+ */
+function moveBase(original: BoardFiles, base: BoardFiles, moves: Map<number, number>): void {
+  for (const [name, text] of original) {
+    const id = idFromFileName(name);
+    const task = id === undefined ? undefined : tryParse(text, name);
+    if (!task) continue;
+    const copy: Task = { ...task, blockedBy: [...task.blockedBy], blocks: [...task.blocks] };
+    const changed = moveEdges(copy, moves);
+    const to = moves.get(id!);
+    if (to !== undefined) {
+      moveMentions(copy, undefined, moves);
+      copy.id = to;
+      base.delete(name);
+      base.set(taskFileName(to), serializeTask(copy));
+      continue;
+    }
+    if (changed) base.set(name, serializeTask(copy));
+  }
+}
+
+/** Each task file three ways, as the merge driver merges it; a field both sides changed differently is a conflict for a person. */
+function mergeFiles(names: Set<string>, base: BoardFiles, ours: BoardFiles, theirs: BoardFiles): Omit<BranchMergeResult, 'renumbered'> {
   const files: BoardFiles = new Map();
   const conflicts: BranchMergeResult['conflicts'] = [];
   for (const name of names) {
@@ -190,7 +211,5 @@ export function mergeBranchBoards(input: { base: BoardFiles; ours: BoardFiles; t
     }
     if (merged !== undefined) files.set(name, merged);
   }
-  const highest = [...files.keys()].map((n) => idFromFileName(n) ?? 0).reduce((a, b) => Math.max(a, b), 0);
-  files.set(HIGHWATERMARK_FILE, `${Math.max(Number(mergeHighWaterMark(marks[0], marks[1], marks[2])), highest)}\n`);
-  return { files, renumbered, conflicts: conflicts.sort((a, b) => a.id - b.id) };
+  return { files, conflicts };
 }

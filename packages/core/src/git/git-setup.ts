@@ -41,8 +41,23 @@ export const BOARD_HOOKS = ['post-merge', 'post-commit', 'post-rewrite'] as cons
 /** The line that marks a hook as ours, so `tasks init --git` may write it again. */
 const HOOK_MARK = '# Written by tasks init --git (dotasks)';
 
+/**
+ * The hook that keeps a task worktree's commits inside its task's file scope
+ * (git-hook pre-commit). Only linked worktrees can be a task's, and their
+ * `.git` is a file: the main checkout's commits pay one `test`, nothing more.
+ */
+export const SCOPE_HOOK = 'pre-commit';
+
 /** A hook's text: a look for the merge driver's record (one missing file when there is no clash), then the command. */
 function hookText(hook: string, program: string): string {
+  if (hook === SCOPE_HOOK)
+    return [
+      '#!/bin/sh',
+      `${HOOK_MARK}: keeps a task worktree's commits inside its task's file scope (see tasks git-hook).`,
+      '[ -f "$(git rev-parse --show-toplevel)/.git" ] || exit 0',
+      `exec ${program} git-hook ${hook} "$@"`,
+      '',
+    ].join('\n');
   return [
     '#!/bin/sh',
     `${HOOK_MARK}: settles task ids that two branches handed out twice (see tasks git-hook).`,
@@ -57,7 +72,7 @@ function hookText(hook: string, program: string): string {
  * hook of the clone's own is left as it is, with the line to add to it.
  */
 function installHooks(boardDir: string, program: string): GitSetupResult['hooks'] {
-  return BOARD_HOOKS.map((hook) => {
+  return [...BOARD_HOOKS, SCOPE_HOOK].map((hook) => {
     const path = resolve(boardDir, git(boardDir, ['rev-parse', '--git-path', `hooks/${hook}`]).trim());
     const current = readFileIfExists(path);
     if (current !== undefined && !current.includes(HOOK_MARK)) return { hook, path, installed: false, line: `${program} git-hook ${hook} "$@"` };

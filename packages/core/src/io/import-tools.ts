@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TasksError, isErrnoException } from '../errors.js';
 import { TASK_KEYS, TASK_STATUSES, cloneJson, createRecord, setOwn, type TaskStatus } from '../format/format.js';
-import { planningFields, type ForeignList, type ForeignTask } from './board-import.js';
+import { planningFields, type ForeignList, type ForeignTask } from './import-shapes.js';
 import { checkSourceNesting, extras, idList, isFolderIn, isObject, parseSourceJson, readSourceText, subjectOf, text } from './foreign-fields.js';
 
 /**
@@ -204,72 +204,11 @@ export async function readBacklogTasks(dir: string): Promise<ForeignList> {
       if (count) notes.push(`left out ${plural(count, 'task')} in ${join(dirname(folder), sub)} (${why}); only ${folder} is imported`);
     }
   }
-  const read: { task: ForeignTask; dependencies: string[]; parent?: string }[] = [];
+  const yaml = { parse, YAMLParseError };
+  const read: BacklogRead[] = [];
   for (const name of names) {
-    const file = join(folder, name);
-    const source = readSourceText(file, { inFolder: true, oneTask: true });
-    const m = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(source);
-    if (!m) {
-      warnings.push(`${name}: no front matter, not a Backlog.md task; skipped`);
-      continue;
-    }
-    let front: unknown;
-    try {
-      // Backlog.md writes no aliases; a few written by hand are fine, an alias bomb is not.
-      front = parse(quoteHandles(m[1]), { maxAliasCount: MAX_YAML_ALIASES });
-    } catch (error) {
-      // Aliases are resolved after parsing: too many, or one without its anchor, throw a ReferenceError.
-      if (error instanceof ReferenceError) {
-        const problem = /excessive alias count/i.test(error.message)
-          ? `its aliases (*name) expand too far (the limit is ${MAX_YAML_ALIASES}); write the values out`
-          : error.message.split('\n')[0];
-        throw new TasksError('E_INVALID', `${file}: invalid YAML front matter: ${problem}; nothing was imported`, { file }, { cause: error });
-      }
-      if (!(error instanceof YAMLParseError)) throw error;
-      // The front matter starts on line 2, after the opening `---`.
-      const at = error.linePos?.[0];
-      const where = at ? `${file}:${at.line + 1}:${at.col}` : file;
-      throw new TasksError(
-        'E_INVALID',
-        `${where}: invalid YAML front matter: ${error.message.split('\n')[0]}; nothing was imported`,
-        { file },
-        { cause: error },
-      );
-    }
-    if (front === null || front === undefined) front = {};
-    if (!isObject(front)) throw new TasksError('E_INVALID', `${file}: the front matter must be a YAML mapping; nothing was imported`, { file });
-    checkSourceNesting(front, file);
-    const fromName = /^(.+?) - (.+)\.md$/.exec(name);
-    const sourceId = text(front.id).trim() || fromName?.[1] || name.replace(/\.md$/, '');
-    const description = backlogDescription(source.slice(m[0].length));
-    const statusText = text(front.status).trim();
-    let status = BACKLOG_STATUS[statusText.toLowerCase()];
-    if (status === undefined) {
-      warnings.push(`${sourceId}: status ${JSON.stringify(statusText)} is not To Do, In Progress or Done; imported as pending`);
-      status = 'pending';
-    }
-    const assignees = stringList(front.assignee).map((a) => a.replace(/^@/, ''));
-    if (assignees.length > 1)
-      warnings.push(`${sourceId}: ${assignees.length} assignees; the first, ${assignees[0]}, is the owner, all are kept in metadata.backlog.assignee`);
-    const priorityText = text(front.priority).trim().toLowerCase();
-    const priority = BACKLOG_PRIORITY[priorityText];
-    if (priorityText && priority === undefined) warnings.push(`${sourceId}: priority ${JSON.stringify(front.priority)} is not high, medium or low; left out`);
-    const task: ForeignTask = {
-      sourceId,
-      subject: subjectOf(front.title ?? fromName?.[2].replace(/-/g, ' '), description, sourceId, warnings),
-      description,
-      status,
-      owner: assignees[0] ?? '',
-      blockedBy: [],
-      blocks: [],
-      extra: {},
-    };
-    withPlanning(task, priority, stringList(front.labels));
-    const kept = extras(front, BACKLOG_KEYS);
-    if (assignees.length > 1) setOwn(kept, 'assignee', assignees);
-    keepSourceFields(task, 'backlog', cloneJson(kept) as Record<string, unknown>);
-    const parent = text(front.parent_task_id).trim();
-    read.push({ task, dependencies: stringList(front.dependencies), ...(parent ? { parent } : {}) });
+    const one = readBacklogFile(folder, name, yaml, warnings);
+    if (one) read.push(one);
   }
   read.sort((a, b) => compareIds(a.task.sourceId, b.task.sourceId));
   const resolve = backlogIdResolver(read.map((r) => r.task.sourceId));
@@ -279,6 +218,84 @@ export async function readBacklogTasks(dir: string): Promise<ForeignList> {
   }
   if (read.length === 0) throw new TasksError('E_NOT_FOUND', `${folder} holds no Backlog.md tasks; nothing to import`, { dir });
   return { source: folder, tool: 'backlog', tasks: read.map((r) => r.task), warnings, notes };
+}
+
+/** A Backlog.md task read, with the ids it names as written (resolved once every task is read). */
+interface BacklogRead {
+  task: ForeignTask;
+  dependencies: string[];
+  parent?: string;
+}
+
+type YamlModule = Pick<typeof import('yaml'), 'parse' | 'YAMLParseError'>;
+
+/** One `backlog/tasks/*.md` file as a task; undefined (with a warning) when it has no front matter. */
+function readBacklogFile(folder: string, name: string, yaml: YamlModule, warnings: string[]): BacklogRead | undefined {
+  const file = join(folder, name);
+  const source = readSourceText(file, { inFolder: true, oneTask: true });
+  const m = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(source);
+  if (!m) {
+    warnings.push(`${name}: no front matter, not a Backlog.md task; skipped`);
+    return undefined;
+  }
+  const front = backlogFrontMatter(file, m[1], yaml);
+  const fromName = /^(.+?) - (.+)\.md$/.exec(name);
+  const sourceId = text(front.id).trim() || fromName?.[1] || name.replace(/\.md$/, '');
+  const description = backlogDescription(source.slice(m[0].length));
+  const statusText = text(front.status).trim();
+  let status = BACKLOG_STATUS[statusText.toLowerCase()];
+  if (status === undefined) {
+    warnings.push(`${sourceId}: status ${JSON.stringify(statusText)} is not To Do, In Progress or Done; imported as pending`);
+    status = 'pending';
+  }
+  const assignees = stringList(front.assignee).map((a) => a.replace(/^@/, ''));
+  if (assignees.length > 1)
+    warnings.push(`${sourceId}: ${assignees.length} assignees; the first, ${assignees[0]}, is the owner, all are kept in metadata.backlog.assignee`);
+  const priorityText = text(front.priority).trim().toLowerCase();
+  const priority = BACKLOG_PRIORITY[priorityText];
+  if (priorityText && priority === undefined) warnings.push(`${sourceId}: priority ${JSON.stringify(front.priority)} is not high, medium or low; left out`);
+  const task: ForeignTask = {
+    sourceId,
+    subject: subjectOf(front.title ?? fromName?.[2].replace(/-/g, ' '), description, sourceId, warnings),
+    description,
+    status,
+    owner: assignees[0] ?? '',
+    blockedBy: [],
+    blocks: [],
+    extra: {},
+  };
+  withPlanning(task, priority, stringList(front.labels));
+  const kept = extras(front, BACKLOG_KEYS);
+  if (assignees.length > 1) setOwn(kept, 'assignee', assignees);
+  keepSourceFields(task, 'backlog', cloneJson(kept) as Record<string, unknown>);
+  const parent = text(front.parent_task_id).trim();
+  return { task, dependencies: stringList(front.dependencies), ...(parent ? { parent } : {}) };
+}
+
+/** A task file's YAML front matter as a mapping; a file that holds anything else stops the import, naming the spot. */
+function backlogFrontMatter(file: string, yamlText: string, { parse, YAMLParseError }: YamlModule): Record<string, unknown> {
+  let front: unknown;
+  try {
+    // Backlog.md writes no aliases; a few written by hand are fine, an alias bomb is not.
+    front = parse(quoteHandles(yamlText), { maxAliasCount: MAX_YAML_ALIASES });
+  } catch (error) {
+    // Aliases are resolved after parsing: too many, or one without its anchor, throw a ReferenceError.
+    if (error instanceof ReferenceError) {
+      const problem = /excessive alias count/i.test(error.message)
+        ? `its aliases (*name) expand too far (the limit is ${MAX_YAML_ALIASES}); write the values out`
+        : error.message.split('\n')[0];
+      throw new TasksError('E_INVALID', `${file}: invalid YAML front matter: ${problem}; nothing was imported`, { file }, { cause: error });
+    }
+    if (!(error instanceof YAMLParseError)) throw error;
+    // The front matter starts on line 2, after the opening `---`.
+    const at = error.linePos?.[0];
+    const where = at ? `${file}:${at.line + 1}:${at.col}` : file;
+    throw new TasksError('E_INVALID', `${where}: invalid YAML front matter: ${error.message.split('\n')[0]}; nothing was imported`, { file }, { cause: error });
+  }
+  if (front === null || front === undefined) front = {};
+  if (!isObject(front)) throw new TasksError('E_INVALID', `${file}: the front matter must be a YAML mapping; nothing was imported`, { file });
+  checkSourceNesting(front, file);
+  return front;
 }
 
 // --------------------------------------------------------------------- beads

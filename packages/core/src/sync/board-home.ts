@@ -26,9 +26,6 @@ export const SYNCED_GITIGNORE_LINES = [
   '.highwatermark',
 ];
 
-/** Boards this process already checked. */
-const checked = new Set<string>();
-
 /** The task files and `.highwatermark` of the board that git tracks on the checked-out branch (board-relative names). */
 export function trackedBoardFiles(boardDir: string): string[] {
   const r = spawnSync('git', ['ls-files', '-z', '--', 'task_*.json', '.highwatermark'], { cwd: boardDir, encoding: 'utf8' });
@@ -42,7 +39,12 @@ export function trackedBoardFiles(boardDir: string): string[] {
  * next sync would publish the rollback), and marks a board that syncs for
  * the first time. Returns what it did, for the report.
  */
-export function checkBoardHome(store: TaskStore, where: { remote: string; branch: string }, options: { adopting?: boolean } = {}): string[] {
+export function checkBoardHome(
+  store: TaskStore,
+  where: { remote: string; branch: string },
+  options: { adopting?: boolean; /** Boards this process already checked (sync-memory.ts). */ checked: Set<string> },
+): string[] {
+  const { checked } = options;
   if (checked.has(store.dir)) return [];
   if (!options.adopting) {
     const tracked = trackedBoardFiles(store.dir);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderAgentBoard, renderBoard, toTaskView } from './render.js';
+import { renderBoard, toTaskView } from './render.js';
 import type { BoardSnapshot } from '../store.js';
 import type { Task } from '../format/format.js';
 
@@ -32,12 +32,6 @@ describe('renderBoard', () => {
     const text = renderBoard(s, { all: true });
     expect(text).toContain('[-] #5: Old idea (deleted)');
     expect(text).toContain('! /b/task_9.json:2:5: invalid JSON');
-  });
-
-  it('wraps the board for agents', () => {
-    const text = renderAgentBoard(seed);
-    expect(text.startsWith('<TASK_BOARD>\n[x] #1: Parse AST')).toBe(true);
-    expect(text.endsWith('\n</TASK_BOARD>')).toBe(true);
   });
 
   it('gives the documented JSON view', () => {

@@ -105,12 +105,15 @@ export interface ListFilter {
   priorities?: number[];
   /** Only tasks whose subject, description, labels or notes contain this, ignoring case (see searchTasks). */
   grep?: string;
+  /** Only these tasks (`tasks ready --parallel`: the set that can start at once). */
+  ids?: ReadonlySet<number>;
 }
 
 /** Applies a listing filter to a snapshot's tasks. */
 export function filterTasks(snapshot: BoardSnapshot, filter: ListFilter = {}): Task[] {
   const lookup: TaskLookup = (id) => snapshot.byId.get(id);
   return snapshot.tasks.filter((t) => {
+    if (filter.ids && !filter.ids.has(t.id)) return false;
     if (filter.status?.length) {
       if (!filter.status.includes(t.status)) return false;
     } else if (!filter.all && t.status === 'deleted') return false;
@@ -264,9 +267,13 @@ export function renderBoard(snapshot: BoardSnapshot, filter: ListFilter = {}, op
   return lines.join('\n');
 }
 
-/** The board for agents, wrapped so a model finds it in any tool result (docs/protocol.md, "Output"). */
-export function renderAgentBoard(snapshot: BoardSnapshot): string {
-  return `<TASK_BOARD>\n${renderBoard(snapshot)}\n</TASK_BOARD>`;
+/** One line per task of one snapshot, each task's open blockers computed once (for the agents' board). */
+export function createLineRenderer(snapshot: BoardSnapshot): { line(task: Task): string; summary(): string } {
+  const open = openBlockersOf(snapshot);
+  return {
+    line: (task) => taskLine(task, task.status === 'pending' ? open(task) : NONE, PLAIN_STYLE),
+    summary: () => summaryWith(snapshot, open),
+  };
 }
 
 /** A task in full, for `tasks show`. */

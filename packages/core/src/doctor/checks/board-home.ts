@@ -1,4 +1,3 @@
-import { trackedBoardFiles } from '../../sync/board-home.js';
 import type { DoctorCheck, Scan } from './check.js';
 
 /**
@@ -10,9 +9,9 @@ import type { DoctorCheck, Scan } from './check.js';
 export const boardHome: DoctorCheck = {
   name: 'board home',
   codes: ['two_homes'],
-  run({ store, options, findings }: Scan): void {
+  run({ store, options, findings, git }: Scan): void {
     if (options.git === false || !store.config.sync) return;
-    const tracked = trackedBoardFiles(store.dir);
+    const tracked = git.trackedBoardFiles();
     if (tracked.length === 0) return;
     findings.push({
       code: 'two_homes',

@@ -5,6 +5,7 @@
 import type { Task } from '../../format/format.js';
 import type { TaskStore } from '../../store.js';
 import type { DoctorFinding, DoctorOptions, FindingCode } from '../findings.js';
+import type { GitAnswers } from '../git-answers.js';
 
 /** One check of the board: the codes it can emit, in order, and how it looks. */
 export interface DoctorCheck {
@@ -52,6 +53,8 @@ export interface ScannedFile {
 export interface Scan {
   store: TaskStore;
   options: DoctorOptions;
+  /** What the checks ask git, shared by the scans of one command (git-answers.ts). */
+  git: GitAnswers;
   now: number;
   /** Lock and temp-file age beyond which nobody is holding or writing them. */
   staleMs: number;

@@ -68,21 +68,70 @@ export const taskFiles: DoctorCheck = {
   },
 };
 
+/** One task file being scanned: what is known of it, and where its findings go. */
+class FileScan {
+  readonly file: ScannedFile;
+
+  constructor(
+    readonly text: string,
+    private readonly findings: DoctorFinding[],
+    file: Omit<ScannedFile, 'text' | 'stringIds'>,
+  ) {
+    this.file = { ...file, text, stringIds: false };
+  }
+
+  /** The findings pushed so far (of every file). */
+  get found(): number {
+    return this.findings.length;
+  }
+
+  /** A finding at `offset` of the text. */
+  push(code: FindingCode, offset: number, message: string, fix: string, fixable = false): void {
+    const at = positionAt(this.text, offset);
+    const { path, fileId } = this.file;
+    this.findings.push({ code, file: path, line: at.line, column: at.column, ...(fileId !== undefined ? { task: fileId } : {}), message, fix, fixable });
+  }
+
+  /** Where the top-level key `key` is. */
+  key(key: string): number {
+    return findTopLevelKey(this.text, key);
+  }
+}
+
 /** Reads one task file leniently and reports what is wrong with it. */
 function scanTaskFile(name: string, path: string, fileId: number | undefined, text: string, findings: DoctorFinding[], inMerge = false): ScannedFile {
-  const file: ScannedFile = { name, path, fileId, text, stringIds: false };
-  const push = (code: FindingCode, offset: number, message: string, fix: string, fixable = false) => {
-    const at = positionAt(text, offset);
-    findings.push({ code, file: path, line: at.line, column: at.column, ...(fileId !== undefined ? { task: fileId } : {}), message, fix, fixable });
-  };
+  const scan = new FileScan(text, findings, { name, path, fileId });
+  const obj = parseLeniently(scan, inMerge);
+  if (!obj) return scan.file;
+  if (typeof obj.id === 'number' && Number.isSafeInteger(obj.id) && obj.id > 0) scan.file.rawId = obj.id;
+  readStringIds(scan, obj);
+  const before = scan.found;
+  checkFields(scan, obj);
+  checkEdges(scan, obj);
+  checkMetadata(scan, obj);
+  if (scan.found === before) {
+    try {
+      scan.file.task = validateTask(obj, path, text);
+    } catch (error) {
+      // The core validator knows best; anything it refuses that the checks above missed.
+      const details = (error as { details?: { problem?: string } }).details;
+      scan.push('invalid_field', 0, details?.problem ?? String(error), 'edit the file by hand (see docs/format.md)');
+    }
+  }
+  return scan.file;
+}
+
+/** The file's JSON object (a copy), or undefined with the finding that says why there is none: too big, conflict markers, bad JSON, not an object. */
+function parseLeniently(scan: FileScan, inMerge: boolean): Record<string, unknown> | undefined {
+  const { text } = scan;
   if (Buffer.byteLength(text) > MAX_TASK_FILE_BYTES) {
-    push(
+    scan.push(
       'invalid_field',
       0,
       `file is over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task`,
       'shorten the description or move data out of the task',
     );
-    return file;
+    return undefined;
   }
   let raw: unknown;
   try {
@@ -90,7 +139,7 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
   } catch {
     const marker = CONFLICT_RE.exec(text);
     if (marker) {
-      push(
+      scan.push(
         'merge_conflict',
         marker.index,
         'unresolved merge conflict (the file holds <<<<<<< ======= >>>>>>> lines)',
@@ -102,23 +151,25 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
       );
     } else {
       const problem = findJsonSyntaxError(text);
-      push(
+      scan.push(
         'invalid_json',
         problem?.offset ?? 0,
         `invalid JSON: ${problem?.message ?? 'does not parse'}`,
         'fix the JSON by hand at this spot (tasks never rewrites a file that does not parse)',
       );
     }
-    return file;
+    return undefined;
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    push('invalid_field', 0, 'a task file must hold a JSON object', 'write the task as a JSON object (see docs/format.md)');
-    return file;
+    scan.push('invalid_field', 0, 'a task file must hold a JSON object', 'write the task as a JSON object (see docs/format.md)');
+    return undefined;
   }
-  const obj = { ...(raw as Record<string, unknown>) };
-  if (typeof obj.id === 'number' && Number.isSafeInteger(obj.id) && obj.id > 0) file.rawId = obj.id;
+  return { ...(raw as Record<string, unknown>) };
+}
 
-  // Edge ids written as strings: "2", "task_2", "#2".
+/** Edge ids written as strings ("2", "task_2", "#2"): reported, and read as the numbers they mean. */
+function readStringIds(scan: FileScan, obj: Record<string, unknown>): void {
+  const { fileId } = scan.file;
   for (const key of EDGE_KEYS) {
     const value = obj[key];
     if (!Array.isArray(value)) continue;
@@ -127,11 +178,11 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
       const m = STRING_ID_RE.exec(item);
       if (!m) return item;
       const id = Number(m[1]);
-      file.stringIds = true;
+      scan.file.stringIds = true;
       const fixable = fileId !== undefined;
-      push(
+      scan.push(
         'string_id',
-        findArrayElement(text, key, index),
+        findArrayElement(scan.text, key, index),
         `"${key}" holds the id ${JSON.stringify(item)} as a string`,
         fixable ? `write it as ${id} (tasks doctor --fix)` : `write it as ${id}`,
         fixable,
@@ -139,64 +190,68 @@ function scanTaskFile(name: string, path: string, fileId: number | undefined, te
       return id;
     });
   }
+}
 
-  const before = findings.length;
-  const key = (k: string) => findTopLevelKey(text, k);
+/** The fields before the edges: id, subject, description, status, owner, activeForm. */
+function checkFields(scan: FileScan, obj: Record<string, unknown>): void {
+  const { fileId } = scan.file;
+  const key = (k: string) => scan.key(k);
   const id = obj.id;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1)
-    push(
+    scan.push(
       'invalid_field',
       key('id'),
       `"id" must be a positive integer, got ${show(id)}`,
       fileId !== undefined ? `set "id" to ${fileId}` : 'set "id" to the number in the file name',
     );
   else if (fileId !== undefined && id !== fileId)
-    push(
+    scan.push(
       'id_mismatch',
       key('id'),
       `"id" is ${id} but the file name says ${fileId}`,
       `set "id" to ${fileId}, or rename the file to task_${id}.json if that is free`,
     );
   if (typeof obj.subject !== 'string' || obj.subject.trim() === '')
-    push('invalid_field', key('subject'), `"subject" must be a non-empty string, got ${show(obj.subject)}`, 'give the task a one-line "subject"');
+    scan.push('invalid_field', key('subject'), `"subject" must be a non-empty string, got ${show(obj.subject)}`, 'give the task a one-line "subject"');
   if (obj.description !== undefined && obj.description !== null && typeof obj.description !== 'string')
-    push('invalid_field', key('description'), `"description" must be a string, got ${show(obj.description)}`, 'make "description" a string ("" when empty)');
+    scan.push(
+      'invalid_field',
+      key('description'),
+      `"description" must be a string, got ${show(obj.description)}`,
+      'make "description" a string ("" when empty)',
+    );
   if (typeof obj.status !== 'string' || !(TASK_STATUSES as readonly string[]).includes(obj.status))
-    push('invalid_field', key('status'), `unknown status ${show(obj.status)}`, `set "status" to one of ${TASK_STATUSES.join(', ')}`);
+    scan.push('invalid_field', key('status'), `unknown status ${show(obj.status)}`, `set "status" to one of ${TASK_STATUSES.join(', ')}`);
   if (obj.owner !== undefined && obj.owner !== null && typeof obj.owner !== 'string')
-    push('invalid_field', key('owner'), `"owner" must be a string, got ${show(obj.owner)}`, 'make "owner" a string ("" when unclaimed)');
+    scan.push('invalid_field', key('owner'), `"owner" must be a string, got ${show(obj.owner)}`, 'make "owner" a string ("" when unclaimed)');
   if (obj.activeForm !== undefined && typeof obj.activeForm !== 'string')
-    push('invalid_field', key('activeForm'), `"activeForm" must be a string, got ${show(obj.activeForm)}`, 'make "activeForm" a string, or remove it');
+    scan.push('invalid_field', key('activeForm'), `"activeForm" must be a string, got ${show(obj.activeForm)}`, 'make "activeForm" a string, or remove it');
+}
+
+/** The edges: arrays of task ids. */
+function checkEdges(scan: FileScan, obj: Record<string, unknown>): void {
   for (const k of EDGE_KEYS) {
     const value = obj[k];
     if (value === undefined || value === null) continue;
     if (!Array.isArray(value)) {
-      push('invalid_field', key(k), `"${k}" must be an array of task ids, got ${show(value)}`, `write "${k}" as a list of ids, e.g. [2, 3]`);
+      scan.push('invalid_field', scan.key(k), `"${k}" must be an array of task ids, got ${show(value)}`, `write "${k}" as a list of ids, e.g. [2, 3]`);
       continue;
     }
     value.forEach((item, index) => {
       if (typeof item !== 'number' || !Number.isSafeInteger(item) || item < 1)
-        push(
+        scan.push(
           'invalid_field',
-          findArrayElement(text, k, index),
+          findArrayElement(scan.text, k, index),
           `"${k}" holds ${show(item)}, which is not a task id`,
           `replace it with a task id (a positive integer) or remove it`,
         );
     });
   }
+}
+
+/** `metadata`: an object when present. */
+function checkMetadata(scan: FileScan, obj: Record<string, unknown>): void {
   const metadata = obj.metadata;
   if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)))
-    push('invalid_field', key('metadata'), `"metadata" must be an object, got ${show(metadata)}`, 'make "metadata" an object, or remove it');
-
-  if (findings.length === before) {
-    try {
-      file.task = validateTask(obj, path, text);
-    } catch (error) {
-      // The core validator knows best; anything it refuses that the checks above missed.
-      const details = (error as { details?: { problem?: string } }).details;
-      push('invalid_field', 0, details?.problem ?? String(error), 'edit the file by hand (see docs/format.md)');
-      return file;
-    }
-  }
-  return file;
+    scan.push('invalid_field', scan.key('metadata'), `"metadata" must be an object, got ${show(metadata)}`, 'make "metadata" an object, or remove it');
 }

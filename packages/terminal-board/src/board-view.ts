@@ -93,6 +93,68 @@ function detailLine(text: string): string {
   return printable(text.replace(/\t/g, '    '));
 }
 
+/** A note being typed (mode 'note'), and the task it is for, fixed when `n` was pressed. */
+interface Draft {
+  id: number;
+  text: string;
+}
+
+/** The status line's message: the outcome of the last key. */
+interface Message {
+  text: string;
+  error?: boolean;
+}
+
+/**
+ * The view's state as the keys of one read left it. The handler may see
+ * several keys of one read (typed ahead, key repeat): it works on this,
+ * not on the render's values; each render starts it from the render's.
+ */
+interface LiveView {
+  mode: Mode;
+  selection: Selection;
+  priority: number | undefined;
+  draft: Draft | undefined;
+}
+
+/** What the key handler works with: the view's state and its setters, the columns on screen, and what a key can do. */
+interface KeyContext {
+  readonly live: LiveView;
+  readonly columns: Columns;
+  /** The search as this render has it (Esc clears a search only when there is one). */
+  readonly search: string;
+  readonly actions: BoardActions;
+  readonly source: BoardSource;
+  exit(): void;
+  setMode(next: Mode): void;
+  select(next: Selection): void;
+  setPriority(next: number | undefined): void;
+  setDraft(next: Draft | undefined): void;
+  /**
+   * The draft for the next render only: `n` and Enter set it so, and the
+   * keys after them in the same read still see the draft they saw.
+   */
+  setDraftNextRender(next: Draft | undefined): void;
+  setSearch(update: (search: string) => string): void;
+  setMessage(message: Message): void;
+  setDetailScroll(update: (scroll: number) => number): void;
+}
+
+/** The state of the view (not of the board): what the keys change. */
+function useViewState() {
+  const [mode, setMode] = useState<Mode>('board');
+  const [search, setSearch] = useState('');
+  const [priority, setPriority] = useState<number | undefined>(undefined);
+  const [draft, setDraft] = useState<Draft | undefined>(undefined);
+  const [selection, setSelection] = useState<Selection>({ column: 'ready', index: 0 });
+  const [message, setMessage] = useState<Message | undefined>();
+  const [detailScroll, setDetailScroll] = useState(0);
+  const scroll = useRef<Record<ColumnKey, number>>({ ready: 0, blocked: 0, in_progress: 0, done: 0 });
+  const live = useRef<LiveView>({ mode, selection, priority, draft });
+  const values = { mode, search, priority, draft, selection, message, detailScroll, scroll: scroll.current, live };
+  return { ...values, setMode, setSearch, setPriority, setDraft, setSelection, setMessage, setDetailScroll };
+}
+
 /** The full-screen board: four columns, a status line with counts and the last events, and a key line. */
 export function BoardApp(props: BoardAppProps): ReactNode {
   const { source, actions, color } = props;
@@ -100,163 +162,52 @@ export function BoardApp(props: BoardAppProps): ReactNode {
   const now = useClock();
   const { columns: width, rows } = useTerminalSize();
   const { exit } = useApp();
-  const [mode, setMode] = useState<Mode>('board');
-  const [search, setSearch] = useState('');
-  const [priority, setPriority] = useState<number | undefined>(undefined);
-  // The note being typed (mode 'note'), and the task it is for, fixed when `n` was pressed.
-  const [draft, setDraft] = useState<{ id: number; text: string } | undefined>(undefined);
-  const [selection, setSelection] = useState<Selection>({ column: 'ready', index: 0 });
-  const [message, setMessage] = useState<{ text: string; error?: boolean } | undefined>();
-  const [detailScroll, setDetailScroll] = useState(0);
-  const scroll = useRef<Record<ColumnKey, number>>({ ready: 0, blocked: 0, in_progress: 0, done: 0 });
+  const view = useViewState();
+  const { mode, search, priority, draft } = view;
 
   const columns = buildColumns(state.snapshot, { leases: state.leases, completedSeq: state.completedSeq, search, priority });
-  const selected = settleSelection(selection, columns);
+  const selected = settleSelection(view.selection, columns);
   const selectedCard = columns[selected.column][selected.index];
 
-  // The handler may see several keys of one read (typed ahead, key repeat): it works on refs, not on this render's values.
-  const current = useRef({ mode, selection: selected });
-  current.current = { mode, selection: selected };
-  const setModeNow = (next: Mode) => {
-    current.current.mode = next;
-    setMode(next);
+  const live = view.live.current;
+  Object.assign(live, { mode, selection: selected, priority, draft });
+  const keys: KeyContext = {
+    live,
+    columns,
+    search,
+    actions,
+    source,
+    exit,
+    setMode: (next) => view.setMode((live.mode = next)),
+    select: (next) => view.setSelection((live.selection = next)),
+    setPriority: (next) => view.setPriority((live.priority = next)),
+    setDraft: (next) => view.setDraft((live.draft = next)),
+    setDraftNextRender: view.setDraft,
+    setSearch: view.setSearch,
+    setMessage: view.setMessage,
+    setDetailScroll: view.setDetailScroll,
   };
-  const select = (next: Selection) => {
-    current.current.selection = next;
-    setSelection(next);
-  };
-  const cardAt = (at: Selection) => columns[at.column][at.index];
-
-  const act = (name: 'start' | 'done' | 'release') => {
-    const card = cardAt(settleSelection(current.current.selection, columns));
-    if (!card) return setMessage({ text: `no task selected to ${name}` });
-    const id = card.task.id;
-    setMessage({ text: `${name} #${id} …` });
-    actions[name](id).then(
-      (text) => setMessage({ text: text.split('\n').join(' · ') }),
-      (error: unknown) => setMessage({ text: `tasks: ${(error as Error).message}`, error: true }),
-    );
-    // The write is seen through the file notifications anyway; reading now saves the debounce.
-    setTimeout(() => source.refresh(), 0);
-  };
-
-  /** `n`: a one-line input for a note on the selected task; Enter saves it through the store, Esc drops it. */
-  const startNote = () => {
-    const card = cardAt(settleSelection(current.current.selection, columns));
-    if (!card) return setMessage({ text: 'no task selected to note' });
-    if (!actions.note) return setMessage({ text: 'notes are not available here', error: true });
-    setDraft({ id: card.task.id, text: '' });
-    setModeNow('note');
-  };
-  const saveNote = (note: { id: number; text: string }) => {
-    setModeNow('board');
-    setDraft(undefined);
-    if (!note.text.trim()) return setMessage({ text: 'empty note: nothing saved' });
-    setMessage({ text: `note #${note.id} …` });
-    actions.note!(note.id, note.text).then(
-      (text) => setMessage({ text: text.split('\n').join(' · ') }),
-      (error: unknown) => setMessage({ text: `tasks: ${(error as Error).message}`, error: true }),
-    );
-    setTimeout(() => source.refresh(), 0);
-  };
-
-  // The priority filter as the keys of one read left it (see `current`).
-  const priorityNow = useRef(priority);
-  priorityNow.current = priority;
-  // The draft as typed so far, for keys of one read (see `current`).
-  const draftNow = useRef(draft);
-  draftNow.current = draft;
-  const setDraftNow = (next: { id: number; text: string } | undefined) => {
-    draftNow.current = next;
-    setDraft(next);
-  };
-
-  const onKey = (input: string, key: Key) => {
-    const at = settleSelection(current.current.selection, columns);
-    const mode = current.current.mode;
-    if (mode === 'note') {
-      const note = draftNow.current;
-      if (!note) return setModeNow('board');
-      if (key.return) saveNote(note);
-      else if (key.escape) {
-        setDraftNow(undefined);
-        setModeNow('board');
-        setMessage({ text: 'note dropped' });
-      } else if (key.backspace || key.delete) setDraftNow({ ...note, text: note.text.slice(0, -1) });
-      else if (input && !key.ctrl && !key.meta) setDraftNow({ ...note, text: note.text + input });
-      return;
-    }
-    if (mode === 'search') {
-      if (key.return) setModeNow('board');
-      else if (key.escape) {
-        setSearch('');
-        setModeNow('board');
-      } else if (key.backspace || key.delete) setSearch((s) => s.slice(0, -1));
-      else if (input && !key.ctrl && !key.meta) setSearch((s) => s + input);
-      return;
-    }
-    if (input === 'q') return exit();
-    if (mode === 'detail') {
-      if (key.escape || key.return || key.leftArrow || input === 'h') setModeNow('board');
-      else if (key.downArrow || input === 'j') setDetailScroll((n) => n + 1);
-      else if (key.upArrow || input === 'k') setDetailScroll((n) => Math.max(0, n - 1));
-      else if (input === 's') act('start');
-      else if (input === 'd') act('done');
-      else if (input === 'r') act('release');
-      else if (input === 'n') startNote();
-      return;
-    }
-    const move = (dx: number, dy: number) => select(moveSelection(at, columns, dx, dy));
-    if (key.leftArrow || input === 'h') move(-1, 0);
-    else if (key.rightArrow || input === 'l') move(1, 0);
-    else if (key.upArrow || input === 'k') move(0, -1);
-    else if (key.downArrow || input === 'j') move(0, 1);
-    else if (key.return && cardAt(at)) {
-      select(at);
-      setDetailScroll(0);
-      setModeNow('detail');
-    } else if (input === '/') setModeNow('search');
-    else if (key.escape && search) setSearch('');
-    else if (input === 's') act('start');
-    else if (input === 'd') act('done');
-    else if (input === 'r') act('release');
-    else if (input === 'n') startNote();
-    else if (input === 'p') {
-      const next = nextPriorityFilter(priorityNow.current);
-      priorityNow.current = next;
-      setPriority(next);
-      setMessage({ text: next === undefined ? 'showing every priority' : `showing P${next} only (p: next)` });
-    }
-  };
-
   useInput((input: string, key: Key) => {
     const plain = !key.ctrl && !key.meta && !key.return && !key.escape && !key.tab;
-    if (plain && input.length > 1 && current.current.mode !== 'search' && current.current.mode !== 'note') for (const char of input) onKey(char, key);
-    else onKey(input, key);
+    if (plain && input.length > 1 && live.mode !== 'search' && live.mode !== 'note') for (const char of input) onKey(keys, char, key);
+    else onKey(keys, input, key);
   });
 
   // One line short of the screen: a frame as tall as the terminal makes Ink clear the whole screen on every redraw.
   const height = Math.max(8, rows - 1);
   const bodyHeight = height - 4;
-
-  const header = h(
-    Box,
-    { height: 1 },
-    h(
-      Text,
-      { bold: color, wrap: 'truncate-end' },
-      fit(
-        `tasks board · ${props.boardDir} · acting as ${props.owner}${search ? ` · search: ${search}` : ''}${priority !== undefined ? ` · P${priority} only` : ''}`,
-        width,
-      ),
-    ),
-  );
-
+  const title = `tasks board · ${props.boardDir} · acting as ${props.owner}${search ? ` · search: ${search}` : ''}${priority !== undefined ? ` · P${priority} only` : ''}`;
+  const header = h(Box, { height: 1 }, h(Text, { bold: color, wrap: 'truncate-end' }, fit(title, width)));
   const body =
     mode === 'detail' && selectedCard
-      ? renderDetail(selectedCard, state, { width, height: bodyHeight, scroll: detailScroll, now, color })
-      : renderColumns(columns, selected, { width, height: bodyHeight, now, color, scroll: scroll.current });
+      ? renderDetail(selectedCard, state, { width, height: bodyHeight, scroll: view.detailScroll, now, color })
+      : renderColumns(columns, selected, { width, height: bodyHeight, now, color, scroll: view.scroll });
+  return h(Box, { flexDirection: 'column', width, height }, header, body, ...renderStatus(state, view, width, color));
+}
 
+/** The three lines under the columns: counts, the last events, and the key line (or the search, the note, a message). */
+function renderStatus(state: BoardState, view: { mode: Mode; search: string; draft?: Draft; message?: Message }, width: number, color: boolean): ReactNode[] {
+  const { mode, search, draft, message } = view;
   const counts = countTasks(state.snapshot);
   const live = counts.total - counts.deleted;
   const summary = [
@@ -274,16 +225,119 @@ export function BoardApp(props: BoardAppProps): ReactNode {
         ? `note #${draft.id}: ${draft.text}▏ (Enter saves, Esc drops it)`
         : (message?.text ?? (state.error ? `tasks: ${state.error}` : KEYS_HELP));
   const footerIsError = mode !== 'search' && mode !== 'note' && (message ? message.error : Boolean(state.error));
-
-  return h(
-    Box,
-    { flexDirection: 'column', width, height },
-    header,
-    body,
+  return [
     h(Text, { wrap: 'truncate-end' }, fit(summary, width)),
     h(Text, { wrap: 'truncate-end', dimColor: color }, fit(`last: ${eventsLine}`, width)),
     h(Text, { wrap: 'truncate-end', color: color && footerIsError ? 'red' : undefined }, fit(footerText, width)),
+  ];
+}
+
+/** One key, by the mode the keys before it in the same read left. */
+function onKey(keys: KeyContext, input: string, key: Key): void {
+  const mode = keys.live.mode;
+  if (mode === 'note') return onNoteKey(keys, input, key);
+  if (mode === 'search') return onSearchKey(keys, input, key);
+  if (input === 'q') return keys.exit();
+  if (mode === 'detail') return onDetailKey(keys, input, key);
+  onBoardKey(keys, input, key);
+}
+
+function onNoteKey(keys: KeyContext, input: string, key: Key): void {
+  const note = keys.live.draft;
+  if (!note) return keys.setMode('board');
+  if (key.return) saveNote(keys, note);
+  else if (key.escape) {
+    keys.setDraft(undefined);
+    keys.setMode('board');
+    keys.setMessage({ text: 'note dropped' });
+  } else if (key.backspace || key.delete) keys.setDraft({ ...note, text: note.text.slice(0, -1) });
+  else if (input && !key.ctrl && !key.meta) keys.setDraft({ ...note, text: note.text + input });
+}
+
+function onSearchKey(keys: KeyContext, input: string, key: Key): void {
+  if (key.return) keys.setMode('board');
+  else if (key.escape) {
+    keys.setSearch(() => '');
+    keys.setMode('board');
+  } else if (key.backspace || key.delete) keys.setSearch((s) => s.slice(0, -1));
+  else if (input && !key.ctrl && !key.meta) keys.setSearch((s) => s + input);
+}
+
+function onDetailKey(keys: KeyContext, input: string, key: Key): void {
+  if (key.escape || key.return || key.leftArrow || input === 'h') keys.setMode('board');
+  else if (key.downArrow || input === 'j') keys.setDetailScroll((n) => n + 1);
+  else if (key.upArrow || input === 'k') keys.setDetailScroll((n) => Math.max(0, n - 1));
+  else onTaskKey(keys, input);
+}
+
+function onBoardKey(keys: KeyContext, input: string, key: Key): void {
+  const { columns } = keys;
+  const at = settleSelection(keys.live.selection, columns);
+  const move = (dx: number, dy: number) => keys.select(moveSelection(at, columns, dx, dy));
+  if (key.leftArrow || input === 'h') move(-1, 0);
+  else if (key.rightArrow || input === 'l') move(1, 0);
+  else if (key.upArrow || input === 'k') move(0, -1);
+  else if (key.downArrow || input === 'j') move(0, 1);
+  else if (key.return && columns[at.column][at.index]) {
+    keys.select(at);
+    keys.setDetailScroll(() => 0);
+    keys.setMode('detail');
+  } else if (input === '/') keys.setMode('search');
+  else if (key.escape && keys.search) keys.setSearch(() => '');
+  else if (input === 'p') {
+    const next = nextPriorityFilter(keys.live.priority);
+    keys.setPriority(next);
+    keys.setMessage({ text: next === undefined ? 'showing every priority' : `showing P${next} only (p: next)` });
+  } else onTaskKey(keys, input);
+}
+
+/** The keys that act on the selected task, on the board and in its detail. */
+function onTaskKey(keys: KeyContext, input: string): void {
+  if (input === 's') act(keys, 'start');
+  else if (input === 'd') act(keys, 'done');
+  else if (input === 'r') act(keys, 'release');
+  else if (input === 'n') startNote(keys);
+}
+
+/** The selected card as the keys of this read left the selection. */
+function selectedCardNow(keys: KeyContext): Card | undefined {
+  const at = settleSelection(keys.live.selection, keys.columns);
+  return keys.columns[at.column][at.index];
+}
+
+/** Shows an action's answer (or its error) on the status line once it comes. */
+function report(keys: KeyContext, answer: Promise<string>): void {
+  answer.then(
+    (text) => keys.setMessage({ text: text.split('\n').join(' · ') }),
+    (error: unknown) => keys.setMessage({ text: `tasks: ${(error as Error).message}`, error: true }),
   );
+  // The write is seen through the file notifications anyway; reading now saves the debounce.
+  setTimeout(() => keys.source.refresh(), 0);
+}
+
+function act(keys: KeyContext, name: 'start' | 'done' | 'release'): void {
+  const card = selectedCardNow(keys);
+  if (!card) return keys.setMessage({ text: `no task selected to ${name}` });
+  const id = card.task.id;
+  keys.setMessage({ text: `${name} #${id} …` });
+  report(keys, keys.actions[name](id));
+}
+
+/** `n`: a one-line input for a note on the selected task; Enter saves it through the store, Esc drops it. */
+function startNote(keys: KeyContext): void {
+  const card = selectedCardNow(keys);
+  if (!card) return keys.setMessage({ text: 'no task selected to note' });
+  if (!keys.actions.note) return keys.setMessage({ text: 'notes are not available here', error: true });
+  keys.setDraftNextRender({ id: card.task.id, text: '' });
+  keys.setMode('note');
+}
+
+function saveNote(keys: KeyContext, note: Draft): void {
+  keys.setMode('board');
+  keys.setDraftNextRender(undefined);
+  if (!note.text.trim()) return keys.setMessage({ text: 'empty note: nothing saved' });
+  keys.setMessage({ text: `note #${note.id} …` });
+  report(keys, keys.actions.note!(note.id, note.text));
 }
 
 interface LayoutOptions {

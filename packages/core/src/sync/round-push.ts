@@ -1,0 +1,57 @@
+/**
+ * A round's way out: records what came in (the remote's head is the base of
+ * whatever this clone changes next), writes the merged board's commit and
+ * pushes it. The push is the compare-and-swap: the remote refuses one that is
+ * not a fast-forward, and the round loop (sync.ts) starts the next round.
+ */
+import { TasksError } from '../errors.js';
+import { MARKER, buildTree, commitMessage, markerText, pushCommit, writeCommit } from './board-branch.js';
+import type { MergePlan } from './board-merge.js';
+import type { RemoteState, RoundPlan, SyncContext } from './sync-types.js';
+
+/** The commit a sync is pushing, recorded before the push: a sync killed after the remote took it finds it there. */
+export const pushingRef = (remote: string, branch: string) => `refs/dotasks/pushing/${remote}/${branch}`;
+
+/** Moves this clone's refs of the sync in one `git update-ref --stdin`. */
+export async function updateRefs(ctx: SyncContext, lines: string[]): Promise<void> {
+  const r = await ctx.run(['update-ref', '--stdin'], { input: lines.join('\n') + '\n' });
+  if (r.status !== 0) throw new TasksError('E_GIT', `git update-ref failed: ${r.stderr.trim().split('\n').pop()}`, { stderr: r.stderr });
+}
+
+/**
+ * Records what came in (the remote's head is the base of whatever this clone
+ * changes next) and pushes what goes out: `done` when the remote has it (or
+ * nothing went out), `refused` when another clone pushed first.
+ */
+export async function pushRound(ctx: SyncContext, state: RemoteState, plan: RoundPlan, merged: MergePlan, keep: string[]): Promise<'done' | 'refused'> {
+  const {
+    cwd,
+    options,
+    report,
+    refs,
+    refs: { synced: syncedRef },
+  } = ctx;
+  const { head } = state;
+  // Moved with the ref update of the push (one git process with the record of the push about to be made).
+  const cameIn =
+    head && head.id !== state.synced?.id
+      ? [`update ${syncedRef} ${head.id}`, ...(state.headRef !== refs.tracking ? [`update ${refs.tracking} ${head.id}`] : [])]
+      : [];
+  const marker = markerText(options.home?.retire ? { ...MARKER, retired: options.home.retire } : MARKER);
+  const treeId = buildTree(cwd, plan.sides.theirs, merged.files, merged.claims, marker) ?? (plan.gone ? state.syncedTree!.id : state.headTree?.id);
+  if (!plan.mustPush && keep.length === 0 && (treeId === undefined || treeId === state.headTree?.id)) {
+    if (cameIn.length) await updateRefs(ctx, cameIn);
+    report.head = head?.id;
+    return 'done';
+  }
+  const lines = [...merged.outgoing.map((c) => `${c.what} #${c.id}`), ...merged.renumbered.map((r) => `renumbered #${r.from} → #${r.to}`)];
+  if (options.home?.retire) lines.push(`retired the board branch: ${options.home.retire.note}`);
+  if (report.resolved === 'republished')
+    lines.push(plan.gone ? 'republished the board (the branch was gone)' : `republished the board over ${head!.id.slice(0, 10)}`);
+  const commit = writeCommit(cwd, treeId!, [...new Set([...plan.parents, ...keep])], commitMessage(lines));
+  await updateRefs(ctx, [...cameIn, `update ${refs.pushing} ${commit}`]);
+  if ((await pushCommit(ctx.remote, ctx.branch, commit, ctx.run)) === 'refused') return 'refused';
+  await updateRefs(ctx, [`update ${syncedRef} ${commit}`, `update ${refs.tracking} ${commit}`, `delete ${refs.pushing}`]);
+  report.head = commit;
+  return 'done';
+}

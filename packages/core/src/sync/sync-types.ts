@@ -1,0 +1,93 @@
+/**
+ * The shapes a sync is made of: what a caller asks (SyncOptions), what it is
+ * told (SyncReport), and what the steps of a round hand each other
+ * (SyncContext for the whole sync, RemoteState for what a round found on the
+ * remote, RoundPlan for how it merges and what it pushes).
+ */
+import type { TaskStore } from '../store.js';
+import type { GitObject, TreeEntry } from './git-objects.js';
+import type { BoardMarker, FetchOutcome, GitRunner, SyncRefs } from './board-branch.js';
+import type { MergeOutcome, MergeSides } from './board-merge.js';
+import type { SyncMemory } from './sync-memory.js';
+
+export interface SyncOptions {
+  /** The git remote (default: `syncRemote` of config.json, else `origin`). */
+  remote?: string;
+  /** The branch of the remote that holds the board (default `syncBranch`, else `tasks`). */
+  branch?: string;
+  /** Rounds before giving up when other clones keep pushing first (default 50). */
+  maxRounds?: number;
+  /**
+   * Publish this board on purpose over a remote branch that is gone or was
+   * rewritten, keeping every task of both sides (this board's value wins a
+   * field both changed), and replace entries of the branch that cannot be read.
+   */
+  republish?: boolean;
+  /** Build on a rewritten remote branch: merge this board into its history as into any other change. */
+  acceptRewrite?: boolean;
+  /** What this process remembers across its syncs (default: the process's own, sync-memory.ts). */
+  memory?: SyncMemory;
+  /** A move between the board's two homes (board-moves.ts), not for other callers. */
+  home?: {
+    /** `tasks sync --adopt`: the committed task files, the base of a first sync. */
+    adoptBase?: Map<string, TreeEntry>;
+    /** `tasks sync --retire`: the board branch is marked retired by this sync's push. */
+    retire?: BoardMarker['retired'];
+  };
+}
+
+export interface SyncReport extends MergeOutcome {
+  remote: string;
+  branch: string;
+  /** What the sync did besides the board: locks left by a killed git, a board it set up, its first sync. */
+  notes: string[];
+  /** Things a person should know. */
+  warnings: string[];
+  /** The commit now at the head of the remote branch (undefined: the branch is still empty). */
+  head?: string;
+  /** How this sync went on over a branch it would otherwise have refused (`--republish`, `--accept-rewrite`). */
+  resolved?: 'republished' | 'accepted';
+  /** Fetch-merge-push rounds it took. */
+  rounds: number;
+}
+
+/** What one sync needs all along its rounds. */
+export interface SyncContext {
+  store: TaskStore;
+  cwd: string;
+  options: SyncOptions;
+  memory: SyncMemory;
+  report: SyncReport;
+  remote: string;
+  branch: string;
+  /** `origin/tasks`, for messages. */
+  where: string;
+  refs: SyncRefs & { pushing: string };
+  /** git past its own locks (git-locks.ts). */
+  run: GitRunner;
+}
+
+/** What a round found on the remote, read in one `git cat-file --batch` after the fetch. */
+export interface RemoteState {
+  fetch: FetchOutcome;
+  /** The ref the remote's head was fetched into (none when the branch is missing). */
+  headRef?: string;
+  head?: GitObject;
+  headTree?: GitObject;
+  theirs: Map<string, TreeEntry>;
+  /** The last commit this clone merged, and its tree. */
+  synced?: GitObject;
+  syncedTree?: GitObject;
+  markerText?: string;
+}
+
+/** How a round merges and what its push must carry. */
+export interface RoundPlan {
+  sides: Omit<MergeSides, 'seen' | 'now'>;
+  /** The parents of the commit it pushes. */
+  parents: string[];
+  /** Push even when the tree did not change (a republished branch, a retired one). */
+  mustPush: boolean;
+  /** The branch was gone: the tree to push when nothing changed is the last synced one. */
+  gone: boolean;
+}
