@@ -4,12 +4,13 @@
 // - only the CLI entry exits the process (commands throw);
 // - file names are kebab-case;
 // - every proper-lockfile lock passes onCompromised and realpath: false;
+// - no circle of imports among the packages' src files;
 // - no new function over 80 lines (scripts/function-lengths.mjs);
 // - the docs name only files and sections the repository has, and no issue
 //   tracker it does not hold (scripts/lib/doc-refs.mjs).
 // `node scripts/lint.mjs [ROOT]` lints another tree (the lint's own test does).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FUNCTION_LINES, KNOWN_LONG, longFunctions } from './function-lengths.mjs';
 import { checkDocReferences } from './lib/doc-refs.mjs';
@@ -44,6 +45,59 @@ for (const file of walk(join(root, 'packages'))) {
   if (!isTest && /lockfile\.lock\(/.test(text) && (!/onCompromised/.test(text) || !/realpath:\s*false/.test(text)))
     problems.push(`${rel}: proper-lockfile locks need onCompromised and realpath: false`);
 }
+
+// No circle of imports among packages/*/src files (docs/decisions.md, "The write engine's rooms"): every
+// relative import counts, type-only ones and import() of a literal path included, since each is a file
+// that must be read to understand the other. A circle is a strongly connected group of files (Tarjan).
+const IMPORT = /(?:^|[\n;])\s*(?:import|export)\s(?:[^;'"]*?\sfrom\s*)?['"](\.{1,2}\/[^'"]+)['"]/g;
+const DYNAMIC = /\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+const sources = [];
+for (const pkg of readdirSync(join(root, 'packages'))) {
+  const src = join(root, 'packages', pkg, 'src');
+  if (existsSync(src)) sources.push(...walk(src).filter((f) => /\.tsx?$/.test(f) && !/\.test\.tsx?$/.test(f)));
+}
+function importedFile(from, spec) {
+  const base = resolve(dirname(from), spec).replace(/\.js$/, '');
+  return [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts')].find((f) => existsSync(f));
+}
+const imports = new Map();
+for (const file of sources) {
+  const text = readFileSync(file, 'utf8');
+  const to = new Set();
+  for (const m of [...text.matchAll(IMPORT), ...text.matchAll(DYNAMIC)]) {
+    const target = importedFile(file, m[1]);
+    if (target) to.add(target);
+  }
+  imports.set(file, [...to]);
+}
+const order = new Map();
+const low = new Map();
+const stack = [];
+const onStack = new Set();
+function visit(file) {
+  order.set(file, order.size);
+  low.set(file, order.get(file));
+  stack.push(file);
+  onStack.add(file);
+  for (const next of imports.get(file) ?? []) {
+    if (!order.has(next)) {
+      visit(next);
+      low.set(file, Math.min(low.get(file), low.get(next)));
+    } else if (onStack.has(next)) low.set(file, Math.min(low.get(file), order.get(next)));
+  }
+  if (low.get(file) !== order.get(file)) return;
+  const group = [];
+  let member;
+  do {
+    member = stack.pop();
+    onStack.delete(member);
+    group.push(relative(root, member));
+  } while (member !== file);
+  if (group.length > 1 || imports.get(file).includes(file))
+    problems.push(`${group.sort().join(', ')}: a circle of imports; move what they share into a file both import`);
+}
+for (const file of sources) if (!order.has(file)) visit(file);
+
 for (const f of longFunctions(FUNCTION_LINES, root))
   if (!KNOWN_LONG.has(f.name))
     problems.push(

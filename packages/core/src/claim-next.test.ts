@@ -1,17 +1,16 @@
-import { mkdirSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mkdirSync, utimesSync } from 'node:fs';
+import { describe, expect, it, vi } from 'vitest';
+import { tempBoard } from '../test/helpers/temp-board.js';
 import { ClaimError } from './errors.js';
 import { readLease } from './runtime/leases.js';
 import { TaskStore } from './store.js';
 
 describe('claimNext and leases (core)', () => {
   let dir = '';
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
   const board = () => {
-    dir = mkdtempSync(join(tmpdir(), 'dotasks-core-claims-'));
-    return TaskStore.init(join(dir, '.tasks'));
+    const made = tempBoard('dotasks-core-claims-');
+    dir = made.root;
+    return made.store;
   };
 
   it('takes the lowest-id ready task, skipping excluded ids, and says nothing_ready at the end', async () => {

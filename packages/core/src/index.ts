@@ -8,8 +8,9 @@
  */
 
 // The board: finding it, opening it, and every change through the store.
-export { findBoard, resolveBoardDir, resolveOwner, type FindBoardOptions, type OwnerSource } from './board/board.js';
-export { readConfig, type BoardConfig } from './board/config.js';
+export { findBoard, resolveBoardDir, type FindBoardOptions } from './find-board.js';
+export { resolveOwner, type OwnerSource } from './owner.js';
+export { readConfig, type BoardConfig } from './board-config.js';
 export {
   TaskStore,
   type ActorOptions,

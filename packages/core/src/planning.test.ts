@@ -1,18 +1,17 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { tempBoard } from '../test/helpers/temp-board.js';
 import { explainRank, readyOrder } from './graph/ready-order.js';
-import { TaskStore } from './store.js';
+import type { TaskStore } from './store.js';
 import { filterTasks, searchTasks } from './views/render.js';
 
 // The planning fields through the store: priority, labels, notes, the order
 // of ready work and search (docs/protocol.md, "One task, one file" and "Ready").
 let dir = '';
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const board = () => {
-  dir = mkdtempSync(join(tmpdir(), 'dotasks-planning-'));
-  return TaskStore.init(join(dir, '.tasks'));
+  const made = tempBoard('dotasks-planning-');
+  dir = made.root;
+  return made.store;
 };
 
 /**

@@ -9,9 +9,12 @@
  * The modules below take node:fs and friends through getBuiltinModule: one
  * ESM import of node:fs anywhere on this path costs about 4 ms.
  */
-export { findBoard, resolveBoardDir, resolveOwner, boardMergeState, type FindBoardOptions } from './board/board.js';
-export { loadBoardSnapshot, BOARD_INDEX_FILE } from './board/board-index.js';
-export { readConfig, type BoardConfig } from './board/config.js';
+export { findBoard, resolveBoardDir, type FindBoardOptions } from './find-board.js';
+export { resolveOwner } from './owner.js';
+export { boardMergeState } from './git/merge-state.js';
+export { loadBoardSnapshot } from './engine/board-index.js';
+export { BOARD_INDEX_FILE } from './engine/index-file.js';
+export { readConfig, type BoardConfig } from './board-config.js';
 export { ClaimError, TasksError, CorruptTaskError, isErrnoException, type ErrorCode } from './errors.js';
 export {
   DEFAULT_PRIORITY,

@@ -1,6 +1,6 @@
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConcurrentChange, HIGHWATERMARK_FILE } from '../board/transaction.js';
+import { ConcurrentChange, HIGHWATERMARK_FILE } from '../engine/transaction.js';
 import { pendingReconcile, reconcileBranches, reconcileFromRecord, type PendingReconcile } from '../git/branch-reconcile.js';
 import { CorruptTaskError, isErrnoException } from '../errors.js';
 import { serializeTask, taskFileName, type Task } from '../format/format.js';

@@ -9,7 +9,7 @@
  * tasks, the `#N` mentions of the text they wrote, its worktree's branch).
  * Everything else merges field by field, as the merge driver merges it.
  */
-import { HIGHWATERMARK_FILE } from '../board/transaction.js';
+import { HIGHWATERMARK_FILE } from '../engine/transaction.js';
 import { idFromFileName, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { mergeHighWaterMark, mergeTaskText } from './merge.js';
 import { moveEdges, moveMentions, taskBranch } from './renumber.js';

@@ -10,8 +10,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { locateGit } from '../board/board.js';
-import { HIGHWATERMARK_FILE, type Transaction } from '../board/transaction.js';
+import { locateGit } from './locate-git.js';
+import { HIGHWATERMARK_FILE, type Transaction } from '../engine/transaction.js';
 import { TasksError } from '../errors.js';
 import { idFromFileName, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { TaskStore } from '../store.js';

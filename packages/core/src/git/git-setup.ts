@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { locateGit } from '../board/board.js';
+import { locateGit } from './locate-git.js';
 import { TasksError } from '../errors.js';
 import { atomicWriteFile, readFileIfExists } from '../fs/fsio.js';
 

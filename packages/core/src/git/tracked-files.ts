@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { locateGit } from '../board/board.js';
+import { locateGit } from './locate-git.js';
 import { atomicWriteFile } from '../fs/fsio.js';
 
 /** The cache file, in the board's runtime folder. */

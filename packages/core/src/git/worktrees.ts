@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { WORKTREE_OWNER_FILE, locateGit } from '../board/board.js';
+import { WORKTREE_OWNER_FILE } from '../owner.js';
+import { locateGit } from './locate-git.js';
 import { TasksError } from '../errors.js';
 import type { Task, TaskStatus } from '../format/format.js';
 import type { ClaimOptions, ClaimResult, TaskStore } from '../store.js';

@@ -7,7 +7,7 @@
 import { ownerFlag } from '../hints.js';
 import { CorruptTaskError, TasksError } from '../errors.js';
 import { MAX_TASK_FILE_BYTES, normalizeIds, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
-import { checkLabels, checkNesting, checkNoteText, checkPaths, checkPriority, checkSubject } from '../board/rules.js';
+import { checkLabels, checkNesting, checkNoteText, checkPaths, checkPriority, checkSubject } from '../engine/rules.js';
 import { BoardGraph } from '../consistency/reconcile.js';
 import type { ForeignList, ForeignTask, ImportTarget } from './import-shapes.js';
 

@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import { TasksError } from '../errors.js';
 import { idFromFileName } from '../format/format.js';
-import { HIGHWATERMARK_FILE } from '../board/transaction.js';
+import { HIGHWATERMARK_FILE } from '../engine/transaction.js';
 import {
   blobId,
   commitEnv,

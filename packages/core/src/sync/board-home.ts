@@ -15,7 +15,7 @@ import { join, relative } from 'node:path';
 import { TasksError, isErrnoException } from '../errors.js';
 import { atomicWriteFile, readFileIfExists } from '../fs/fsio.js';
 import { stripBom } from '../format/format.js';
-import { readConfig } from '../board/config.js';
+import { readConfig } from '../board-config.js';
 import type { TaskStore } from '../store.js';
 import { git, out, type TreeEntry } from './git-objects.js';
 

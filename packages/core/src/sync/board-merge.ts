@@ -19,7 +19,7 @@
 import { TasksError } from '../errors.js';
 import { idFromFileName, isClosed, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { Copy, describeChange, good, keepClosed, problemOf, remoteCopy } from './merge-copies.js';
-import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from '../board/transaction.js';
+import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from '../engine/transaction.js';
 import { listLeases, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { mergeTaskTextResolved } from '../git/merge.js';

@@ -4,8 +4,8 @@
  */
 import { userInfo } from 'node:os';
 import { TasksError } from '../errors.js';
-import { findBoard, resolveBoardDir, type FindBoardOptions } from '../board/board.js';
-import { readConfig } from '../board/config.js';
+import { findBoard, resolveBoardDir, type FindBoardOptions } from '../find-board.js';
+import { readConfig } from '../board-config.js';
 import { TaskStore } from '../store.js';
 import {
   SYNCED_GITIGNORE_LINES,

@@ -14,7 +14,7 @@
  */
 import { TasksError } from '../errors.js';
 import { idFromFileName, taskFileName } from '../format/format.js';
-import { HIGHWATERMARK_FILE } from '../board/transaction.js';
+import { HIGHWATERMARK_FILE } from '../engine/transaction.js';
 import type { TaskStore } from '../store.js';
 import { blobId, git, readBlobs, type TreeEntry } from './git-objects.js';
 

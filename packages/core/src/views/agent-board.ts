@@ -7,7 +7,7 @@
  * echo without bound. The same board gives the same bytes (no clock, no
  * random order), so a model's prompt cache keeps working across calls.
  */
-import { DEFAULT_CONFIG } from '../board/config.js';
+import { DEFAULT_CONFIG } from '../board-config.js';
 import type { Task } from '../format/format.js';
 import { isReady, type TaskLookup } from '../graph/graph.js';
 import { rankTasks, readyOrder } from '../graph/ready-order.js';

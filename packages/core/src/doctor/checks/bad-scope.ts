@@ -1,6 +1,6 @@
 import { findTopLevelKey, positionAt } from '../../format/json-locate.js';
 import { isClosed } from '../../format/format.js';
-import { removePathCommand, scopeProblem, shortGlob } from '../../board/glob-limits.js';
+import { removePathCommand, scopeProblem, shortGlob } from '../../scopes/glob-limits.js';
 import type { DoctorCheck, Scan } from './check.js';
 
 /**

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { HIGHWATERMARK_FILE } from '../../board/transaction.js';
+import { HIGHWATERMARK_FILE } from '../../engine/transaction.js';
 import { readFileIfExists } from '../../fs/fsio.js';
 import type { DoctorCheck, Scan } from './check.js';
 

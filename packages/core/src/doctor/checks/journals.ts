@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { journalDir, journalTasks, listJournals, readJournal } from '../../fs/journal.js';
+import { journalDir, journalTasks, listJournals, readJournal } from '../../engine/journal.js';
 import type { DoctorCheck, Scan } from './check.js';
 
 /**

@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUNTIME_DIR } from '../../board/store-types.js';
+import { RUNTIME_DIR } from '../../engine/store-types.js';
 import { isErrnoException } from '../../errors.js';
 import { isTempFileName } from '../../fs/fsio.js';
 import { formatAge, type DoctorCheck, type Scan } from './check.js';

@@ -4,8 +4,8 @@ import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { TasksError, isErrnoException } from '../errors.js';
 import { appendEvents, loggedEventsOfTx, type NewEvent } from '../events/events.js';
-import { ensureFolder, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, writeNewFile } from './fsio.js';
-import type { HeldLock, LockOptions } from './locks.js';
+import { ensureFolder, readFileIfExists, removeFile, renameFile, syncAndClose, syncFolder, writeNewFile } from '../fs/fsio.js';
+import type { HeldLock, LockOptions } from '../fs/locks.js';
 
 /**
  * The commit record of a transaction that changes more than one file, or

@@ -1,13 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TasksError } from '../errors.js';
 import { parseEvents } from '../events/events.js';
 import { setFaultHook, systemError } from '../fs/fsio.js';
-import { journalDir } from '../fs/journal.js';
+import { journalDir } from './journal.js';
 import { readLease } from '../runtime/leases.js';
-import { TaskStore } from '../store.js';
+import type { TaskStore } from '../store.js';
+import { tempBoard } from '../../test/helpers/temp-board.js';
 
 /**
  * The one writer (transaction.ts), in process: a change of several files is
@@ -18,13 +18,13 @@ import { TaskStore } from '../store.js';
 let root = '';
 afterEach(() => {
   setFaultHook(undefined);
-  if (root) rmSync(root, { recursive: true, force: true });
   root = '';
 });
 
 function board(): TaskStore {
-  root = mkdtempSync(join(tmpdir(), 'dotasks-tx-'));
-  return TaskStore.init(join(root, '.tasks'));
+  const made = tempBoard('dotasks-tx-');
+  root = made.root;
+  return made.store;
 }
 
 /** Every file of the board folder (runtime records included) with its bytes, except the event log and locks. */

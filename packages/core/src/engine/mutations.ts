@@ -1,19 +1,20 @@
-// The store's changes to tasks and edges (create, update, link, close,
+// The engine's changes to tasks and edges (create, update, link, close,
 // batch, clear), each one transaction; TaskStore (store.ts) delegates here.
 import { ownerFlag } from '../hints.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClaimError, CorruptTaskError, CycleError, TasksError } from '../errors.js';
-import { createRecord, isClosed, normalizeIds, type Task } from '../format/format.js';
+import { createRecord, isClosed, normalizeIds, type Task, type TaskStatus } from '../format/format.js';
 import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
-import { createLease } from '../runtime/leases.js';
-import type { TaskStore } from '../store.js';
+import { createLease, listLeases } from '../runtime/leases.js';
+import type { BoardFiles } from './board-files.js';
+import { loadBoardSnapshot } from './board-index.js';
+import { closeInTx } from './closing.js';
 import {
   applyLabels,
   appendNote,
   applyMetadata,
   applyPaths,
-  assertHeldBy,
   checkLabels,
   checkNoteText,
   checkPaths,
@@ -24,12 +25,22 @@ import {
   removeId,
 } from './rules.js';
 import type { ActorOptions, BatchItem, CreateTaskInput, MutationResult, UpdateOptions, UpdateTaskInput } from './store-types.js';
-import { HIGHWATERMARK_FILE, type Transaction, type TxScope } from './transaction.js';
+import { HIGHWATERMARK_FILE, type Transaction } from './transaction.js';
+/** The id of a task other than `except` that `owner` holds in progress, if any (from claim records). */
+export function findOwnerTask(board: BoardFiles, owner: string, except: Set<number>, view: TaskLookup): number | undefined {
+  for (const lease of listLeases(board.runtimeDir)) {
+    if (lease.owner !== owner || except.has(lease.task)) continue;
+    const task = view(lease.task);
+    if (task && task.status === 'in_progress' && task.owner === owner) return task.id;
+  }
+  return undefined;
+}
+
 /** Under the owner's lock: refuses a second task in progress for `owner`. */
-export function assertOwnerFree(store: TaskStore, tx: Transaction, owner: string, except: Set<number>): void {
-  if (!store.config.singleInProgress || owner === '') return;
+export function assertOwnerFree(board: BoardFiles, tx: Transaction, owner: string, except: Set<number>): void {
+  if (!board.config.singleInProgress || owner === '') return;
   tx.need({ owners: [owner] });
-  const busy = store.findOwnerTask(owner, except, (id) => tx.view(id));
+  const busy = findOwnerTask(board, owner, except, (id) => tx.view(id));
   if (busy !== undefined)
     throw new ClaimError(
       'owner_busy',
@@ -41,12 +52,12 @@ export function assertOwnerFree(store: TaskStore, tx: Transaction, owner: string
 // ---- mutations ---------------------------------------------------------
 
 /** Checks that every id names an existing, non-deleted task other than `self`. */
-function checkEdgeTargets(store: TaskStore, self: number, ids: number[], lookup: TaskLookup): void {
+function checkEdgeTargets(board: BoardFiles, self: number, ids: number[], lookup: TaskLookup): void {
   for (const id of ids) {
     if (id === self) throw new CycleError([self, self]);
     const task = lookup(id);
     if (!task) {
-      if (existsSync(store.taskPath(id))) store.getTask(id); // throws the corruption with its position
+      if (existsSync(board.taskPath(id))) board.getTask(id); // throws the corruption with its position
       throw new TasksError('E_NOT_FOUND', `cannot link to task #${id}: it does not exist (see 'tasks list')`, { id });
     }
     if (task.status === 'deleted') throw new TasksError('E_INVALID', `cannot link to task #${id}: it is deleted`, { id });
@@ -54,21 +65,21 @@ function checkEdgeTargets(store: TaskStore, self: number, ids: number[], lookup:
 }
 
 /** The next id: above `.highwatermark`, every task file and every task this transaction created. */
-function allocateId(store: TaskStore, tx: Transaction): number {
+function allocateId(board: BoardFiles, tx: Transaction): number {
   // Under the board lock no other command adds a file: the folder is listed once per transaction.
-  const present = tx.memo('highestPresent', () => store.listIds().at(-1) ?? 0);
+  const present = tx.memo('highestPresent', () => board.listIds().at(-1) ?? 0);
   const highest = Math.max(tx.readHighWaterMark(), present, tx.highestStagedId());
   const id = highest + 1;
   if (!Number.isSafeInteger(id))
     throw new TasksError(
       'E_INVALID',
-      `no more ids: the next would be ${id}, above ${Number.MAX_SAFE_INTEGER} (check ${join(store.dir, HIGHWATERMARK_FILE)}; 'tasks doctor --fix' sets it from the board)`,
+      `no more ids: the next would be ${id}, above ${Number.MAX_SAFE_INTEGER} (check ${join(board.dir, HIGHWATERMARK_FILE)}; 'tasks doctor --fix' sets it from the board)`,
     );
   return id;
 }
 
 /** Creates a task; edges are written on both sides. */
-export async function createTask(store: TaskStore, input: CreateTaskInput, options: ActorOptions = {}): Promise<MutationResult> {
+export async function createTask(board: BoardFiles, input: CreateTaskInput, options: ActorOptions = {}): Promise<MutationResult> {
   const status = input.status === undefined ? 'pending' : checkStatus(input.status);
   checkSubject(input.subject);
   checkPriority(input.priority);
@@ -76,10 +87,10 @@ export async function createTask(store: TaskStore, input: CreateTaskInput, optio
   if (input.paths !== undefined) checkPaths(input.paths);
   if (input.key !== undefined) checkCreateKey(input.key);
   const owners = status === 'in_progress' ? [input.owner || options.actor || ''] : [];
-  const result = await store.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? [])] }, (tx) => {
+  const result = await board.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? [])] }, (tx) => {
     // Under the board lock, which every create holds: a second create with the key waits for the first and finds its task.
-    const earlier = input.key === undefined ? undefined : taskWithCreateKey(store, input.key);
-    return earlier ?? createInTx(store, tx, input, options);
+    const earlier = input.key === undefined ? undefined : taskWithCreateKey(board, input.key);
+    return earlier ?? createInTx(board, tx, input, options);
   });
   const alreadyApplied = result.written.length === 0 && input.key !== undefined;
   return { task: result.value, written: result.written, unblocked: [], events: result.events, ...(alreadyApplied ? { alreadyApplied } : {}) };
@@ -96,20 +107,20 @@ function checkCreateKey(key: unknown): string {
 }
 
 /** The task a create with `key` made before, if any (deleted ones too: the create was applied). */
-function taskWithCreateKey(store: TaskStore, key: string): Task | undefined {
-  return store.loadBoard().tasks.find((task) => task.metadata?.[CREATE_KEY] === key);
+function taskWithCreateKey(board: BoardFiles, key: string): Task | undefined {
+  return loadBoardSnapshot(board.dir).tasks.find((task) => task.metadata?.[CREATE_KEY] === key);
 }
 
-async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskInput, options: ActorOptions): Promise<Task> {
+async function createInTx(board: BoardFiles, tx: Transaction, input: CreateTaskInput, options: ActorOptions): Promise<Task> {
   const subject = checkSubject(input.subject);
   const status = input.status === undefined ? 'pending' : checkStatus(input.status);
   if (status === 'deleted') throw new TasksError('E_INVALID', 'a new task cannot start deleted');
   const blockedBy = normalizeIds(input.blockedBy ?? []);
   const blocks = normalizeIds(input.blocks ?? []);
   tx.need({ board: true, tasks: [...blockedBy, ...blocks] });
-  const id = allocateId(store, tx);
+  const id = allocateId(board, tx);
   const view = (n: number) => tx.view(n);
-  checkEdgeTargets(store, id, [...blockedBy, ...blocks], view);
+  checkEdgeTargets(board, id, [...blockedBy, ...blocks], view);
   // A cycle through the new task needs a path from one of its dependents to one of its blockers.
   for (const b of blockedBy) {
     for (const d of blocks) {
@@ -121,7 +132,7 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
   const owner = input.owner ?? (status === 'in_progress' ? (options.actor ?? '') : '');
   if (status === 'in_progress') {
     if (owner === '') throw new TasksError('E_INVALID', 'a task created in progress needs an owner (--owner)');
-    assertOwnerFree(store, tx, owner, new Set());
+    assertOwnerFree(board, tx, owner, new Set());
     const open = blockedBy.filter((b) => !isClosed(view(b)!.status));
     if (open.length) throw new TasksError('E_BLOCKED', `task cannot start: blocked by ${open.map((b) => `#${b}`).join(', ')}`);
   }
@@ -157,7 +168,7 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
     tx.put(dependent);
   }
   tx.event({ type: 'created', task: id, owner: options.actor, subject });
-  if (status === 'in_progress') tx.putLease(createLease(id, owner, null, store.config.leaseSeconds));
+  if (status === 'in_progress') tx.putLease(createLease(id, owner, null, board.config.leaseSeconds));
   tx.setHighWaterMark(id);
   return task;
 }
@@ -169,7 +180,7 @@ async function createInTx(store: TaskStore, tx: Transaction, input: CreateTaskIn
  * else holds needs `force`, and a change that keeps a task in progress for
  * the same owner keeps its claim record (lease) as it is.
  */
-export async function updateTask(store: TaskStore, id: number, patch: UpdateTaskInput, options: UpdateOptions = {}): Promise<MutationResult> {
+export async function updateTask(board: BoardFiles, id: number, patch: UpdateTaskInput, options: UpdateOptions = {}): Promise<MutationResult> {
   if (patch.subject !== undefined) checkSubject(patch.subject);
   checkPriority(patch.priority);
   checkLabels([...(patch.addLabels ?? []), ...(patch.removeLabels ?? [])]);
@@ -178,21 +189,24 @@ export async function updateTask(store: TaskStore, id: number, patch: UpdateTask
   if (patch.removePaths) checkPaths(patch.removePaths, { limits: false });
   const toStatus = patch.status === undefined ? undefined : checkStatus(patch.status);
   // A first guess at the locks; the transaction asks for more when what it reads needs them.
-  const guess = store.peekTask(id);
+  const guess = board.peekTask(id);
   const edges = [...(patch.addBlockedBy ?? []), ...(patch.removeBlockedBy ?? []), ...(patch.addBlocks ?? []), ...(patch.removeBlocks ?? [])];
   const closing = toStatus === 'completed' || toStatus === 'deleted';
   const tasks = [id, ...edges, ...(closing && guess ? guess.blocks : [])];
   const owners = toStatus === 'in_progress' || patch.owner !== undefined ? [patch.owner ?? (guess?.owner || options.actor || '')] : [];
   const unblocked: number[] = [];
-  const result = await store.transact({ owners, board: edges.length > 0 || closing, tasks }, (tx) => {
-    unblocked.push(...updateInTx(store, tx, id, patch, options));
+  // A new priority, a removed edge or a task back to pending changes what claim --next takes next.
+  const moreClaimable = patch.priority !== undefined || patch.status !== undefined || !!patch.removeBlockedBy?.length || !!patch.removeBlocks?.length;
+  const result = await board.transact({ owners, board: edges.length > 0 || closing, tasks }, (tx) => {
+    if (moreClaimable) tx.refreshIndexOnCommit();
+    unblocked.push(...updateInTx(board, tx, id, patch, options));
   });
-  const task = result.written.find((t) => t.id === id) ?? store.getTask(id);
+  const task = result.written.find((t) => t.id === id) ?? board.getTask(id);
   return { task, written: result.written, unblocked, events: result.events };
 }
 
 /** The body of updateTask inside a transaction; returns the tasks it unblocked. */
-function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: UpdateTaskInput, options: UpdateOptions): number[] {
+function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: UpdateTaskInput, options: UpdateOptions): number[] {
   const before = tx.read(id);
   const toStatus = patch.status === undefined ? undefined : checkStatus(patch.status);
   const addBlockedBy = normalizeIds(patch.addBlockedBy ?? []);
@@ -202,29 +216,75 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
   const closing = toStatus === 'completed' || toStatus === 'deleted';
   if (addBlockedBy.length || removeBlockedBy.length || addBlocks.length || removeBlocks.length || closing) tx.need({ board: true });
   tx.need({ tasks: [...addBlockedBy, ...removeBlockedBy, ...addBlocks, ...removeBlocks, ...(closing ? [...before.blocks, ...addBlocks] : [])] });
-  const view = (n: number) => tx.view(n);
-  checkEdgeTargets(store, id, [...addBlockedBy, ...addBlocks], view);
+  checkEdgeTargets(board, id, [...addBlockedBy, ...addBlocks], (n) => tx.view(n));
 
+  const owner = decideOwner(before, patch, toStatus, options);
+  if (owner.startsWork) assertOwnerFree(board, tx, owner.next, new Set([id]));
+
+  const task = tx.edit(id);
+  applyFields(task, patch);
+  tx.put(task);
+
+  // Edges first, so a status change sees the new graph. Cycle checks read
+  // through the transaction so edges added in this same step count.
+  for (const b of addBlockedBy) linkInTx(board, tx, b, id);
+  for (const d of addBlocks) linkInTx(board, tx, id, d);
+  for (const b of removeBlockedBy) unlinkInTx(board, tx, b, id);
+  for (const d of removeBlocks) unlinkInTx(board, tx, id, d);
+
+  const unblocked: number[] = [];
+  if (toStatus !== undefined && toStatus !== before.status) unblocked.push(...changeStatus(board, tx, before, toStatus, owner.next, options));
+  else if (owner.startsWork) {
+    // In progress already, for a new owner (handed over, or taken over with force): the claim is theirs now.
+    const edited = tx.edit(id);
+    edited.owner = owner.next;
+    tx.put(edited);
+    tx.putLease(createLease(id, owner.next, null, board.config.leaseSeconds));
+    tx.event({ type: 'started', task: id, owner: owner.next, previousOwner: before.owner });
+  } else if (owner.keepsClaim && !tx.readLease(id)) {
+    // Kept in progress but without a record (set by hand): record it, so single-in-progress sees it.
+    tx.putLease(createLease(id, owner.next, null, board.config.leaseSeconds));
+  }
+  const changed = Object.keys(patch).filter((k) => {
+    const value = (patch as Record<string, unknown>)[k];
+    return k !== 'status' && value !== undefined && !(Array.isArray(value) && value.length === 0 && /Labels$/.test(k));
+  });
+  if (changed.length) tx.event({ type: 'updated', task: id, owner: options.actor, fields: changed });
+  return unblocked;
+}
+
+/**
+ * Who owns the task after the update, decided on what was read under the
+ * lock (compare-and-swap): another owner's task is not taken over, released
+ * or finished by accident. `keepsClaim`: it stays in progress for its
+ * holder; `startsWork`: it is (or stays) in progress for someone new.
+ */
+function decideOwner(
+  before: Task,
+  patch: UpdateTaskInput,
+  toStatus: TaskStatus | undefined,
+  options: UpdateOptions,
+): { next: string; keepsClaim: boolean; startsWork: boolean } {
+  const id = before.id;
   const finalStatus = toStatus ?? before.status;
-  // Compare-and-swap on what was read under the lock: another owner's task
-  // is not taken over, released or finished by accident.
   const holder = before.status === 'in_progress' ? before.owner : '';
   const actorIsOther = holder !== '' && options.actor !== undefined && options.actor !== holder;
-  let nextOwner: string;
-  if (patch.owner !== undefined) nextOwner = patch.owner;
-  else if (toStatus === 'in_progress' && actorIsOther) nextOwner = options.actor!;
-  else nextOwner = before.owner || (toStatus === 'in_progress' ? (options.actor ?? '') : '');
+  let next: string;
+  if (patch.owner !== undefined) next = patch.owner;
+  else if (toStatus === 'in_progress' && actorIsOther) next = options.actor!;
+  else next = before.owner || (toStatus === 'in_progress' ? (options.actor ?? '') : '');
   if (actorIsOther && !options.force) {
-    if (finalStatus === 'in_progress' && nextOwner !== holder)
+    if (finalStatus === 'in_progress' && next !== holder)
       throw new ClaimError('already_claimed', `task #${id} is already claimed by ${holder}; add --force to take it over`, { task: id, owner: holder });
     if (toStatus === 'pending' || toStatus === 'completed')
       throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${holder}; add --force to change its status anyway`, { id, owner: holder });
   }
-  const keepsClaim = holder !== '' && finalStatus === 'in_progress' && nextOwner === holder;
-  const startsWork = finalStatus === 'in_progress' && !keepsClaim;
-  if (startsWork) assertOwnerFree(store, tx, nextOwner, new Set([id]));
+  const keepsClaim = holder !== '' && finalStatus === 'in_progress' && next === holder;
+  return { next, keepsClaim, startsWork: finalStatus === 'in_progress' && !keepsClaim };
+}
 
-  const task = tx.edit(id);
+/** The fields of `patch` that are not edges or status, applied to `task`. */
+function applyFields(task: Task, patch: UpdateTaskInput): void {
   if (patch.subject !== undefined) task.subject = patch.subject;
   if (patch.description !== undefined) task.description = patch.description;
   if (patch.activeForm === null) delete task.activeForm;
@@ -238,59 +298,38 @@ function updateInTx(store: TaskStore, tx: Transaction, id: number, patch: Update
   if (patch.addLabels?.length || patch.removeLabels?.length) applyLabels(task, checkLabels(patch.addLabels ?? []), checkLabels(patch.removeLabels ?? []));
   applyPaths(task, patch);
   if (patch.metadata !== undefined) applyMetadata(task, patch.metadata);
-  tx.put(task);
+}
 
-  // Edges first, so a status change sees the new graph. Cycle checks read
-  // through the transaction so edges added in this same step count.
-  for (const b of addBlockedBy) linkInTx(store, tx, b, id);
-  for (const d of addBlocks) linkInTx(store, tx, id, d);
-  for (const b of removeBlockedBy) unlinkInTx(store, tx, b, id);
-  for (const d of removeBlocks) unlinkInTx(store, tx, id, d);
-
-  const unblocked: number[] = [];
-  if (toStatus !== undefined && toStatus !== before.status) {
-    const edited = tx.edit(id);
-    checkTransition(edited, toStatus);
-    if (toStatus === 'in_progress') {
-      const open = openBlockers(edited, view);
-      if (open.length)
-        throw new TasksError('E_BLOCKED', `task #${id} is blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first`, {
-          id,
-          blockedBy: open,
-        });
-      edited.status = 'in_progress';
-      edited.owner = nextOwner;
-      tx.put(edited);
-      tx.putLease(createLease(id, nextOwner, null, store.config.leaseSeconds));
-      tx.event({ type: 'started', task: id, owner: nextOwner });
-    } else if (toStatus === 'pending') {
-      tx.put(Object.assign(edited, { status: 'pending' as const }));
-      tx.dropLease(id);
-      tx.event({ type: 'released', task: id, owner: options.actor, previousOwner: before.owner });
-    } else {
-      unblocked.push(...closeInTx(store, tx, id, toStatus, options));
-    }
-  } else if (startsWork) {
-    // In progress already, for a new owner (handed over, or taken over with force): the claim is theirs now.
-    const edited = tx.edit(id);
+/** Moves the task from `before.status` to `toStatus` (started, back to pending, or closed); returns the tasks it unblocked. */
+function changeStatus(board: BoardFiles, tx: Transaction, before: Task, toStatus: TaskStatus, nextOwner: string, options: UpdateOptions): number[] {
+  const id = before.id;
+  const edited = tx.edit(id);
+  checkTransition(edited, toStatus);
+  if (toStatus === 'in_progress') {
+    const open = openBlockers(edited, (n) => tx.view(n));
+    if (open.length)
+      throw new TasksError('E_BLOCKED', `task #${id} is blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first`, {
+        id,
+        blockedBy: open,
+      });
+    edited.status = 'in_progress';
     edited.owner = nextOwner;
     tx.put(edited);
-    tx.putLease(createLease(id, nextOwner, null, store.config.leaseSeconds));
-    tx.event({ type: 'started', task: id, owner: nextOwner, previousOwner: before.owner });
-  } else if (keepsClaim && !tx.readLease(id)) {
-    // Kept in progress but without a record (set by hand): record it, so single-in-progress sees it.
-    tx.putLease(createLease(id, nextOwner, null, store.config.leaseSeconds));
+    tx.putLease(createLease(id, nextOwner, null, board.config.leaseSeconds));
+    tx.event({ type: 'started', task: id, owner: nextOwner });
+    return [];
   }
-  const changed = Object.keys(patch).filter((k) => {
-    const value = (patch as Record<string, unknown>)[k];
-    return k !== 'status' && value !== undefined && !(Array.isArray(value) && value.length === 0 && /Labels$/.test(k));
-  });
-  if (changed.length) tx.event({ type: 'updated', task: id, owner: options.actor, fields: changed });
-  return unblocked;
+  if (toStatus === 'pending') {
+    tx.put(Object.assign(edited, { status: 'pending' as const }));
+    tx.dropLease(id);
+    tx.event({ type: 'released', task: id, owner: options.actor, previousOwner: before.owner });
+    return [];
+  }
+  return closeInTx(board, tx, id, toStatus, options);
 }
 
 /** Adds "blocker blocks waiter" on both sides inside a transaction, refusing cycles. */
-function linkInTx(store: TaskStore, tx: Transaction, blocker: number, waiter: number): void {
+function linkInTx(board: BoardFiles, tx: Transaction, blocker: number, waiter: number): void {
   const cycle = findCycle(blocker, waiter, (n) => tx.view(n));
   if (cycle) throw new CycleError(cycle);
   const b = tx.edit(blocker);
@@ -304,7 +343,7 @@ function linkInTx(store: TaskStore, tx: Transaction, blocker: number, waiter: nu
 }
 
 /** Removes "blocker blocks waiter" from both sides inside a transaction. */
-function unlinkInTx(store: TaskStore, tx: Transaction, blocker: number, waiter: number): void {
+function unlinkInTx(board: BoardFiles, tx: Transaction, blocker: number, waiter: number): void {
   const w = tx.tryRead(waiter) ? tx.edit(waiter) : undefined;
   const b = tx.tryRead(blocker) ? tx.edit(blocker) : undefined;
   let changed = false;
@@ -319,112 +358,14 @@ function unlinkInTx(store: TaskStore, tx: Transaction, blocker: number, waiter: 
   if (changed) tx.event({ type: 'edge.removed', task: waiter, blockedBy: blocker });
 }
 
-/**
- * Marks a task completed or deleted and propagates: its id leaves every
- * dependent's blockedBy; returns the dependents that became unblocked.
- * Idempotent.
- */
-function closeInTx(store: TaskStore, tx: Transaction, id: number, status: 'completed' | 'deleted', options: ActorOptions): number[] {
-  const task = tx.edit(id);
-  // Propagation writes the dependents: the board lock; a task nobody waits for is a change of one file.
-  if (task.blocks.length) tx.need({ board: true, tasks: task.blocks });
-  const wasOpen = task.status !== status;
-  task.status = status;
-  tx.put(task);
-  if (tx.readLease(id)) tx.dropLease(id);
-  if (wasOpen) tx.event({ type: status, task: id, owner: options.actor });
-  const unblocked: number[] = [];
-  for (const d of task.blocks) {
-    const dependent = tx.tryRead(d);
-    if (!dependent) continue;
-    if (!dependent.blockedBy.includes(id)) continue;
-    const edited = tx.edit(d);
-    removeId(edited.blockedBy, id);
-    tx.put(edited);
-    if (edited.blockedBy.length === 0 && !isClosed(edited.status)) {
-      unblocked.push(d);
-      tx.event({ type: 'unblocked', task: d, by: id });
-    }
-  }
-  return unblocked;
-}
-
-/** The locks a completion or deletion of `id` will want: its own, and its dependents' under the board lock. */
-function closingScope(store: TaskStore, id: number): Partial<TxScope> {
-  const blocks = store.peekTask(id)?.blocks ?? [];
-  return { board: blocks.length > 0, tasks: [id, ...blocks] };
-}
-
 /** Adds the edge "`blocker` blocks `task`" on both sides, refusing cycles. */
-export async function addDependency(store: TaskStore, task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
-  return store.updateTask(task, { addBlockedBy: [blocker] }, options);
+export async function addDependency(board: BoardFiles, task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
+  return updateTask(board, task, { addBlockedBy: [blocker] }, options);
 }
 
 /** Removes the edge "`blocker` blocks `task`" from both sides. */
-export async function removeDependency(store: TaskStore, task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
-  return store.updateTask(task, { removeBlockedBy: [blocker] }, options);
-}
-
-/**
- * Completes a task and propagates. A task owned by someone else needs
- * `force`; so does one whose blockers are still open.
- */
-export async function completeTask(
-  store: TaskStore,
-  id: number,
-  options: ActorOptions & { force?: boolean; heldBy?: string; metadata?: Record<string, unknown> } = {},
-): Promise<MutationResult> {
-  const unblocked: number[] = [];
-  const result = await store.transact(closingScope(store, id), (tx) => {
-    unblocked.length = 0;
-    const task = tx.read(id);
-    if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
-    if (task.status === 'deleted') checkTransition(task, 'completed');
-    if (task.status !== 'completed' && !options.force) {
-      if (task.owner !== '' && options.actor !== undefined && task.owner !== options.actor)
-        throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${task.owner}; only they complete it, or add --force`, {
-          id,
-          owner: task.owner,
-        });
-      const open = openBlockers(task, (n) => tx.view(n));
-      if (open.length)
-        throw new TasksError('E_BLOCKED', `task #${id} is still blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first or add --force`, {
-          id,
-          blockedBy: open,
-        });
-    }
-    if (options.metadata) {
-      const edited = tx.edit(id);
-      applyMetadata(edited, options.metadata);
-      tx.put(edited);
-    }
-    unblocked.push(...closeInTx(store, tx, id, 'completed', options));
-  });
-  const task = result.written.find((t) => t.id === id) ?? store.getTask(id);
-  return { task, written: result.written, unblocked, events: result.events };
-}
-
-/** Propagates completions that were made by hand (idempotent; writes nothing when settled). */
-export async function propagateCompletion(store: TaskStore, id: number, options: ActorOptions = {}): Promise<MutationResult> {
-  const unblocked: number[] = [];
-  const result = await store.transact(closingScope(store, id), (tx) => {
-    unblocked.length = 0;
-    const task = tx.read(id);
-    if (!isClosed(task.status)) return;
-    unblocked.push(...closeInTx(store, tx, id, task.status as 'completed' | 'deleted', options));
-  });
-  return { task: store.getTask(id), written: result.written, unblocked, events: result.events };
-}
-
-/** Tombstones a task: its file stays, it never blocks anyone again. */
-export async function deleteTask(store: TaskStore, id: number, options: ActorOptions = {}): Promise<MutationResult> {
-  const unblocked: number[] = [];
-  const result = await store.transact(closingScope(store, id), (tx) => {
-    unblocked.length = 0;
-    tx.read(id);
-    unblocked.push(...closeInTx(store, tx, id, 'deleted', options));
-  });
-  return { task: store.getTask(id), written: result.written, unblocked, events: result.events };
+export async function removeDependency(board: BoardFiles, task: number, blocker: number, options: ActorOptions = {}): Promise<MutationResult> {
+  return updateTask(board, task, { removeBlockedBy: [blocker] }, options);
 }
 
 /**
@@ -432,17 +373,17 @@ export async function deleteTask(store: TaskStore, id: number, options: ActorOpt
  * never handed out again: `.highwatermark` keeps the highest. Only with
  * `confirm: true`. Entries that are not task files are left in place.
  */
-export async function clearBoard(store: TaskStore, options: ActorOptions & { confirm: boolean }): Promise<{ removed: number[] }> {
+export async function clearBoard(board: BoardFiles, options: ActorOptions & { confirm: boolean }): Promise<{ removed: number[] }> {
   if (options.confirm !== true) throw new TasksError('E_CONFIRM', "clear removes every task file; run 'tasks clear --yes' to confirm");
   // On a synced board a removed file is not a deletion (only tombstones travel): the next sync would bring every task back.
-  if (store.config.sync)
+  if (board.config.sync)
     throw new TasksError(
       'E_INVALID',
       'this board syncs through its board branch, where removed files come back with the next sync; tombstone the tasks instead (tasks delete ID), or stop syncing first (tasks sync --retire)',
     );
-  const result = await store.transact({ board: true, tasks: store.listIds() }, (tx) => {
+  const result = await board.transact({ board: true, tasks: board.listIds() }, (tx) => {
     const removed: number[] = [];
-    const ids = store.listIds();
+    const ids = board.listIds();
     tx.need({ tasks: ids });
     const highest = Math.max(tx.readHighWaterMark(), ids.at(-1) ?? 0);
     for (const id of ids) {
@@ -471,11 +412,11 @@ export async function clearBoard(store: TaskStore, options: ActorOptions & { con
  * given fields of items with one, in one transaction: every item is
  * applied, or (on the first refusal) none.
  */
-export async function batchWrite(store: TaskStore, items: BatchItem[], options: ActorOptions = {}): Promise<{ tasks: Task[]; unblocked: number[] }> {
+export async function batchWrite(board: BoardFiles, items: BatchItem[], options: ActorOptions = {}): Promise<{ tasks: Task[]; unblocked: number[] }> {
   if (!Array.isArray(items) || items.length === 0) throw new TasksError('E_INVALID', 'a batch needs at least one item');
   const owners = items.filter((i) => i.status === 'in_progress').map((i) => i.owner ?? options.actor ?? '');
   const ids = items.flatMap((i) => [...(i.id !== undefined ? [i.id] : []), ...(i.blockedBy ?? [])]);
-  const result = await store.transact({ owners, board: true, tasks: ids }, async (tx) => {
+  const result = await board.transact({ owners, board: true, tasks: ids }, async (tx) => {
     const tasks: Task[] = [];
     const unblocked: number[] = [];
     for (const [index, item] of items.entries()) {
@@ -483,7 +424,7 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
         if (item.id === undefined) {
           const wanted = item.status ?? 'pending';
           let task = await createInTx(
-            store,
+            board,
             tx,
             {
               subject: item.subject as string,
@@ -499,7 +440,7 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
             options,
           );
           if (wanted === 'completed') {
-            updateInTx(store, tx, task.id, { status: 'completed' }, options);
+            updateInTx(board, tx, task.id, { status: 'completed' }, options);
             task = tx.read(task.id);
           }
           tasks.push(task);
@@ -524,7 +465,7 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
             patch.addBlockedBy = want.filter((b) => !current.blockedBy.includes(b));
             patch.removeBlockedBy = current.blockedBy.filter((b) => !want.includes(b));
           }
-          unblocked.push(...updateInTx(store, tx, item.id, patch, options));
+          unblocked.push(...updateInTx(board, tx, item.id, patch, options));
           tasks.push(tx.read(item.id));
         }
       } catch (error) {
@@ -545,13 +486,13 @@ export async function batchWrite(store: TaskStore, items: BatchItem[], options: 
  * task's lock (docs/protocol.md, "One task, one file"). Any status takes a
  * note: what was learned about a finished task is worth keeping too.
  */
-export async function addNote(store: TaskStore, id: number, text: string, options: ActorOptions & { at?: Date } = {}): Promise<MutationResult> {
+export async function addNote(board: BoardFiles, id: number, text: string, options: ActorOptions & { at?: Date } = {}): Promise<MutationResult> {
   const body = checkNoteText(text);
-  const result = await store.transact({ tasks: [id] }, (tx) => {
+  const result = await board.transact({ tasks: [id] }, (tx) => {
     const task = tx.edit(id);
     appendNote(task, { at: (options.at ?? new Date()).toISOString(), owner: options.actor ?? '', text: body });
     tx.put(task);
     tx.event({ type: 'updated', task: id, owner: options.actor, fields: ['notes'] });
   });
-  return { task: result.written.find((t) => t.id === id) ?? store.getTask(id), written: result.written, unblocked: [], events: result.events };
+  return { task: result.written.find((t) => t.id === id) ?? board.getTask(id), written: result.written, unblocked: [], events: result.events };
 }

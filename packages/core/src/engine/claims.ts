@@ -1,4 +1,4 @@
-// The store's claims and their records (claim, claim next, start, release,
+// The engine's claims and their records (claim, claim next, start, release,
 // heartbeat, reap, adopt), each one transaction; TaskStore (store.ts)
 // delegates here (docs/protocol.md, "Owners, claims and leases").
 import { existsSync } from 'node:fs';
@@ -9,21 +9,22 @@ import { isReady, openBlockers } from '../graph/graph.js';
 import { rankTasks } from '../graph/ready-order.js';
 import { isLockHeld } from '../fs/locks.js';
 import { createLease, leaseExpiry, leaseLengthOf, listLeases, readLease, type Lease } from '../runtime/leases.js';
-import type { TaskStore } from '../store.js';
-import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from './board-index.js';
-import { badScopeError } from './glob-limits.js';
+import type { BoardFiles } from './board-files.js';
+import { loadBoardSnapshot } from './board-index.js';
+import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from './claim-view.js';
+import { badScopeError } from '../scopes/glob-limits.js';
 import { assertOwnerFree } from './mutations.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
-import type { TxOptions } from './transaction.js';
+import type { TxOptions } from './run-transaction.js';
 
 /**
  * Compare-and-swap claim under the task's lock: succeeds only when the task
  * is ready or already the claimant's. Of concurrent claimants exactly one
  * wins; the others get a ClaimError with the reason.
  */
-export async function claimTask(store: TaskStore, id: number, options: ClaimOptions): Promise<ClaimResult> {
-  return claimOne(store, id, options, 'claimed', {}, { mode: 'warn' });
+export async function claimTask(board: BoardFiles, id: number, options: ClaimOptions): Promise<ClaimResult> {
+  return claimOne(board, id, options, 'claimed', {}, { mode: 'warn' });
 }
 
 /**
@@ -42,7 +43,7 @@ interface ScopeCheck {
 class ScopeBusy extends Error {}
 
 async function claimOne(
-  store: TaskStore,
+  board: BoardFiles,
   id: number,
   options: ClaimOptions & { activeForm?: string },
   eventType: string,
@@ -51,11 +52,11 @@ async function claimOne(
 ): Promise<ClaimResult> {
   const owner = options.owner;
   if (owner === '') throw new TasksError('E_INVALID', 'a claim needs an owner (--owner or TASKS_OWNER)');
-  if (!existsSync(store.taskPath(id))) throw new ClaimError('not_found', `task #${id} not found (see 'tasks list')`, { task: id });
+  if (!existsSync(board.taskPath(id))) throw new ClaimError('not_found', `task #${id} not found (see 'tasks list')`, { task: id });
   let alreadyHeld = false;
   let lease!: Lease;
   let overlaps: ScopeOverlap[] = [];
-  const result = await store.transact(
+  const result = await board.transact(
     { owners: [owner], tasks: [id], board: scopes?.board === true },
     async (tx) => {
       alreadyHeld = false;
@@ -79,14 +80,14 @@ async function claimOne(
             blockedBy: open,
           });
       }
-      if (!alreadyHeld) assertOwnerFree(store, tx, owner, new Set([id]));
+      if (!alreadyHeld) assertOwnerFree(board, tx, owner, new Set([id]));
       if (scopes && !alreadyHeld && task.paths?.length) {
         // A scope no claim can check holds its own task back, and nothing else (glob-limits.ts).
         const bad = badScopeError(task);
         if (bad) throw bad;
         // Every claim of a task with paths holds the board lock while it looks: of two overlapping ones, the second sees the first.
         tx.need({ board: true });
-        const hits = await overlapsInProgress(store, task, inProgressWithPaths(store));
+        const hits = await overlapsInProgress(board, task, inProgressWithPaths(board));
         if (hits.length && scopes.mode === 'refuse') throw new ScopeBusy(`task #${id} overlaps a task in progress`);
         overlaps = hits.map((t) => ({ task: t.id, owner: t.owner, paths: [...(t.paths ?? [])] }));
       }
@@ -96,7 +97,7 @@ async function claimOne(
       if (options.activeForm !== undefined) edited.activeForm = options.activeForm;
       tx.put(edited);
       const previous = alreadyHeld ? tx.readLease(id) : undefined;
-      lease = createLease(id, owner, options.lease === undefined ? {} : options.lease, store.config.leaseSeconds);
+      lease = createLease(id, owner, options.lease === undefined ? {} : options.lease, board.config.leaseSeconds);
       if (previous && options.lease === undefined) lease.claimedAt = previous.claimedAt;
       tx.putLease(lease);
       if (!alreadyHeld) tx.event({ type: eventType, task: id, owner, ...(lease.expiresAt ? { expiresAt: lease.expiresAt } : {}) });
@@ -104,13 +105,13 @@ async function claimOne(
     },
     txOptions,
   );
-  const task = result.written[0] ?? store.getTask(id);
+  const task = result.written[0] ?? board.getTask(id);
   return { task, written: result.written, unblocked: [], events: result.events, alreadyHeld, lease, ...(overlaps.length ? { overlaps } : {}) };
 }
 
 /** The tasks in progress that declare paths, from the claim view (the open tasks; stats, and reads what changed). */
-function inProgressWithPaths(store: TaskStore): Task[] {
-  const view = openClaimView(store.dir);
+function inProgressWithPaths(board: BoardFiles): Task[] {
+  const view = openClaimView(board.dir);
   const out: Task[] = [];
   for (const id of view.candidates) {
     const task = view.lookup(id);
@@ -120,10 +121,10 @@ function inProgressWithPaths(store: TaskStore): Task[] {
 }
 
 /** The tasks of `busy` whose scope overlaps `task`'s; loads the scope rules (and asks git) only when both sides have paths. */
-async function overlapsInProgress(store: TaskStore, task: Task, busy: Task[]): Promise<Task[]> {
+async function overlapsInProgress(board: BoardFiles, task: Task, busy: Task[]): Promise<Task[]> {
   if (!task.paths?.length || !busy.some((t) => t.id !== task.id)) return [];
-  const { overlappingTasks } = await import('./scopes.js');
-  return overlappingTasks(store.dir, task, busy);
+  const { overlappingTasks } = await import('../scopes/scopes.js');
+  return overlappingTasks(board.dir, task, busy);
 }
 
 /**
@@ -134,110 +135,167 @@ async function overlapsInProgress(store: TaskStore, task: Task, busy: Task[]): P
  * its lock, only if no later task could be claimed, so that contending
  * claimants spread over the ready tasks instead of queueing on one lock.
  */
-export async function claimNext(store: TaskStore, options: ClaimOptions): Promise<ClaimResult> {
-  const exclude = new Set(options.exclude ?? []);
-  // Candidates come from the board index; the claim itself re-checks under the lock (board-index.ts).
-  await awaitExactPass(store.dir);
-  let view: ClaimView;
-  for (let shared = shareClaimView(store.dir); ; shared = shareClaimView(store.dir)) {
-    if (shared) {
-      view = shared;
-      break;
-    }
-    await awaitExactPass(store.dir);
-  }
-  const lookup = (n: number) => view.lookup(n);
-  const busy: number[] = [];
-  // Tasks in progress with paths, looked up once per pass and only when a candidate has paths.
-  let scoped: Task[] | undefined;
-  const held = new Set<number>();
-  const badScopes = new Set<number>();
-  const scopeBusy = async (task: Task): Promise<boolean> => {
-    if (!task.paths?.length) return false;
-    if (badScopeError(task)) {
-      badScopes.add(task.id);
-      return true;
-    }
-    scoped ??= view.candidates.map(lookup).filter((t): t is Task => t !== undefined && t.status === 'in_progress' && !!t.paths?.length);
-    const busyNow = (await overlapsInProgress(store, task, scoped)).length > 0;
-    if (busyNow) held.add(task.id);
-    return busyNow;
+export async function claimNext(board: BoardFiles, options: ClaimOptions): Promise<ClaimResult> {
+  const pass: NextClaim = {
+    board,
+    options,
+    exclude: new Set(options.exclude ?? []),
+    view: await firstClaimView(board.dir),
+    busy: [],
+    held: new Set(),
+    badScopes: new Set(),
+    lastYield: Date.now(),
   };
-  const attempt = async (task: Task, noWait: boolean): Promise<ClaimResult | undefined> => {
-    const id = task.id;
-    try {
-      return await claimOne(store, id, options, 'claimed', { noWaitTasks: noWait }, { mode: 'refuse', board: !!task.paths?.length });
-    } catch (error) {
-      if (error instanceof ScopeBusy) {
-        held.add(id);
-        return undefined;
-      }
-      if (error instanceof TasksError && error.details.badScope === true) {
-        badScopes.add(id);
-        return undefined;
-      }
-      if (noWait && error instanceof TasksError && error.code === 'E_LOCKED' && error.details.lock === store.taskLockPath(id)) {
-        busy.push(id);
-        return undefined;
-      }
-      if (error instanceof ClaimError && error.reason !== 'owner_busy') {
-        view.forget(id);
-        return undefined;
-      }
-      throw error;
-    }
-  };
-  let lastYield = Date.now();
   for (;;) {
-    // The open tasks come from the index's open part (a stat each, a read only for a changed file); they are
-    // ranked by priority, then the chain of open work behind them, then id (graph/ready-order.ts).
-    // Ranked on what the index says (a stat of every open task on every claim would cost more than the
-    // claim), then each candidate is checked against its file before it is tried. A blocker the index
-    // still has open is looked at, so a task its own claimant's last completion unblocked ranks at once.
-    const readiness = (id: number) => {
-      const task = view.peek(id);
-      return task && !isClosed(task.status) ? lookup(id) : task;
-    };
-    const ready: Task[] = [];
-    for (const id of view.candidates) {
-      if (exclude.has(id)) continue;
-      const task = view.peek(id);
-      if (task && isReady(task, readiness, options.owner)) ready.push(task);
-    }
-    for (const { id } of rankTasks(ready, (n) => view.peek(n))) {
-      // A long pass over candidates that are gone must still let timers run (lock refreshes, a worker's heartbeat).
-      if (Date.now() - lastYield > 50) {
-        await yieldToLoop();
-        lastYield = Date.now();
-      }
-      const task = view.current(id);
-      if (!task || !isReady(task, lookup, options.owner)) continue;
-      // Its lock is held right now (another claimant is on it; a stale one is tried as before): passed over like a
-      // busy lock below, but found by a look instead of a round of locks (our owner lock taken and given back),
-      // which claimants that start together would otherwise pay for every candidate the others are claiming.
-      if (isLockHeld(store.taskLockPath(id), store.lockOptions)) {
-        busy.push(id);
-        continue;
-      }
-      if (await scopeBusy(task)) continue;
-      const won = await attempt(task, true);
-      if (won) return won;
-    }
-    for (const id of busy.splice(0)) {
-      view.forget(id);
-      const task = view.current(id);
-      if (!task || !isReady(task, lookup, options.owner)) continue;
-      const won = await attempt(task, false);
-      if (won) return won;
-    }
-    if (view.exact) break;
+    const won = (await tryRanked(pass)) ?? (await tryBusy(pass));
+    if (won) return won;
+    if (pass.view.exact) break;
     // Nothing from the index: look at every file before saying so.
-    view = openClaimView(store.dir, { exact: true });
-    scoped = undefined;
+    pass.view = openClaimView(board.dir, { exact: true });
+    pass.scoped = undefined;
   }
+  throw nothingReady(pass);
+}
+
+/** What claimNext carries from one candidate to the next. */
+interface NextClaim {
+  board: BoardFiles;
+  options: ClaimOptions;
+  exclude: Set<number>;
+  view: ClaimView;
+  /** Candidates whose lock was held when their turn came: tried again, waiting, after the others. */
+  busy: number[];
+  /** Candidates held back by a task in progress on the same files. */
+  held: Set<number>;
+  /** Candidates whose file scope no claim can use. */
+  badScopes: Set<number>;
+  /** Tasks in progress with paths, looked up once per view and only when a candidate has paths. */
+  scoped?: Task[];
+  lastYield: number;
+}
+
+/** The first view of the board: candidates come from the board index; the claim itself re-checks under the lock (board-index.ts). */
+async function firstClaimView(dir: string): Promise<ClaimView> {
+  await awaitExactPass(dir);
+  for (;;) {
+    const shared = shareClaimView(dir);
+    if (shared) return shared;
+    await awaitExactPass(dir);
+  }
+}
+
+/**
+ * One pass over the ready candidates, best first. The open tasks come from the
+ * index's open part (a stat each, a read only for a changed file); they are
+ * ranked by priority, then the chain of open work behind them, then id
+ * (graph/ready-order.ts), on what the index says (a stat of every open task on
+ * every claim would cost more than the claim), then each candidate is checked
+ * against its file before it is tried.
+ */
+async function tryRanked(pass: NextClaim): Promise<ClaimResult | undefined> {
+  const { view, options } = pass;
+  const lookup = (n: number) => view.lookup(n);
+  for (const { id } of rankTasks(readyCandidates(pass), (n) => view.peek(n))) {
+    // A long pass over candidates that are gone must still let timers run (lock refreshes, a worker's heartbeat).
+    if (Date.now() - pass.lastYield > 50) {
+      await yieldToLoop();
+      pass.lastYield = Date.now();
+    }
+    const task = view.current(id);
+    if (!task || !isReady(task, lookup, options.owner)) continue;
+    // Its lock is held right now (another claimant is on it; a stale one is tried as before): passed over like a
+    // busy lock below, but found by a look instead of a round of locks (our owner lock taken and given back),
+    // which claimants that start together would otherwise pay for every candidate the others are claiming.
+    if (isLockHeld(pass.board.taskLockPath(id), pass.board.lockOptions)) {
+      pass.busy.push(id);
+      continue;
+    }
+    if (await scopeBusy(pass, task)) continue;
+    const won = await attemptClaim(pass, task, true);
+    if (won) return won;
+  }
+  return undefined;
+}
+
+/**
+ * The candidates that look ready on the index. A blocker the index still has
+ * open is looked at, so a task its own claimant's last completion unblocked
+ * ranks at once.
+ */
+function readyCandidates(pass: NextClaim): Task[] {
+  const { view, options } = pass;
+  const readiness = (id: number) => {
+    const task = view.peek(id);
+    return task && !isClosed(task.status) ? view.lookup(id) : task;
+  };
+  const ready: Task[] = [];
+  for (const id of view.candidates) {
+    if (pass.exclude.has(id)) continue;
+    const task = view.peek(id);
+    if (task && isReady(task, readiness, options.owner)) ready.push(task);
+  }
+  return ready;
+}
+
+/** The candidates passed over for a held lock, tried again, now waiting for the lock. */
+async function tryBusy(pass: NextClaim): Promise<ClaimResult | undefined> {
+  const { view, options } = pass;
+  for (const id of pass.busy.splice(0)) {
+    view.forget(id);
+    const task = view.current(id);
+    if (!task || !isReady(task, (n) => view.lookup(n), options.owner)) continue;
+    const won = await attemptClaim(pass, task, false);
+    if (won) return won;
+  }
+  return undefined;
+}
+
+/** Whether `task`'s file scope holds it back: a scope no claim can use, or one that overlaps a task in progress. */
+async function scopeBusy(pass: NextClaim, task: Task): Promise<boolean> {
+  if (!task.paths?.length) return false;
+  if (badScopeError(task)) {
+    pass.badScopes.add(task.id);
+    return true;
+  }
+  const { view } = pass;
+  pass.scoped ??= view.candidates.map((n) => view.lookup(n)).filter((t): t is Task => t !== undefined && t.status === 'in_progress' && !!t.paths?.length);
+  const busyNow = (await overlapsInProgress(pass.board, task, pass.scoped)).length > 0;
+  if (busyNow) pass.held.add(task.id);
+  return busyNow;
+}
+
+/** Tries to claim `task`; undefined when it was lost to a race, held back, or (with `noWait`) its lock was held. */
+async function attemptClaim(pass: NextClaim, task: Task, noWait: boolean): Promise<ClaimResult | undefined> {
+  const id = task.id;
+  try {
+    return await claimOne(pass.board, id, pass.options, 'claimed', { noWaitTasks: noWait }, { mode: 'refuse', board: !!task.paths?.length });
+  } catch (error) {
+    if (error instanceof ScopeBusy) {
+      pass.held.add(id);
+      return undefined;
+    }
+    if (error instanceof TasksError && error.details.badScope === true) {
+      pass.badScopes.add(id);
+      return undefined;
+    }
+    if (noWait && error instanceof TasksError && error.code === 'E_LOCKED' && error.details.lock === pass.board.taskLockPath(id)) {
+      pass.busy.push(id);
+      return undefined;
+    }
+    if (error instanceof ClaimError && error.reason !== 'owner_busy') {
+      pass.view.forget(id);
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+/** Why nothing could be claimed: scopes no claim can use, tasks held back by scopes, or simply nothing ready. */
+function nothingReady(pass: NextClaim): ClaimError {
+  const { badScopes, held } = pass;
   if (badScopes.size && !held.size) {
     const ids = [...badScopes].sort((a, b) => a - b);
-    throw new ClaimError(
+    return new ClaimError(
       'nothing_ready',
       `nothing is ready to claim: ${ids.map((id) => `#${id}`).join(', ')} ha${ids.length === 1 ? 's' : 've'} a file scope no claim can use (see 'tasks doctor')`,
       { badScope: ids },
@@ -245,7 +303,7 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
   }
   if (held.size) {
     const ids = [...held].sort((a, b) => a - b).map((id) => `#${id}`);
-    throw new ClaimError(
+    return new ClaimError(
       'nothing_ready',
       `nothing is ready to claim: ${ids.join(', ')} wait${held.size === 1 ? 's' : ''} for tasks in progress on the same files (see 'tasks list')`,
       {
@@ -253,23 +311,25 @@ export async function claimNext(store: TaskStore, options: ClaimOptions): Promis
       },
     );
   }
-  throw new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
+  return new ClaimError('nothing_ready', "nothing is ready to claim (see 'tasks list')");
 }
 
 /** Starts work on a task as a person: like a claim, without a lease that expires. */
-export async function startTask(store: TaskStore, id: number, options: ActorOptions & { owner?: string; activeForm?: string } = {}): Promise<ClaimResult> {
+export async function startTask(board: BoardFiles, id: number, options: ActorOptions & { owner?: string; activeForm?: string } = {}): Promise<ClaimResult> {
   const owner = options.owner ?? options.actor ?? '';
-  return claimOne(store, id, { owner, lease: null, activeForm: options.activeForm }, 'started');
+  return claimOne(board, id, { owner, lease: null, activeForm: options.activeForm }, 'started');
 }
 
 /** Puts a claimed task back to pending with no owner; someone else's needs `force`. */
 export async function releaseTask(
-  store: TaskStore,
+  board: BoardFiles,
   id: number,
   options: ActorOptions & { force?: boolean; reason?: string; metadata?: Record<string, unknown>; heldBy?: string; note?: string } = {},
 ): Promise<MutationResult> {
   const note = options.note === undefined ? undefined : checkNoteText(options.note);
-  const result = await store.transact({ tasks: [id] }, (tx) => {
+  const result = await board.transact({ tasks: [id] }, (tx) => {
+    // Back to pending: claim --next may take it at once (board-index.ts).
+    tx.refreshIndexOnCommit();
     const task = tx.edit(id);
     if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
     if (isClosed(task.status)) checkTransition(task, 'pending');
@@ -293,7 +353,7 @@ export async function releaseTask(
       ...(options.reason ? { reason: options.reason } : {}),
     });
   });
-  return { task: result.written[0] ?? store.getTask(id), written: result.written, unblocked: [], events: result.events };
+  return { task: result.written[0] ?? board.getTask(id), written: result.written, unblocked: [], events: result.events };
 }
 
 /**
@@ -301,16 +361,16 @@ export async function releaseTask(
  * never expires stays so unless `ttlSeconds` is given; `worktree` records
  * where the work happens.
  */
-export async function heartbeat(store: TaskStore, options: { owner: string; id?: number; ttlSeconds?: number; worktree?: string }): Promise<Lease[]> {
+export async function heartbeat(board: BoardFiles, options: { owner: string; id?: number; ttlSeconds?: number; worktree?: string }): Promise<Lease[]> {
   const renewed: Lease[] = [];
   const ids =
     options.id !== undefined
       ? [options.id]
-      : listLeases(store.runtimeDir)
+      : listLeases(board.runtimeDir)
           .filter((l) => l.owner === options.owner)
           .map((l) => l.task);
   for (const id of ids) {
-    const result = await store.transact({ tasks: [id] }, (tx) => {
+    const result = await board.transact({ tasks: [id] }, (tx) => {
       const task = tx.read(id);
       if (task.status !== 'in_progress' || task.owner !== options.owner)
         throw new TasksError(
@@ -321,7 +381,7 @@ export async function heartbeat(store: TaskStore, options: { owner: string; id?:
       const old = tx.readLease(id);
       // A renewal keeps the length the lease was given (a 300 s claim renewed without --lease stays 300 s).
       const ttlSeconds = options.ttlSeconds ?? (old ? leaseLengthOf(old) : undefined);
-      const lease = createLease(id, options.owner, { ttlSeconds, pid: old?.pid, worktree: options.worktree ?? old?.worktree }, store.config.leaseSeconds);
+      const lease = createLease(id, options.owner, { ttlSeconds, pid: old?.pid, worktree: options.worktree ?? old?.worktree }, board.config.leaseSeconds);
       if (old) {
         lease.claimedAt = old.claimedAt;
         lease.renewedAt = new Date().toISOString();
@@ -335,19 +395,19 @@ export async function heartbeat(store: TaskStore, options: { owner: string; id?:
 }
 
 /** Releases every task whose lease expired or whose process is gone. */
-export async function reap(store: TaskStore, options: ActorOptions & { dryRun?: boolean; now?: number } = {}): Promise<ReapedTask[]> {
+export async function reap(board: BoardFiles, options: ActorOptions & { dryRun?: boolean; now?: number } = {}): Promise<ReapedTask[]> {
   const out: ReapedTask[] = [];
-  for (const lease of listLeases(store.runtimeDir)) {
+  for (const lease of listLeases(board.runtimeDir)) {
     const reason = leaseExpiry(lease, options.now);
     if (!reason) continue;
-    const task = store.peekTask(lease.task);
+    const task = board.peekTask(lease.task);
     if (!task || task.status !== 'in_progress' || task.owner !== lease.owner) {
       // A record left behind by a claim that ended: remove it under the task's lock.
-      if (!options.dryRun) await store.dropStaleLease(lease);
+      if (!options.dryRun) await dropStaleLease(board, lease);
       continue;
     }
     if (!options.dryRun) {
-      const reaped = await reapOne(store, lease, reason, options, options.now);
+      const reaped = await reapOne(board, lease, reason, options, options.now);
       if (!reaped) continue;
     }
     out.push({ task: lease.task, owner: lease.owner, reason, lease });
@@ -355,12 +415,13 @@ export async function reap(store: TaskStore, options: ActorOptions & { dryRun?: 
   return out;
 }
 
-async function reapOne(store: TaskStore, lease: Lease, reason: string, options: ActorOptions, now?: number): Promise<boolean> {
-  const result = await store.transact({ tasks: [lease.task] }, (tx) => {
+async function reapOne(board: BoardFiles, lease: Lease, reason: string, options: ActorOptions, now?: number): Promise<boolean> {
+  const result = await board.transact({ tasks: [lease.task] }, (tx) => {
     // Re-check under the lock: a heartbeat may have renewed it meanwhile.
     const fresh = tx.readLease(lease.task);
     const task = tx.edit(lease.task);
     if (!fresh || fresh.claimedAt !== lease.claimedAt || !leaseExpiry(fresh, now) || task.status !== 'in_progress' || task.owner !== lease.owner) return false;
+    tx.refreshIndexOnCommit();
     task.status = 'pending';
     task.owner = '';
     tx.put(task);
@@ -372,8 +433,8 @@ async function reapOne(store: TaskStore, lease: Lease, reason: string, options: 
 }
 
 /** Removes a claim record whose task is no longer held by its owner (checked under the task's lock). */
-export async function dropStaleLease(store: TaskStore, lease: Lease): Promise<boolean> {
-  const result = await store.transact({ tasks: [lease.task] }, (tx) => {
+export async function dropStaleLease(board: BoardFiles, lease: Lease): Promise<boolean> {
+  const result = await board.transact({ tasks: [lease.task] }, (tx) => {
     const fresh = tx.readLease(lease.task);
     if (!fresh || fresh.claimedAt !== lease.claimedAt || fresh.owner !== lease.owner) return false;
     const task = tx.tryRead(lease.task);
@@ -390,14 +451,14 @@ export async function dropStaleLease(store: TaskStore, lease: Lease): Promise<bo
  * single-in-progress rule sees it. Each under its task's lock. Returns the
  * adopted ids.
  */
-export async function adoptUntrackedClaims(store: TaskStore, snapshot?: BoardSnapshot): Promise<number[]> {
+export async function adoptUntrackedClaims(board: BoardFiles, snapshot?: BoardSnapshot): Promise<number[]> {
   const adopted: number[] = [];
   const untracked = (task: Task | undefined, lease: Lease | undefined): task is Task =>
     !!task && task.status === 'in_progress' && task.owner !== '' && (!lease || lease.owner !== task.owner);
-  for (const seen of (snapshot ?? store.loadBoard()).tasks) {
-    if (!untracked(seen, readLease(store.runtimeDir, seen.id))) continue;
+  for (const seen of (snapshot ?? loadBoardSnapshot(board.dir)).tasks) {
+    if (!untracked(seen, readLease(board.runtimeDir, seen.id))) continue;
     // Under the task's lock a claim in flight has either written its record already or not yet changed the file: look again.
-    const result = await store.transact({ tasks: [seen.id] }, (tx) => {
+    const result = await board.transact({ tasks: [seen.id] }, (tx) => {
       let task: Task | undefined;
       try {
         task = tx.tryRead(seen.id);
@@ -406,7 +467,7 @@ export async function adoptUntrackedClaims(store: TaskStore, snapshot?: BoardSna
         throw error;
       }
       if (!untracked(task, tx.readLease(seen.id))) return false;
-      tx.putLease({ ...createLease(task.id, task.owner, null, store.config.leaseSeconds), adopted: true });
+      tx.putLease({ ...createLease(task.id, task.owner, null, board.config.leaseSeconds), adopted: true });
       return true;
     });
     if (result.value) adopted.push(seen.id);

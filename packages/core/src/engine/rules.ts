@@ -1,5 +1,5 @@
 import { TasksError } from '../errors.js';
-import { scopeProblem, shortGlob } from './glob-limits.js';
+import { scopeProblem, shortGlob } from '../scopes/glob-limits.js';
 import {
   DEFAULT_PRIORITY,
   MAX_NESTING_DEPTH,

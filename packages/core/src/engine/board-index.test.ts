@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 // Counts the task files read (by the index, the claim view and the transaction alike).
 // A test may also give the first read of a file other bytes (`firstRead`): what a pass made a moment earlier saw.
@@ -35,22 +34,21 @@ vi.mock('../fs/locks.js', async (importOriginal) => {
   };
 });
 
-import { BOARD_INDEX_FILE, FINAL_TRUST_MS, REFRESH_TURN_MS, turnHeld } from './board-index.js';
+import { BOARD_INDEX_FILE } from './index-file.js';
+import { FINAL_TRUST_MS, REFRESH_TURN_MS, turnHeld } from './index-trust.js';
 import { CorruptTaskError } from '../errors.js';
 import { createRecord, parseTask, serializeTask, type Task } from '../format/format.js';
 import { TaskStore } from '../store.js';
+import { tempBoard } from '../../test/helpers/temp-board.js';
 
 const fixtures = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
 
 let root = '';
-afterEach(() => {
-  if (root) rmSync(root, { recursive: true, force: true });
-  root = '';
-});
 
 function newBoard(): TaskStore {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-index-')));
-  return TaskStore.init(join(root, '.tasks'));
+  const made = tempBoard('dotasks-index-');
+  root = made.root;
+  return made.store;
 }
 
 function makeTask(id: number, fields: Partial<Task> = {}): Task {

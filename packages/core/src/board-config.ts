@@ -1,6 +1,6 @@
-import { TasksError, isErrnoException } from '../errors.js';
-import { findJsonSyntaxError, positionAt } from '../format/json-locate.js';
-import { stripBom } from '../format/format.js';
+import { TasksError, isErrnoException } from './errors.js';
+import { findJsonSyntaxError, positionAt } from './format/json-locate.js';
+import { stripBom } from './format/format.js';
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
 // about 4 ms to build, and every module of the read path (read.ts) must do without it.
