@@ -4,8 +4,6 @@ import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task
 import { TaskStore } from '@dotasks/core/store';
 import { reportLockWait } from './lock-wait.js';
 
-export { reportProblems } from './problems.js';
-
 /** Options every command takes. */
 export interface GlobalOptions {
   dir?: string;

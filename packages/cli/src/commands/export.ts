@@ -1,5 +1,6 @@
 import { EXPORT_FORMATS, TasksError, exportBoard, type ExportFormat } from '@dotasks/core';
-import { openStore, reportProblems, type CommandOutput, type GlobalOptions } from '../context.js';
+import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import { reportProblems } from '../problems.js';
 import type { CommandArgs } from '../command-table.js';
 
 /** What `tasks export` takes, as declared in the command table. */

@@ -1,5 +1,6 @@
 import { GRAPH_FORMATS, TasksError, buildGraph, renderGraph, type GraphFormat } from '@dotasks/core/internal';
-import { openStore, reportProblems, type CommandOutput, type GlobalOptions } from '../context.js';
+import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
+import { reportProblems } from '../problems.js';
 import type { CommandArgs } from '../command-table.js';
 import { printableTask } from '../core-read.js';
 
