@@ -26,6 +26,9 @@ const PUBLIC: Record<string, string[]> = {
     'renderPrime',
     // Jobs and the stop hook, which `tasks start`, `tasks jobs` and `tasks guard` are made of.
     'decideStopHook',
+    // The edit hook: a Claude Code PreToolUse hook that keeps edits in the claimed task's file scope.
+    'decideEditHook',
+    'EDIT_TOOL_FILE_FIELDS',
     'isFinished',
     'killJob',
     'listJobViews',
