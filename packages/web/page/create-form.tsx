@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { Act } from './act';
-import { DEFAULT_PRIORITY, PRIORITIES, typedLabels } from './model';
+import { DEFAULT_PRIORITY, typedLabels } from './model';
+import { PriorityOptions } from './priority-options';
 
 interface CreateFormProps {
   act: Act;
@@ -66,12 +67,7 @@ export function CreateForm({ act, close }: CreateFormProps) {
           <label>
             Priority
             <select name="priority" value={priority} onChange={value(setPriority)}>
-              {PRIORITIES.map((p) => (
-                <option value={String(p)}>
-                  P{p}
-                  {p === 0 ? ' (most urgent)' : p === DEFAULT_PRIORITY ? ' (default)' : ''}
-                </option>
-              ))}
+              <PriorityOptions />
             </select>
           </label>
           <label>

@@ -2,7 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { WebTask } from '../src/wire';
 import type { Act } from './act';
 import { LeaseLeft } from './kanban';
-import { dateTime, DEFAULT_PRIORITY, PRIORITIES, typedLabels } from './model';
+import { dateTime, typedLabels } from './model';
+import { PriorityOptions } from './priority-options';
 
 interface Fields {
   subject: string;
@@ -122,12 +123,7 @@ function PlanPart({ task, act, force }: PartProps) {
           disabled={closed}
           onChange={(e) => void setPriority(Number((e.target as HTMLSelectElement).value))}
         >
-          {PRIORITIES.map((p) => (
-            <option value={String(p)}>
-              P{p}
-              {p === 0 ? ' (most urgent)' : p === DEFAULT_PRIORITY ? ' (default)' : ''}
-            </option>
-          ))}
+          <PriorityOptions />
         </select>
       </label>
       {task.claimWhy && (
