@@ -74,31 +74,26 @@ function rangeSize(from: string, to: string, step: string | undefined): number {
  */
 export function braceCount(glob: string): number {
   let count = 1;
-  for (let i = 0; i < glob.length && count <= MAX_SCOPE_EXPANSION; i++) {
-    const c = glob[i];
-    if (c === '\\') {
-      i++;
-      continue;
-    }
-    if (c !== '{') continue;
-    const close = closingBrace(glob, i);
-    if (close < 0) continue;
-    const inside = glob.slice(i + 1, close);
-    const range = RANGE.exec(inside);
-    const alts = alternatives(inside);
+  for (const set of braceSets(glob)) {
+    if (count > MAX_SCOPE_EXPANSION) break;
+    const { inside, range, alts } = set;
     const here = range ? rangeSize(range[1], range[2], range[3]) : alts.length > 1 ? alts.reduce((sum, alt) => sum + braceCount(alt), 0) : braceCount(inside);
     count *= here;
-    i = close;
   }
   return count > MAX_SCOPE_EXPANSION ? Infinity : count;
 }
 
-/**
- * The brace sets expanded, each range standing for one of its values (only
- * the shape matters to the checks below: a range yields digits or letters,
- * never a `/`, a `.` or a wildcard). Only called once braceCount is bounded.
- */
-function expandShapes(glob: string): string[] {
+/** A brace set of a glob: where it opens and closes, what it holds, and that read as a range or as alternatives. */
+interface BraceSet {
+  start: number;
+  close: number;
+  inside: string;
+  range: RegExpExecArray | null;
+  alts: string[];
+}
+
+/** The top-level brace sets of `glob`, left to right; an escaped `{` and one never closed are text. */
+function* braceSets(glob: string): Generator<BraceSet> {
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i];
     if (c === '\\') {
@@ -109,11 +104,21 @@ function expandShapes(glob: string): string[] {
     const close = closingBrace(glob, i);
     if (close < 0) continue;
     const inside = glob.slice(i + 1, close);
-    const range = RANGE.exec(inside);
-    const alts = alternatives(inside);
+    yield { start: i, close, inside, range: RANGE.exec(inside), alts: alternatives(inside) };
+    i = close;
+  }
+}
+
+/**
+ * The brace sets expanded, each range standing for one of its values (only
+ * the shape matters to the checks below: a range yields digits or letters,
+ * never a `/`, a `.` or a wildcard). Only called once braceCount is bounded.
+ */
+function expandShapes(glob: string): string[] {
+  for (const { start, close, inside, range, alts } of braceSets(glob)) {
     // A range stands for one value; a set of one is literal to micromatch, braces and all, but may hold sets itself.
     const middles = range ? [range[1]] : alts.length > 1 ? alts.flatMap(expandShapes) : expandShapes(inside).map((s) => `{${s}}`);
-    const head = glob.slice(0, i);
+    const head = glob.slice(0, start);
     const out: string[] = [];
     for (const tail of expandShapes(glob.slice(close + 1))) for (const middle of middles) out.push(head + middle + tail);
     return out;
