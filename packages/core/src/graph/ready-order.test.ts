@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { explainRank, rankTasks, readyOrder } from './ready-order.js';
+import { explainRank, firstRanked, rankTasks, readyOrder } from './ready-order.js';
 import type { Task } from '../format/format.js';
 
 /** Tasks from `[id, priority?, blockedBy, status?]`, both sides of each edge written. */
@@ -55,5 +55,24 @@ describe('priority that flows', () => {
     const ranks = rankTasks(tasks, lookup);
     expect(ranks.find((r) => r.id === 4)).toMatchObject({ priority: 0, through: 6 });
     expect(ranks.find((r) => r.id === 1)).toMatchObject({ priority: 0, through: 3 });
+  });
+});
+
+describe('the first ranked, for a summary', () => {
+  it('are the first of rankTasks, on boards with cycles, unordered blocks and closed tasks', () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    for (let trial = 0; trial < 400; trial++) {
+      const n = 2 + Math.floor(random() * 25);
+      const rows: [number, number | undefined, number[], Task['status']][] = [];
+      for (let id = 1; id <= n; id++) {
+        const blockedBy = [...new Set([random(), random()].filter((r) => r < 0.4).map(() => 1 + Math.floor(random() * n)))].filter((b) => b !== id);
+        rows.push([id, random() < 0.4 ? Math.floor(random() * 5) : undefined, blockedBy, random() < 0.2 ? 'completed' : 'pending']);
+      }
+      const { tasks, lookup } = board(rows);
+      if (trial % 2) for (const t of tasks) t.blocks.reverse();
+      const ranked = rankTasks(tasks, lookup).map((r) => r.id);
+      for (const count of [0, 1, 3, 10]) expect(firstRanked(tasks, lookup, count)).toEqual(ranked.slice(0, count));
+    }
   });
 });

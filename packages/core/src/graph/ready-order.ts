@@ -1,6 +1,6 @@
 import { isClosed, priorityOf, type Task } from '../format/format.js';
 import { isReady, type TaskLookup } from './graph.js';
-import { LongestChains, walkDepthFirst, type DepthFirstVisitor } from './walk.js';
+import { walkDepthFirst, type DepthFirstVisitor } from './walk.js';
 
 /**
  * The order in which ready work is handed out (`tasks claim --next`, `tasks
@@ -34,107 +34,145 @@ export function compareRanks(a: ReadyRank, b: ReadyRank): number {
 }
 
 /**
- * For each of `ids`, the longest chain of open tasks that follows it through
- * `blocks` (the task itself first). One depth-first walk over the open tasks
- * reached (walk.ts), each visited once whatever the number of ids; cycles
- * (a hand-edited board) are cut, not followed; ties go to the lower id.
+ * What waits behind one open task, through `blocks` and open tasks only: the
+ * longest chain's length (itself counted) and its next step, and the most
+ * urgent priority a file sets on it or on any task of what waits, with the
+ * task it is set on.
  */
-export function openChains(ids: Iterable<number>, lookup: TaskLookup): Map<number, number[]> {
-  const chains = new LongestChains(openDependents(lookup));
-  const out = new Map<number, number[]>();
-  for (const id of ids) {
-    // Most ready tasks have nothing open behind them: their chain is themselves, with no walk.
-    if (lookup(id)?.blocks.length === 0) {
-      out.set(id, [id]);
-      continue;
-    }
-    out.set(id, chains.chain(id));
-  }
-  return out;
-}
-
-/** The most urgent priority among a task and the open tasks waiting behind it, and where it comes from. */
-interface Urgency {
+interface Behind {
+  length: number;
+  next?: number;
   priority: number;
-  /** The task whose own priority it is. */
   source: number;
 }
 
 /**
- * For each task asked about, the most urgent priority among it and the open
- * tasks that wait for it through `blocks`, transitively: one depth-first walk
- * over what they reach, each task visited once (as LongestChains), cycles cut.
- * A dependent's urgency wins only when strictly more urgent, so a task that is
- * as urgent as what waits for it ranks with its own.
+ * Behind for each task asked about: one depth-first walk over the open tasks
+ * reached, each visited once whatever the number asked about, both answers
+ * settled in the same step. Dependents are followed in ascending id, and a
+ * longer chain or a more urgent priority wins only when strictly better, so
+ * ties go to the lower id; a cycle (a hand-edited board) is cut, not followed.
+ * Its own stack, not the call stack (docs/decisions.md, "Graph searches keep
+ * their own stacks"), and no allocation for a task whose dependents are all
+ * open and in order, which is almost every task.
  */
-class MostUrgentBehind {
-  private readonly best = new Map<number, Urgency>();
+class WorkBehind {
+  private readonly settled = new Map<number, Behind>();
   private readonly visited = new Set<number>();
   private readonly visitor: DepthFirstVisitor;
 
-  constructor(next: (id: number) => readonly number[], own: (id: number) => number) {
-    const current = new Map<number, Urgency>();
-    const improve = (id: number, candidate: Urgency) => {
-      if (candidate.priority < current.get(id)!.priority) current.set(id, candidate);
-    };
+  constructor(private readonly lookup: TaskLookup) {
+    // What the tasks on the walk's current path have learnt so far, settled when left.
+    const current = new Map<number, Behind>();
     this.visitor = {
-      next,
+      next: (id) => this.openDependents(id),
       enter: (id) => {
-        current.set(id, { priority: own(id), source: id });
+        current.set(id, { length: 1, priority: this.lookup(id)?.priority ?? Number.POSITIVE_INFINITY, source: id });
       },
+      // A task on the current path closes a cycle: cut, not followed.
       revisit: (id, edge) => {
-        const known = this.best.get(id);
-        if (known) improve(edge.from, known);
+        const known = this.settled.get(id);
+        if (known) absorb(current.get(edge.from)!, id, known);
       },
       leave: (id, parent) => {
-        const settled = current.get(id)!;
-        this.best.set(id, settled);
+        const behind = current.get(id)!;
         current.delete(id);
-        if (parent !== undefined) improve(parent, settled);
+        this.settled.set(id, behind);
+        if (parent !== undefined) absorb(current.get(parent)!, id, behind);
       },
     };
   }
 
-  of(id: number): Urgency {
-    walkDepthFirst(id, this.visitor, this.visited);
-    return this.best.get(id)!;
+  of(root: number): Behind {
+    walkDepthFirst(root, this.visitor, this.visited);
+    return this.settled.get(root)!;
   }
-}
 
-/** The open tasks that wait for `id` (its `blocks`), ascending, itself left out. */
-function openDependents(lookup: TaskLookup): (id: number) => number[] {
-  return (id) => {
-    const task = lookup(id);
-    if (!task || task.blocks.length === 0) return [];
-    return task.blocks
+  /** The longest chain from `id`, `id` first (after `of(id)`). */
+  chain(id: number): number[] {
+    const out: number[] = [];
+    for (let at: number | undefined = id; at !== undefined && out.length <= this.settled.size; at = this.settled.get(at)?.next) out.push(at);
+    return out;
+  }
+
+  /** The open tasks that wait for `id` (its `blocks`), ascending, itself left out: its own array when that is what it holds. */
+  private openDependents(id: number): readonly number[] {
+    const blocks = this.lookup(id)?.blocks;
+    if (!blocks || blocks.length === 0) return NONE;
+    let fit = true;
+    for (let i = 0; fit && i < blocks.length; i++) {
+      const dependent = this.lookup(blocks[i]);
+      fit = dependent !== undefined && !isClosed(dependent.status) && blocks[i] !== id && (i === 0 || blocks[i - 1] < blocks[i]);
+    }
+    if (fit) return blocks;
+    return blocks
       .filter((d) => {
-        const dependent = lookup(d);
+        const dependent = this.lookup(d);
         return dependent !== undefined && !isClosed(dependent.status) && d !== id;
       })
       .sort((a, b) => a - b);
-  };
+  }
 }
+
+const NONE: readonly number[] = [];
+
+/** `into` (a task on the walk) learns what waits behind `via`, one of its dependents. */
+function absorb(into: Behind, via: number, behind: Behind): void {
+  if (behind.length + 1 > into.length) {
+    into.length = behind.length + 1;
+    into.next = via;
+  }
+  if (behind.priority < into.priority) {
+    into.priority = behind.priority;
+    into.source = behind.source;
+  }
+}
+
+/** A task's rank; its chain only when asked for (the summary's ten ids need none). */
+function rankOf(task: Task, behind: WorkBehind, withChain: boolean): ReadyRank {
+  const ownPriority = priorityOf(task);
+  // Most tasks have nothing behind them: their own priority and no chain, with no walk.
+  if (task.blocks.length === 0) return { id: task.id, priority: ownPriority, ownPriority, unblocks: 0, chain: withChain ? [task.id] : NO_CHAIN };
+  const most = behind.of(task.id);
+  // Only a priority a file sets flows: a task left at the default pushes nothing ahead of it.
+  const inherited = most.priority < ownPriority;
+  const rank: ReadyRank = {
+    id: task.id,
+    priority: inherited ? most.priority : ownPriority,
+    ownPriority,
+    unblocks: most.length - 1,
+    chain: withChain ? behind.chain(task.id) : NO_CHAIN,
+  };
+  if (inherited) rank.through = most.source;
+  return rank;
+}
+
+const NO_CHAIN: number[] = [];
 
 /** The ranks of `tasks` (all of them, ready or not), best first. */
 export function rankTasks(tasks: readonly Task[], lookup: TaskLookup): ReadyRank[] {
-  const chains = openChains(
-    tasks.map((t) => t.id),
-    lookup,
-  );
-  // Only a priority a file sets flows: a task left at the default pushes nothing ahead of it.
-  const urgency = new MostUrgentBehind(openDependents(lookup), (id) => lookup(id)?.priority ?? Number.POSITIVE_INFINITY);
-  return tasks
-    .map((t) => {
-      const chain = chains.get(t.id) ?? [t.id];
-      const ownPriority = priorityOf(t);
-      // Most tasks have nothing open behind them: their own priority, with no walk.
-      const most = t.blocks.length === 0 ? undefined : urgency.of(t.id);
-      const inherited = most !== undefined && most.priority < ownPriority ? most : undefined;
-      const rank: ReadyRank = { id: t.id, priority: inherited?.priority ?? ownPriority, ownPriority, unblocks: chain.length - 1, chain };
-      if (inherited) rank.through = inherited.source;
-      return rank;
-    })
-    .sort(compareRanks);
+  const behind = new WorkBehind(lookup);
+  return tasks.map((t) => rankOf(t, behind, true)).sort(compareRanks);
+}
+
+/**
+ * The ids of the first `count` of rankTasks' order, for a summary: the same
+ * ranks without their chains, the best kept as they come instead of sorting
+ * them all.
+ */
+export function firstRanked(tasks: readonly Task[], lookup: TaskLookup, count: number): number[] {
+  if (count <= 0) return [];
+  const behind = new WorkBehind(lookup);
+  const best: ReadyRank[] = [];
+  for (const task of tasks) {
+    const rank = rankOf(task, behind, false);
+    if (best.length === count && compareRanks(rank, best[count - 1]) >= 0) continue;
+    let at = best.length;
+    while (at > 0 && compareRanks(rank, best[at - 1]) < 0) at--;
+    best.splice(at, 0, rank);
+    if (best.length > count) best.pop();
+  }
+  return best.map((r) => r.id);
 }
 
 /** The ready tasks among `tasks` (for `forOwner`, as isReady), in the order they are handed out. */

@@ -93,7 +93,10 @@ export function walkDepthFirst(root: number, visitor: DepthFirstVisitor, visited
       if (visited.has(id)) visitor.revisit?.(id, edge);
       else if (visitor.enter?.(id, edge) !== false) {
         visited.add(id);
-        frames.push({ id, next: visitor.next(id), i: 0, depth: edge.depth });
+        const next = visitor.next(id);
+        // A task with nothing further is left at once, without a frame (most tasks of a board).
+        if (next.length === 0) visitor.leave?.(id, frame.id);
+        else frames.push({ id, next, i: 0, depth: edge.depth });
       }
       continue;
     }

@@ -1,6 +1,6 @@
 import { DEFAULT_PRIORITY, isClosed, priorityOf, type Task, type TaskNote, type TaskStatus } from '../format/format.js';
 import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
-import { readyOrder } from '../graph/ready-order.js';
+import { firstRanked } from '../graph/ready-order.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
 
 const MARKS: Record<TaskStatus, string> = { pending: '[ ]', in_progress: '[>]', completed: '[x]', deleted: '[-]' };
@@ -251,10 +251,13 @@ function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly num
   const c = countWith(tasks, open);
   const live = c.total - c.deleted;
   const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  // Ready as isReady has it, from the blockers the listing computed already.
   const ready = c.ready
-    ? readyOrder(tasks, lookup)
-        .slice(0, 10)
-        .map((r) => `#${r.id}`)
+    ? firstRanked(
+        tasks.filter((t) => t.status === 'pending' && t.owner === '' && open(t).length === 0),
+        lookup,
+        10,
+      ).map((id) => `#${id}`)
     : [];
   const parts: string[] = [];
   if (matched) {
