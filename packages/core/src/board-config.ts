@@ -41,6 +41,17 @@ export interface BoardConfig {
    * instead of listed (default 4000, about a thousand tokens; at least 500).
    */
   echoBudget: number;
+  /**
+   * The branch `tasks merge` brings task branches into, and that branch
+   * status and merged-means-done measure them against (docs/protocol.md,
+   * "The way back to main"). Default: the branch the main worktree has
+   * checked out.
+   */
+  mergeTarget?: string;
+  /** How `tasks merge` brings a branch in: a merge commit (default) or a rebase onto the target. */
+  mergeStrategy: 'merge' | 'rebase';
+  /** A task whose branch is merged into the target completes by itself (default false). */
+  mergedMeansDone: boolean;
 }
 
 /** The smallest `echoBudget`: room for the summary, the fold lines and a few tasks. */
@@ -57,6 +68,8 @@ export const DEFAULT_CONFIG: BoardConfig = {
   syncBranch: 'tasks',
   sync: false,
   echoBudget: 4000,
+  mergeStrategy: 'merge',
+  mergedMeansDone: false,
 };
 
 const BOOLEAN_KEYS = ['singleInProgress', 'sync'] as const;
@@ -109,5 +122,24 @@ export function readConfig(boardDir: string): BoardConfig {
       throw new TasksError('E_INVALID', `${file}: "echoBudget" must be a whole number of characters, at least ${MIN_ECHO_BUDGET}`, { file });
     config.echoBudget = value;
   }
+  readMergeKeys(file, obj, config);
   return config;
+}
+
+/** The keys of the way back to main (docs/protocol.md, "The way back to main"). */
+function readMergeKeys(file: string, obj: Record<string, unknown>, config: BoardConfig): void {
+  if (obj.mergeTarget !== undefined) {
+    if (typeof obj.mergeTarget !== 'string' || obj.mergeTarget.trim() === '')
+      throw new TasksError('E_INVALID', `${file}: "mergeTarget" must be a branch name`, { file });
+    config.mergeTarget = obj.mergeTarget;
+  }
+  if (obj.mergeStrategy !== undefined) {
+    if (obj.mergeStrategy !== 'merge' && obj.mergeStrategy !== 'rebase')
+      throw new TasksError('E_INVALID', `${file}: "mergeStrategy" must be "merge" or "rebase"`, { file });
+    config.mergeStrategy = obj.mergeStrategy;
+  }
+  if (obj.mergedMeansDone !== undefined) {
+    if (typeof obj.mergedMeansDone !== 'boolean') throw new TasksError('E_INVALID', `${file}: "mergedMeansDone" must be true or false`, { file });
+    config.mergedMeansDone = obj.mergedMeansDone;
+  }
 }

@@ -3,10 +3,13 @@ import type { FSWatcher } from 'chokidar';
 import {
   LEASES_DIR,
   RUNTIME_DIR,
+  createBranchStatusReader,
   followEvents,
   idFromFileName,
   readLeases,
   type BoardSnapshot,
+  type BranchStatus,
+  type BranchStatusReader,
   type EventFollower,
   type Lease,
   type TaskEvent,
@@ -30,6 +33,8 @@ export interface BoardState {
   completedSeq: Map<number, number>;
   /** The latest events, oldest first (at most `keepEvents`). */
   events: TaskEvent[];
+  /** Each task branch against the merge target (docs/protocol.md, "The way back to main"), as of this read. */
+  branches?: Map<number, BranchStatus>;
   /** Why the board could not be read just now (it is gone, a broken config …); the last good state stays. */
   error?: string;
   /** When the board was last read (ms since the epoch). */
@@ -100,12 +105,14 @@ class LiveBoardSource implements BoardSource {
   /** Undefined while the log is read for the first time. */
   private follower: EventFollower | undefined;
   private watcher: FSWatcher | undefined;
+  private readonly branchStatuses: BranchStatusReader;
 
   constructor(
     private readonly store: TaskStore,
     options: BoardSourceOptions,
   ) {
     this.board = resolve(store.dir);
+    this.branchStatuses = createBranchStatusReader(store.dir, () => store.config);
     this.debounceMs = options.debounceMs ?? 25;
     this.maxWaitMs = options.maxWaitMs ?? 100;
     this.keepEvents = options.keepEvents ?? 20;
@@ -152,11 +159,20 @@ class LiveBoardSource implements BoardSource {
     try {
       const snapshot = store.loadBoard();
       const leases = new Map(readLeases(store).map((lease) => [lease.task, lease]));
-      return { snapshot, leases, completedSeq, events, readAt: Date.now() };
+      return { snapshot, leases, completedSeq, events, branches: this.readBranches(snapshot), readAt: Date.now() };
     } catch (error) {
       const message = (error as Error).message;
       const empty: BoardSnapshot = { tasks: [], byId: new Map(), problems: [] };
       return { ...(previous ?? { snapshot: empty, leases: new Map(), completedSeq, events }), events, error: message, readAt: Date.now() };
+    }
+  }
+
+  /** Branch statuses ask git only about what moved; a git that cannot answer costs the statuses, never the board. */
+  private readBranches(snapshot: BoardSnapshot): Map<number, BranchStatus> {
+    try {
+      return this.branchStatuses.read(snapshot.tasks);
+    } catch {
+      return new Map();
     }
   }
 

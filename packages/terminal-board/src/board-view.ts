@@ -1,6 +1,7 @@
 import { createElement as h, useEffect, useRef, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { Box, Text, useApp, useInput, useStdout, type Key } from 'ink';
 import { countTasks, openBlockers, type Task } from '@dotasks/core';
+import { describeBranchStatus } from '@dotasks/core/internal';
 import { fitWidth, printable } from '@dotasks/core/terminal';
 import {
   COLUMN_KEYS,
@@ -437,6 +438,8 @@ function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { 
   if (left) lines.push(`lease: ${left}${card.lease?.pid ? ` · pid ${card.lease.pid}` : ''}${card.lease ? ` · host ${card.lease.host}` : ''}`);
   const worktree = worktreeOf(card);
   if (worktree) lines.push(`worktree: ${worktree}`);
+  const branch = state.branches?.get(task.id);
+  if (branch) lines.push(`branch: ${branch.branch} → ${branch.target}: ${describeBranchStatus(branch)}`);
   const open = task.status === 'pending' ? openBlockers(task, lookup) : [];
   lines.push(
     `blocked by: ${task.blockedBy.length ? task.blockedBy.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}${open.length ? ` · waiting for ${open.map((id) => `#${id}`).join(', ')}` : ''}`,

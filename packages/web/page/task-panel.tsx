@@ -92,6 +92,11 @@ function TaskHeading({ task, offset }: { task: WebTask; offset: number }) {
           {task.branch && <code>{task.branch}</code>} {task.worktree && <span class="path">{task.worktree}</span>}
         </p>
       )}
+      {task.branchStatus && (
+        <p class={`meta branch-status${task.branchStatus.clean ? '' : ' conflicts'}`}>
+          → {task.branchStatus.target}: {task.branchStatus.summary}
+        </p>
+      )}
       {task.lastError && <pre class="last-error">{task.lastError}</pre>}
     </>
   );

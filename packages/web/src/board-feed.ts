@@ -1,6 +1,14 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { followEvents, isErrnoException, LEASES_DIR, type EventFollower, type TaskStore } from '@dotasks/core/internal';
+import {
+  createBranchStatusReader,
+  followEvents,
+  isErrnoException,
+  LEASES_DIR,
+  type BranchStatusReader,
+  type EventFollower,
+  type TaskStore,
+} from '@dotasks/core/internal';
 import { readBoardState } from './board-state.js';
 import type { WebEvent, WebState } from './wire.js';
 
@@ -113,12 +121,15 @@ class LiveBoardFeed implements BoardFeed {
   private readonly follower: EventFollower;
   private readonly folders: { attach(): void; close(): void }[];
   private readonly poll: NodeJS.Timeout;
+  /** Branch statuses, asking git only about branches or a target that moved (the poll brings new commits in). */
+  private readonly branches: BranchStatusReader;
 
   constructor(
     private readonly store: TaskStore,
     private readonly options: BoardFeedOptions,
   ) {
     this.keep = options.keepEvents ?? 300;
+    this.branches = createBranchStatusReader(store.dir, () => store.config);
     this.follower = followEvents(store, { onEvent: (e) => this.onEvent(e as WebEvent), pollMs: options.pollMs ?? 2000 });
     this.pending = []; // the log as it was at the start is served by recentEvents(), not pushed
     this.current = this.read();
@@ -182,7 +193,7 @@ class LiveBoardFeed implements BoardFeed {
 
   private read(): string {
     try {
-      return JSON.stringify(readBoardState(this.store, this.options.actor, this.completedSeq));
+      return JSON.stringify(readBoardState(this.store, this.options.actor, this.completedSeq, this.branches));
     } catch (error) {
       // The board folder gone or unreadable for a moment (a checkout): say so on the page, keep following.
       return JSON.stringify(unreadableState(this.store, this.options.actor, error));

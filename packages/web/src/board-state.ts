@@ -1,11 +1,14 @@
 import {
   buildGraph,
+  describeBranchStatus,
   explainRank,
   isReady,
   openBlockers,
   priorityOf,
   rankTasks,
   readLeases,
+  type BranchStatus,
+  type BranchStatusReader,
   type Task,
   type TaskLookup,
   type TaskStore,
@@ -31,8 +34,9 @@ function text(value: unknown): string | undefined {
  * `tasks ready` and `claim --next` order it); bad files as problems. `completedSeq` maps a task to the
  * event that completed it, for the Done column's order.
  */
-export function readBoardState(store: TaskStore, actor: string, completedSeq: ReadonlyMap<number, number>): WebState {
+export function readBoardState(store: TaskStore, actor: string, completedSeq: ReadonlyMap<number, number>, branchStatuses?: BranchStatusReader): WebState {
   const snapshot = store.loadBoard();
+  const branches = readBranches(branchStatuses, snapshot.tasks);
   const lookup: TaskLookup = (id) => snapshot.byId.get(id);
   const graph = buildGraph(snapshot.tasks);
   const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
@@ -72,6 +76,8 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
     if (worktree) view.worktree = worktree;
     const branch = text(task.metadata?.branch);
     if (branch) view.branch = branch;
+    const status = branches.get(task.id);
+    if (status) view.branchStatus = webBranchStatus(status);
     const lastError = text(task.metadata?.lastError);
     if (lastError) view.lastError = lastError;
     const seq = completedSeq.get(task.id);
@@ -100,4 +106,18 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
     criticalPath: graph.criticalPath,
     problems: snapshot.problems.map((p) => ({ file: p.file, line: p.line, column: p.column, message: p.message })),
   };
+}
+
+/** The statuses of the task branches; a git that cannot answer costs them, never the board. */
+function readBranches(reader: BranchStatusReader | undefined, tasks: Task[]): Map<number, BranchStatus> {
+  try {
+    return reader?.read(tasks) ?? new Map();
+  } catch {
+    return new Map();
+  }
+}
+
+function webBranchStatus(status: BranchStatus): NonNullable<WebTask['branchStatus']> {
+  const { target, exists, ahead, behind, clean, merged } = status;
+  return { target, exists, ahead, behind, clean, merged, summary: describeBranchStatus(status) };
 }

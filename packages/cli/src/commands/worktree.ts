@@ -1,4 +1,5 @@
 import { TasksError, listTaskWorktrees, parseTaskId, removeTaskWorktree } from '@dotasks/core';
+import { describeBranchStatus } from '@dotasks/core/internal';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 import { printable } from '../core-read.js';
@@ -8,7 +9,8 @@ export interface WorktreeOptions extends CommandArgs<'worktree'>, GlobalOptions 
 
 /**
  * `tasks worktree list`: every task that records a worktree, with its branch,
- * status and whether it has uncommitted changes. `tasks worktree remove ID`:
+ * status, whether it has uncommitted changes and where its branch stands
+ * against the merge target (ahead, behind, clean or conflicts, merged). `tasks worktree remove ID`:
  * removes it (the branch stays), refusing uncommitted changes without --force.
  */
 export async function worktree(options: WorktreeOptions): Promise<CommandOutput> {
@@ -19,7 +21,8 @@ export async function worktree(options: WorktreeOptions): Promise<CommandOutput>
       ? list
           .map((w) => {
             const state = !w.exists ? 'missing' : w.dirty ? 'uncommitted changes' : 'clean';
-            return printable(`#${w.task} ${w.status}${w.owner ? ` (${w.owner})` : ''}  ${w.branch}  ${w.path}  [${state}]`);
+            const against = w.branchStatus ? `  → ${w.branchStatus.target}: ${describeBranchStatus(w.branchStatus)}` : '';
+            return printable(`#${w.task} ${w.status}${w.owner ? ` (${w.owner})` : ''}  ${w.branch}  ${w.path}  [${state}]${against}`);
           })
           .join('\n')
       : "no task worktrees (make one with 'tasks claim ID --worktree')";

@@ -84,7 +84,19 @@ describe('worktrees (real git)', () => {
     expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'completed' });
 
     const list = JSON.parse(tasks(r.repo, ['worktree', 'list', '--json']).stdout) as { worktrees: unknown[] };
-    expect(list.worktrees).toEqual([{ task: 1, path, branch: 'task/1', status: 'completed', owner: 'alice', exists: true, dirty: false }]);
+    expect(list.worktrees).toEqual([
+      {
+        task: 1,
+        path,
+        branch: 'task/1',
+        status: 'completed',
+        owner: 'alice',
+        exists: true,
+        dirty: false,
+        // Where the branch stands against main (docs/protocol.md, "The way back to main"): made from it, no commits yet.
+        branchStatus: { branch: 'task/1', target: 'main', exists: true, ahead: 0, behind: 0, clean: true, merged: false },
+      },
+    ]);
     expect(tasks(r.repo, ['worktree', 'list']).stdout).toContain(`#1 completed (alice)  task/1  ${path}  [clean]`);
   });
 

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'n
 import { basename, dirname, resolve } from 'node:path';
 import { WORKTREE_OWNER_FILE } from '../owner.js';
 import { locateGit } from './locate-git.js';
+import { createBranchStatusReader, type BranchStatus } from './branch-status.js';
 import { TasksError } from '../errors.js';
 import type { Task, TaskStatus } from '../format/format.js';
 import type { ClaimOptions, ClaimResult, TaskStore } from '../store.js';
@@ -29,6 +30,8 @@ export interface TaskWorktree extends TaskWorktreePlan {
   exists: boolean;
   /** Uncommitted changes (untracked files included); undefined when it does not exist. */
   dirty?: boolean;
+  /** Its branch against the merge target (docs/protocol.md, "The way back to main"); undefined without a target. */
+  branchStatus?: BranchStatus;
 }
 
 export interface ClaimWorktreeOptions extends ClaimOptions {
@@ -224,7 +227,9 @@ export function listTaskWorktrees(store: TaskStore): TaskWorktree[] {
   const repo = boardRepository(store);
   const known = new Map(listGitWorktrees(repo).map((w) => [resolve(w.path), w]));
   const out: TaskWorktree[] = [];
-  for (const task of store.loadBoard().tasks) {
+  const tasks = store.loadBoard().tasks;
+  const statuses = createBranchStatusReader(store.dir, () => store.config).read(tasks);
+  for (const task of tasks) {
     const path = task.metadata?.worktree;
     if (typeof path !== 'string' || path === '') continue;
     const branch = typeof task.metadata?.branch === 'string' ? task.metadata.branch : (known.get(resolve(path))?.branch ?? '');
@@ -237,6 +242,7 @@ export function listTaskWorktrees(store: TaskStore): TaskWorktree[] {
       owner: task.owner,
       exists,
       dirty: exists ? isWorktreeDirty(path) : undefined,
+      branchStatus: statuses.get(task.id),
     });
   }
   return out;
