@@ -522,6 +522,20 @@ export const COMMANDS = {
       ['$0 worktree remove 3', "remove #3's worktree; branch task/3 stays"],
     ],
   },
+  merge: {
+    name: 'merge',
+    fast: true,
+    describe: "bring a task's branch into its target (one merge at a time), check the result, complete the task, remove its worktree",
+    positionals: [{ name: 'id', completes: 'ids' }],
+    options: {
+      ff: { type: 'boolean', describe: 'fast-forward when the target has nothing the branch lacks (default: a merge commit)' },
+      force: { type: 'boolean', describe: "merge someone else's or a blocked task" },
+    },
+    examples: [
+      ['$0 merge 3', 'merge task/3 into main, run the check of config.json on the result, complete #3'],
+      ['$0 merge 3 --json', 'the same, with the commits before and after as JSON'],
+    ],
+  },
   worker: {
     name: 'worker',
     describe: 'claim ready tasks one by one and run a command on each (after --)',

@@ -36,6 +36,7 @@ export const HANDLERS: { readonly [N in CommandName]: () => Promise<Handler<N>> 
   import: async () => (await import('./commands/import.js')).importCommand,
   export: async () => (await import('./commands/export.js')).exportCommand,
   worktree: async () => (await import('./commands/worktree.js')).worktree,
+  merge: async () => (await import('./commands/merge.js')).merge,
   worker: async () => (await import('./commands/worker.js')).worker,
   watch: async () => {
     const { watch } = await import('./commands/watch.js');

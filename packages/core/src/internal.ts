@@ -72,6 +72,8 @@ export { type BranchStatus, type BranchStatusReader, createBranchStatusReader, d
 export { assertBoardInGit, setupGitMerge, shellQuote } from './git/git-setup.js';
 export { clashBookOf, readClashes } from './git/id-clashes.js';
 export { locateGit } from './git/locate-git.js';
+export { mergeTask, type MergeTaskOptions, type MergeTaskResult } from './git/merge-back.js';
+export { type MergeSlotWait } from './git/merge-slot.js';
 export { boardMergeState } from './git/merge-state.js';
 export { type ClashBook, type MergeConflict, runMergeDriver } from './git/merge.js';
 export { trackedFiles } from './git/tracked-files.js';

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TASKS_BIN, cleanEnv, tasks } from '../helpers.js';
 import { createRemote, git, type RemoteFixture } from '../../../core/test/git-remote.js';
@@ -111,5 +113,31 @@ describe('no git inside a board transaction', () => {
     expect(traced.locks).toBeGreaterThan(0);
     expect(traced.gits).toBeGreaterThan(0);
     expect(traced.inside).toEqual([]);
+  });
+
+  it('tasks merge: the merge, the check, the move of main and the clean-up run git outside the board lock; only the completion takes it', async () => {
+    expect(hasStrace, 'strace is needed for this test (.ci/run installs it)').toBe(true);
+    fixture = await createRemote({ prefix: 'dotasks-git-locks-' });
+    const dir = fixture.clone('a');
+    ok(dir, ['init']);
+    writeFileSync(join(dir, '.tasks', 'config.json'), JSON.stringify({ verify: 'test -f work.txt' }) + '\n');
+    ok(dir, ['create', 'one']);
+    ok(dir, ['create', 'two', '--blocked-by', '1']);
+    const claim = JSON.parse(ok(dir, ['claim', '1', '--worktree', '--owner', 'alice', '--json'])) as { worktree: { path: string } };
+    writeFileSync(join(claim.worktree.path, 'work.txt'), 'done\n');
+    git(claim.worktree.path, 'add', 'work.txt');
+    git(claim.worktree.path, 'commit', '-q', '-m', 'work');
+    const traced = gitInsideLocks(dir, ['merge', '1', '--owner', 'alice', '--json']);
+    expect(traced.status, traced.stderr).toBe(0);
+    expect(traced.locks).toBeGreaterThan(0);
+    expect(traced.gits).toBeGreaterThan(5);
+    expect(traced.inside).toEqual([]);
+    expect(JSON.parse(traced.stdout)).toMatchObject({
+      task: { id: 1, status: 'completed' },
+      unblocked: [2],
+      how: 'merge',
+      worktreeRemoved: true,
+      branchDeleted: true,
+    });
   });
 });
