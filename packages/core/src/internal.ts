@@ -75,6 +75,9 @@ export { locateGit } from './git/locate-git.js';
 export { mergeTask, type MergeTaskOptions, type MergeTaskResult } from './git/merge-back.js';
 export { type MergeSlotWait } from './git/merge-slot.js';
 export { boardMergeState } from './git/merge-state.js';
+export { currentTarget, mergedLookDue } from './git/merged-look.js';
+export { completeMergedTasks, type MergedCompletion } from './git/merged-work.js';
+export { repositoryDirs } from './git/refs.js';
 export { type ClashBook, type MergeConflict, runMergeDriver } from './git/merge.js';
 export { trackedFiles } from './git/tracked-files.js';
 export {

@@ -12,6 +12,7 @@
 export { findBoard, resolveBoardDir, type FindBoardOptions } from './find-board.js';
 export { resolveOwner } from './owner.js';
 export { boardMergeState } from './git/merge-state.js';
+export { mergedLookDue } from './git/merged-look.js';
 export { loadBoardSnapshot } from './engine/board-index.js';
 export { BOARD_INDEX_FILE } from './engine/index-file.js';
 export { readConfig, type BoardConfig } from './board-config.js';

@@ -6,6 +6,7 @@ import { classifyBoardEntry, createBoardFolderWatch, watchParentFolder, watcherR
 import { createChangeDebouncer } from './change-debouncer.js';
 import { checkChangedFile, checkSettledFile } from './file-change.js';
 import { createJobQueue, type JobQueue } from './job-queue.js';
+import { watchMergedWork, type MergedWorkWatch } from './merged-work.js';
 import { createProblemMemory } from './problem-memory.js';
 import { reapExpiredLeases, startPeriodicJobs } from './reaper.js';
 import { reconcileBoard, reconcileOnStart } from './reconcile-board.js';
@@ -65,6 +66,8 @@ interface RunningWatcher {
   /** chokidar on the parent folder: `.tasks/` coming and going. */
   parentWatch: FSWatcher | undefined;
   stopPeriodicJobs: () => void;
+  /** The merge target's ref, followed with "mergedMeansDone" (merged-work.ts). */
+  mergedWork?: MergedWorkWatch;
 }
 
 /**
@@ -165,6 +168,7 @@ async function startWatcher(watcher: RunningWatcher): Promise<void> {
   await reconcileOnStart(session, watcher.jobs);
   if (session.closed) return; // closed during the first reconcile: start no timers that nothing would stop
   watcher.stopPeriodicJobs = startWatcherJobs(watcher);
+  watcher.mergedWork = watchMergedWork(session, watcher.jobs, options.reconcileIntervalMs ?? 120_000);
 }
 
 /** The board's parent folder, watched so a `.tasks/` removed and re-created keeps being watched. */
@@ -211,6 +215,7 @@ async function closeWatcher(watcher: RunningWatcher): Promise<void> {
   if (session.closed) return;
   session.closed = true;
   watcher.stopPeriodicJobs();
+  watcher.mergedWork?.close();
   session.changes.stop();
   watcher.folder.detach();
   await watcher.parentWatch?.close();

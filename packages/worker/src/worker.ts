@@ -7,6 +7,7 @@ import {
   TasksError,
   claimWithSync,
   claimWithWorktree,
+  completeMergedTasks,
   isClosed,
   isReady,
   killGroup,
@@ -245,8 +246,13 @@ async function nextStep(state: WorkerState): Promise<LoopStep> {
 }
 
 /** Claims the next ready task the way the flags say: through the remote, with a worktree, or on this board. */
-function claimNextTask(state: WorkerState): Promise<WorkerClaim> {
+async function claimNextTask(state: WorkerState): Promise<WorkerClaim> {
   const { options, store, owner, excluded: exclude } = state;
+  // Merged means done (docs/protocol.md, "The way back to main"): what the target holds completes first, so its
+  // dependents can be claimed; a look that fails (git busy, a lock) is tried again before the next claim.
+  await completeMergedTasks(store, { actor: owner }).catch((error: unknown) => {
+    if (!(error instanceof TasksError)) throw error;
+  });
   const lease = { ttlSeconds: options.leaseSeconds, pid: process.pid };
   if (options.sync) return claimWithSync(store, undefined, { owner, lease, exclude, sync: options.sync });
   if (options.worktree) return claimWithWorktree(store, undefined, { owner, lease, exclude });

@@ -26,6 +26,8 @@ export async function claim(options: ClaimOptions): Promise<CommandOutput> {
   const { store, notes } = options.sync ? await openStoreToSync(options) : { store: openStore(options), notes: [] as string[] };
   const owner = actingOwner(options);
   const lease = { ttlSeconds: options.lease, pid: options.pid };
+  // Merged means done: what the target holds completes first, so the work behind it is ready to claim.
+  const merged = options.next && store.config.mergedMeansDone ? await (await import('../merged-work.js')).settleMergedWork(store.dir, store.config) : [];
   let result: ClaimResult | WorktreeClaimResult;
   try {
     if (options.sync) {
@@ -52,7 +54,7 @@ export async function claim(options: ClaimOptions): Promise<CommandOutput> {
         ...(error.reason === 'blocked' ? { blockedBy: d.blockedBy } : {}),
         ...(error.reason === 'not_pending' ? { status: d.status } : {}),
       },
-      warnings: [`tasks: ${error.reason}: ${printable(error.message)}`],
+      warnings: [...merged, `tasks: ${error.reason}: ${printable(error.message)}`],
       exitCode: LOST.has(error.reason) ? 3 : 1,
     };
   }
@@ -76,6 +78,6 @@ export async function claim(options: ClaimOptions): Promise<CommandOutput> {
       ...(worktree ? { worktree } : {}),
       ...(warnings.length ? { warnings } : {}),
     },
-    ...(warnings.length ? { warnings: warnings.map((w) => `tasks: warning: #${result.task.id}: ${printable(w)}`) } : {}),
+    ...(warnings.length || merged.length ? { warnings: [...merged, ...warnings.map((w) => `tasks: warning: #${result.task.id}: ${printable(w)}`)] } : {}),
   };
 }

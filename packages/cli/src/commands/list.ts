@@ -45,8 +45,9 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
   const priorities = parsePriorities(options.priority);
   const dir = findBoard({ dir: options.dir, cwd: options.cwd });
   const config = readConfig(dir); // a broken config.json stops every command, this one too
+  const merged = config.mergedMeansDone ? await (await import('../merged-work.js')).settleMergedWork(dir, config) : [];
   const loaded: BoardSnapshot = loadBoardSnapshot(dir);
-  const boardNotes = notesAbout(loaded, config, options.cwd ?? process.cwd());
+  const boardNotes = [...merged, ...notesAbout(loaded, config, options.cwd ?? process.cwd())];
   const ready = await rankReady(loaded, dir, options);
   // A read acts as nobody: its --owner names whose tasks to show, as --filter-owner does (docs/decisions.md, "One declaration per command").
   const owner = options.filterOwner ?? options.owner;
