@@ -198,6 +198,7 @@ export async function updateTask(board: BoardFiles, id: number, patch: UpdateTas
   // A new priority, a removed edge or a task back to pending changes what claim --next takes next.
   const moreClaimable = patch.priority !== undefined || patch.status !== undefined || !!patch.removeBlockedBy?.length || !!patch.removeBlocks?.length;
   const result = await board.transact({ owners, board: edges.length > 0 || closing, tasks }, (tx) => {
+    unblocked.length = 0;
     if (moreClaimable) tx.refreshIndexOnCommit();
     unblocked.push(...updateInTx(board, tx, id, patch, options));
   });
