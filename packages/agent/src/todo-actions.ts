@@ -1,4 +1,5 @@
 import { TasksError, filterTasks, openBlockers, toTaskView, type BoardSnapshot, type Task, type TaskStore, type UpdateTaskInput } from '@dotasks/core';
+import { upstreamOf, type UpstreamResult } from '@dotasks/core/internal';
 import type { TodoAction } from './schema.js';
 import {
   InputError,
@@ -84,6 +85,11 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
   if (!present(input.task_id)) throw new InputError('update needs task_id', 'give task_id: the id of the task to change (see the board).');
   const id = idFrom(input.task_id, 'task_id');
   const status = statusFrom(input.status);
+  if (present(input.result) && status !== 'completed')
+    throw new InputError(
+      'result goes with status "completed"',
+      'give result together with status: "completed": what the work came to, for the tasks that wait for it.',
+    );
   const patch = patchFrom(input);
   const hasFields = Object.values(patch).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined));
   if (!hasFields && status === undefined)
@@ -108,8 +114,13 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
     const stillOpen = openBlockers(afterPatch, (n) => s.peekTask(n));
     if (stillOpen.length)
       throw new TasksError('E_BLOCKED', `task #${id} cannot be completed: it still waits for ${idList(stillOpen)}`, { task: id, blockedBy: stillOpen });
-    if (hasFields) await s.updateTask(id, patch, { actor: owner });
-    const done = await s.completeTask(id, { actor: owner });
+    // The task's check before done runs first, without locks; the other fields are written only once it passed.
+    const result = stringFrom(input.result, 'result');
+    const done = await s.finishTask(id, {
+      actor: owner,
+      ...(result !== undefined ? { result } : {}),
+      ...(hasFields ? { beforeComplete: () => s.updateTask(id, patch, { actor: owner }) } : {}),
+    });
     task = done.task;
     unblocked = done.unblocked;
   } else if (status === 'pending' && current.status === 'in_progress') {
@@ -154,7 +165,16 @@ export function getAction({ store }: TodoContext, input: TodoInput): TodoResult 
   if (!present(input.task_id)) throw new InputError('get needs task_id', 'give task_id: the id of the task to read (see the board).');
   const s = store();
   const task = s.getTask(idFrom(input.task_id, 'task_id'));
-  return { ok: true, action: 'get', message: `#${task.id}: ${task.subject}`, task: toTaskView(task, (n) => s.peekTask(n)) };
+  // What the tasks it waits for came to (their results), for whoever works on it next.
+  const snapshot = s.loadBoard();
+  const upstream = upstreamOf(task, snapshot.tasks, (n) => snapshot.byId.get(n));
+  return {
+    ok: true,
+    action: 'get',
+    message: `#${task.id}: ${task.subject}${upstream.length ? `; upstream: ${upstreamLine(upstream)}` : ''}`,
+    task: toTaskView(task, (n) => s.peekTask(n)),
+    ...(upstream.length ? { upstream } : {}),
+  };
 }
 
 export async function clearAction({ owner, store }: TodoContext): Promise<TodoResult> {
@@ -242,6 +262,11 @@ export async function noteAction({ owner, store }: TodoContext, input: TodoInput
     task: summarize(result.task, lookupIn(snapshot)),
     board,
   };
+}
+
+/** `#1 (a result), #2 (no result)`: the upstream tasks in a get's message. */
+function upstreamLine(upstream: UpstreamResult[]): string {
+  return upstream.map((u) => `#${u.id} (${u.result === null ? 'no result' : 'result below'})`).join(', ');
 }
 
 /** Each action's handler. */
