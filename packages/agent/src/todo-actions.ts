@@ -1,4 +1,14 @@
-import { TasksError, filterTasks, openBlockers, toTaskView, type BoardSnapshot, type Task, type TaskStore, type UpdateTaskInput } from '@dotasks/core';
+import {
+  TasksError,
+  filterTasks,
+  openBlockers,
+  toTaskView,
+  type BatchItem,
+  type BoardSnapshot,
+  type Task,
+  type TaskStore,
+  type UpdateTaskInput,
+} from '@dotasks/core';
 import { upstreamOf, type UpstreamResult } from '@dotasks/core/internal';
 import type { TodoAction } from './schema.js';
 import {
@@ -199,6 +209,7 @@ export async function clearAction({ owner, store }: TodoContext): Promise<TodoRe
 export async function writeAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
   const items = batchItemsFrom(input.todos);
   const s = store();
+  refuseCheckedCompletions(s, items);
   const result = await s.batchWrite(items, { actor: owner });
   const { snapshot, board } = after(s);
   const lookup = lookupIn(snapshot);
@@ -262,6 +273,27 @@ export async function noteAction({ owner, store }: TodoContext, input: TodoInput
     task: summarize(result.task, lookupIn(snapshot)),
     board,
   };
+}
+
+/**
+ * A batch is one transaction, and a check before done runs outside every
+ * lock and may take minutes: an entry that would complete a task with a
+ * check (its own verify, or the board's) is refused, with update named as
+ * the way that runs it. Nothing of the batch is written.
+ */
+function refuseCheckedCompletions(s: TaskStore, items: BatchItem[]): void {
+  for (const [index, item] of items.entries()) {
+    if (item.status !== 'completed') continue;
+    const task = item.id === undefined ? undefined : s.getTask(item.id);
+    if (task?.status === 'completed') continue;
+    const command = task ? (task.verify ?? s.config.verify) : s.config.verify;
+    if (command === undefined) continue;
+    throw new InputError(
+      `todos[${index}]: ${task ? `#${task.id}` : 'a new task'} has a check before done (${command}), which write does not run`,
+      `complete it with action "update", status "completed"${task ? `, task_id ${task.id}` : ' once it is created'}: that runs the check first. Nothing of this write was applied.`,
+      { index, command },
+    );
+  }
 }
 
 /** `#1 (a result), #2 (no result)`: the upstream tasks in a get's message. */

@@ -70,6 +70,24 @@ describe("the todo tool's completion runs the task's check before done (real she
     expect(alone).not.toHaveProperty('upstream');
   });
 
+  it('write, one transaction, does not complete a task with a check: it names update, and nothing of the batch is written', async () => {
+    await store.createTask({ subject: 'Checked', verify: 'true' });
+    await store.createTask({ subject: 'Plain' });
+    const r = await call({
+      action: 'write',
+      todos: [
+        { task_id: 2, status: 'completed' },
+        { task_id: 1, status: 'completed' },
+      ],
+    });
+    expect(r).toMatchObject({
+      ok: false,
+      error: { code: 'E_INVALID', message: 'todos[1]: #1 has a check before done (true), which write does not run', index: 1 },
+    });
+    expect(store.getTask(2).status).toBe('pending');
+    expect((await call({ action: 'write', todos: [{ task_id: 2, status: 'completed' }] })).ok).toBe(true);
+  });
+
   it('a result is for a completion only', async () => {
     await store.createTask({ subject: 'Parse AST' });
     const r = await call({ action: 'update', task_id: 1, subject: 'Parse the AST', result: 'x' });
