@@ -3,8 +3,10 @@ import { actingOwner, describeUnblocked, label, openStore, viewTask, type Comman
 import type { CommandArgs } from '../command-table.js';
 import { printable, printableLines } from '../core-read.js';
 
-/** What `tasks done` takes, as declared in the command table. */
-export interface DoneOptions extends CommandArgs<'done'>, GlobalOptions {}
+/** What `tasks done` takes, as declared in the command table; `quietCheck` (the terminal board, which owns the screen) leaves out the line that says a check starts. */
+export interface DoneOptions extends CommandArgs<'done'>, GlobalOptions {
+  quietCheck?: boolean;
+}
 
 /**
  * Completes a task and prints the tasks it unblocked. A task with a check
@@ -24,7 +26,7 @@ export async function done(options: DoneOptions): Promise<CommandOutput> {
       signal: interrupt.signal,
       onCheck: (spec) => {
         interrupt.listen();
-        reportCheckStart(id, spec);
+        if (!options.quietCheck) reportCheckStart(id, spec);
       },
     });
     const lines = [

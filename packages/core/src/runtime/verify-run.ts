@@ -5,7 +5,6 @@
  * output kept as a tail that is safe to put in a note and on a terminal.
  * No board lock is held here: a check can take minutes.
  */
-import { spawn } from 'node:child_process';
 import { TasksError } from '../errors.js';
 import { printableLines } from '../views/printable.js';
 import { killGroup } from './processes.js';
@@ -56,6 +55,8 @@ export function runCheck(spec: CheckSpec, options: RunCheckOptions): Promise<Che
   let raw = '';
   let timedOut = false;
   let interrupted = false;
+  // Loaded when a check runs: every `tasks done` loads this module, and most tasks have no check.
+  const { spawn } = process.getBuiltinModule('node:child_process');
   const child = spawn(spec.command, { shell: true, cwd: spec.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const keep = (chunk: Buffer) => {
     raw = (raw + chunk.toString('utf8')).slice(-RAW_KEEP_CHARS);
