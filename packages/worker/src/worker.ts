@@ -332,7 +332,13 @@ interface Retry {
  */
 async function attempt(state: WorkerState, claim: WorkerClaim, retry: Retry): Promise<Retry | undefined> {
   const { options, store } = state;
-  const task = retry.failedCheck ? store.getTask(retry.id) : claim.task;
+  let task: Task;
+  try {
+    // Read again for a run after a failing check: the command may have changed the task (its check, its paths).
+    task = retry.failedCheck ? store.getTask(retry.id) : claim.task;
+  } catch (error) {
+    return void lose(state, retry.id, error);
+  }
   // A task with paths: note the checkout now, to tell afterwards what the command changed outside them.
   const baseline = task.paths?.length ? await scopeBaseline(claim.worktree?.path ?? options.cwd ?? process.cwd()) : undefined;
   const files = prepareAttempt(store, task, retry.failedCheck);
