@@ -91,6 +91,12 @@ export const todoInputSchema: ObjectSchema = {
     add_labels: labelList('labels to add (create, update), e.g. ["parser"]'),
     remove_labels: labelList('labels to remove (update)'),
     text: { type: 'string', minLength: 1, description: 'note: what you found or decided, kept on the task with the time and your name' },
+    result: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2000,
+      description: 'update with status completed: what the work came to, in a few lines; the tasks that wait for it see it (get shows upstream results)',
+    },
     todos: { type: 'array', description: 'write: the entries, in order', items: todoItem, minItems: 1 },
     include_deleted: { type: 'boolean', description: 'list: also show deleted tasks' },
     key: {

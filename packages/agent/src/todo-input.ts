@@ -31,6 +31,7 @@ const FIELDS: Record<TodoAction, string[]> = {
     'add_labels',
     'remove_labels',
     'paths',
+    'result',
   ],
   list: ['include_deleted'],
   get: ['task_id'],

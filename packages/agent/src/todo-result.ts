@@ -7,6 +7,7 @@ import {
   type TaskLookup,
   type TaskStatus,
   type TaskView,
+  type UpstreamResult,
 } from '@dotasks/core/internal';
 import type { TodoAction } from './schema.js';
 
@@ -50,6 +51,8 @@ export type TodoResult =
       expiresAt?: string | null;
       /** create with a key an earlier create used: the task it made, nothing written. */
       alreadyApplied?: boolean;
+      /** get: the tasks it waits for (or waited for) and their results. */
+      upstream?: UpstreamResult[];
       /** `<TASK_BOARD>…</TASK_BOARD>` after the change (every mutating action, and list). */
       board?: string;
     }

@@ -119,6 +119,7 @@ export const COMMANDS = {
       label: labels,
       meta: { type: 'string', array: true, describe: 'metadata key=value (value read as JSON when it parses)' },
       key: { type: 'string', describe: 'a unique string for this create: run again with it, it prints the task it made instead of making another' },
+      verify: { type: 'string', describe: 'a shell command that must exit 0 before the task completes (replaces the board\'s "verify")' },
     },
     examples: [
       ['$0 create "Run tests" --blocked-by 2,3', 'a task that waits for #2 and #3'],
@@ -215,6 +216,7 @@ export const COMMANDS = {
       'remove-label': { type: 'string', array: true, describe: 'remove labels (repeat, or a,b)' },
       meta: { type: 'string', array: true, describe: 'metadata key=value; key= removes the key' },
       force: { type: 'boolean', describe: 'take over, release or finish a task another owner has in progress' },
+      verify: { type: 'string', describe: 'the shell command that must exit 0 before it completes ("" removes it: the board\'s applies again)' },
     },
     examples: [
       ['$0 update 4 --add-blocked-by 2 --meta size=S', 'link and annotate'],
@@ -231,11 +233,17 @@ export const COMMANDS = {
   },
   done: {
     name: 'done',
-    describe: 'complete a task; prints the tasks it unblocked',
+    describe: "complete a task once its check passes (its verify command, or the board's); prints the tasks it unblocked",
     fast: true,
     positionals: [id],
-    options: { force: { type: 'boolean', describe: "complete someone else's or a blocked task" } },
-    examples: [['$0 done 1', 'complete #1']],
+    options: {
+      force: { type: 'boolean', describe: "complete someone else's or a blocked task, or one whose check fails (without running it; its notes say so)" },
+      result: { type: 'string', describe: 'what the work came to, kept on the task for the tasks that wait for it (at most 2000 characters)' },
+    },
+    examples: [
+      ['$0 done 1', 'complete #1 (after its verify command passes, when it has one)'],
+      ['$0 done 1 --result "the parser is in src/parse.ts; parse() returns an AST"', 'and leave a result for the tasks behind it'],
+    ],
   },
   dep: {
     name: 'dep',

@@ -41,6 +41,14 @@ export interface BoardConfig {
    * instead of listed (default 4000, about a thousand tokens; at least 500).
    */
   echoBudget: number;
+  /**
+   * The board's check before done: a shell command that must exit 0 before a
+   * task completes (docs/protocol.md, "Checks before done"); a task's own
+   * `verify` replaces it. Default: none.
+   */
+  verify?: string;
+  /** How long a check may run before it is stopped and counts as failed, seconds (default 600). */
+  verifyTimeoutSeconds: number;
 }
 
 /** The smallest `echoBudget`: room for the summary, the fold lines and a few tasks. */
@@ -57,11 +65,12 @@ export const DEFAULT_CONFIG: BoardConfig = {
   syncBranch: 'tasks',
   sync: false,
   echoBudget: 4000,
+  verifyTimeoutSeconds: 600,
 };
 
 const BOOLEAN_KEYS = ['singleInProgress', 'sync'] as const;
-const NUMBER_KEYS = ['leaseSeconds', 'staleLockSeconds', 'lockTimeoutSeconds'] as const;
-const STRING_KEYS = ['worktreeDir', 'branchPattern', 'syncRemote', 'syncBranch'] as const;
+const NUMBER_KEYS = ['leaseSeconds', 'staleLockSeconds', 'lockTimeoutSeconds', 'verifyTimeoutSeconds'] as const;
+const STRING_KEYS = ['worktreeDir', 'branchPattern', 'syncRemote', 'syncBranch', 'verify'] as const;
 
 /** Reads `config.json` of a board; a missing file means the defaults. */
 export function readConfig(boardDir: string): BoardConfig {

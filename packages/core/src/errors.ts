@@ -26,7 +26,9 @@ export type ErrorCode =
   /** A board that syncs, with its tasks also committed on the code branch. */
   | 'E_TRACKED'
   /** The id names another task now: a sync moved the task its caller holds to a new id. */
-  | 'E_MOVED';
+  | 'E_MOVED'
+  /** A task's check before done (its verify command) failed, timed out or was interrupted; the task was not completed. */
+  | 'E_VERIFY';
 
 /** Why a claim was refused (docs/protocol.md, "Claims"). */
 export type ClaimRefusal = 'already_claimed' | 'blocked' | 'not_pending' | 'owner_busy' | 'not_found' | 'nothing_ready';

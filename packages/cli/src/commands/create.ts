@@ -36,6 +36,7 @@ export async function create(options: CreateOptions): Promise<CommandOutput> {
       priority: parsePriorities(options.priority)[0],
       labels: splitList(options.label),
       ...(options.key !== undefined ? { key: options.key } : {}),
+      ...(options.verify !== undefined ? { verify: options.verify } : {}),
     },
     { actor: actingOwner(options) },
   );

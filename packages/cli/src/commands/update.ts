@@ -37,6 +37,7 @@ export async function update(options: UpdateOptions): Promise<CommandOutput> {
     removeLabels: splitList(options.removeLabel),
     addPaths: options.path,
     removePaths: options.removePath,
+    verify: options.verify === '' ? null : options.verify,
   };
   const store = openStore(options);
   const result = await store.updateTask(id, patch, { actor: actingOwner(options), force: options.force });

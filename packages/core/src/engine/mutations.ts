@@ -10,6 +10,7 @@ import { createLease, listLeases } from '../runtime/leases.js';
 import type { BoardFiles } from './board-files.js';
 import { loadBoardSnapshot } from './board-index.js';
 import { closeInTx } from './closing.js';
+import { applyVerify } from './outcome-fields.js';
 import {
   applyLabels,
   appendNote,
@@ -154,6 +155,7 @@ async function createInTx(board: BoardFiles, tx: Transaction, input: CreateTaskI
   const labels = checkLabels(input.labels ?? []);
   if (labels.length) task.labels = labels;
   if (input.paths !== undefined) applyPaths(task, { paths: input.paths });
+  applyVerify(task, input.verify);
   if (input.metadata !== undefined) applyMetadata(task, input.metadata);
   if (input.key !== undefined) applyMetadata(task, { [CREATE_KEY]: input.key });
   tx.put(task);
@@ -298,6 +300,7 @@ function applyFields(task: Task, patch: UpdateTaskInput): void {
   }
   if (patch.addLabels?.length || patch.removeLabels?.length) applyLabels(task, checkLabels(patch.addLabels ?? []), checkLabels(patch.removeLabels ?? []));
   applyPaths(task, patch);
+  applyVerify(task, patch.verify);
   if (patch.metadata !== undefined) applyMetadata(task, patch.metadata);
 }
 

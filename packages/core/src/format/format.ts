@@ -22,6 +22,10 @@ export interface Task {
   paths?: string[];
   /** What people and agents noted on the task, oldest first; absent when there are none. */
   notes?: TaskNote[];
+  /** The shell command that must pass before the task completes (docs/protocol.md, "Checks before done"); absent: the board's, if any. */
+  verify?: string;
+  /** What the work came to, for the tasks that wait for this one (docs/protocol.md, "Results"); absent when none was given. */
+  result?: string;
   metadata?: Record<string, unknown>;
   /** Keys the format does not know, in their original order; preserved on every rewrite. */
   extra: Record<string, unknown>;
@@ -48,6 +52,8 @@ export const TASK_KEYS = [
   'labels',
   'paths',
   'notes',
+  'verify',
+  'result',
   'metadata',
 ] as const;
 
@@ -188,7 +194,7 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   }
   const core = coreFields(reader, obj);
   const task: Task = { ...core, blockedBy: edgeField(reader, obj, 'blockedBy'), blocks: edgeField(reader, obj, 'blocks'), extra: createRecord() };
-  const planning = readPlanningFields(reader, obj);
+  const planning = { ...readPlanningFields(reader, obj), ...readOutcomeFields(reader, obj) };
   const metadata = obj.metadata;
   if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)))
     reader.fail('metadata', `"metadata" must be an object, got ${show(metadata)}`);
@@ -275,6 +281,21 @@ function readPlanningFields(reader: FieldReader, obj: Record<string, unknown>): 
   return planning;
 }
 
+/** `verify` (a non-empty string) and `result` (a string), when present. */
+function readOutcomeFields(reader: FieldReader, obj: Record<string, unknown>): Pick<Task, 'verify' | 'result'> {
+  const out: Pick<Task, 'verify' | 'result'> = {};
+  if (obj.verify !== undefined) {
+    if (typeof obj.verify !== 'string' || obj.verify.trim() === '')
+      reader.fail('verify', `"verify" must be a shell command (a non-empty string), got ${show(obj.verify)}`);
+    out.verify = obj.verify as string;
+  }
+  if (obj.result !== undefined) {
+    if (typeof obj.result !== 'string') reader.fail('result', `"result" must be a string, got ${show(obj.result)}`);
+    out.result = obj.result as string;
+  }
+  return out;
+}
+
 /** `labels` or `paths`: a copy of the list of non-empty strings, when present. */
 function stringList(reader: FieldReader, obj: Record<string, unknown>, key: 'labels' | 'paths', list: string, items: string): string[] | undefined {
   const value = obj[key];
@@ -304,6 +325,8 @@ export function serializeTask(task: Task): string {
   if (task.labels?.length) setOwn(out, 'labels', normalizeLabels(task.labels));
   if (task.paths !== undefined) setOwn(out, 'paths', task.paths);
   if (task.notes?.length) setOwn(out, 'notes', normalizeNotes(task.notes).map(noteOut));
+  if (task.verify !== undefined) setOwn(out, 'verify', task.verify);
+  if (task.result !== undefined) setOwn(out, 'result', task.result);
   if (task.metadata !== undefined) setOwn(out, 'metadata', task.metadata);
   for (const key of Object.keys(task.extra)) if (!KNOWN.has(key)) setOwn(out, key, task.extra[key]);
   return JSON.stringify(out, null, 2) + '\n';

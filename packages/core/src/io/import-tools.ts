@@ -477,6 +477,8 @@ export function readDotasksExport(file: string): ForeignList {
     const planning = createRecord();
     if (view.priority !== undefined && view.priority !== null) planning.priority = view.priority;
     if (view.labels !== undefined && view.labels !== null) planning.labels = Array.isArray(view.labels) ? cloneJson(view.labels) : [view.labels];
+    // The check before done and the result, as the export has them: planImport holds them to the limits of create and done.
+    for (const key of ['verify', 'result'] as const) if (typeof view[key] === 'string' && view[key].trim() !== '') planning[key] = view[key];
     if (Object.keys(planning).length) task.fields = { ...task.fields, ...planning };
     carryListFields(view, task, where, warnings);
     return task;

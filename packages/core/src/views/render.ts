@@ -53,6 +53,10 @@ export interface TaskView {
   labels: string[];
   /** Oldest first. */
   notes: TaskNote[];
+  /** The task's own check before done, only when it has one (the board's is in config.json). */
+  verify?: string;
+  /** What the work came to, only when it was given one. */
+  result?: string;
 }
 
 /** The documented JSON shape of a board listing. */
@@ -90,6 +94,8 @@ export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
     priority: priorityOf(task),
     labels: [...(task.labels ?? [])],
     notes: (task.notes ?? []).map((n) => ({ ...n })),
+    ...(task.verify !== undefined ? { verify: task.verify } : {}),
+    ...(task.result !== undefined ? { result: task.result } : {}),
   };
 }
 
@@ -300,8 +306,8 @@ export function createLineRenderer(snapshot: BoardSnapshot): { line(task: Task):
   };
 }
 
-/** A task in full, for `tasks show`. */
-export function renderTaskDetail(task: Task, lookup: TaskLookup): string {
+/** A task in full, for `tasks show`; `boardVerify` is the board's check, shown for a task without one of its own. */
+export function renderTaskDetail(task: Task, lookup: TaskLookup, options: { boardVerify?: string } = {}): string {
   const view = toTaskView(task, lookup);
   const lines = [renderTaskLine(task, lookup), `  status:      ${task.status}${view.ready ? ' (ready)' : ''}`];
   lines.push(`  owner:       ${task.owner || '(none)'}`);
@@ -311,6 +317,12 @@ export function renderTaskDetail(task: Task, lookup: TaskLookup): string {
   lines.push(`  priority:    P${priorityOf(task)}${task.priority === undefined || task.priority === DEFAULT_PRIORITY ? ' (default)' : ''}`);
   if (task.labels?.length) lines.push(`  labels:      ${task.labels.join(', ')}`);
   if (task.paths?.length) lines.push(`  paths:       ${task.paths.join(', ')}`);
+  if (task.verify !== undefined) lines.push(`  verify:      ${task.verify}`);
+  else if (options.boardVerify !== undefined) lines.push(`  verify:      ${options.boardVerify} (the board's)`);
+  if (task.result !== undefined) {
+    const [first, ...rest] = task.result.split('\n');
+    lines.push(`  result:      ${first}`, ...rest.map((l) => `               ${l}`));
+  }
   if (task.metadata && Object.keys(task.metadata).length) {
     for (const key of Object.keys(task.metadata)) lines.push(`  meta.${key}: ${JSON.stringify(task.metadata[key])}`);
   }
