@@ -6,6 +6,7 @@ import { TasksError } from '../errors.js';
 import { isClosed } from '../format/format.js';
 import { openBlockers } from '../graph/graph.js';
 import type { BoardFiles } from './board-files.js';
+import { dropLinksOfDeleted, linkedTasks } from './links.js';
 import { applyMetadata, assertHeldBy, checkTransition, removeId } from './rules.js';
 import type { ActorOptions, MutationResult } from './store-types.js';
 import type { Transaction, TxScope } from './transaction.js';
@@ -24,6 +25,7 @@ export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status
   tx.put(task);
   if (tx.readLease(id)) tx.dropLease(id);
   if (wasOpen) tx.event({ type: status, task: id, owner: options.actor });
+  if (status === 'deleted') dropLinksOfDeleted(tx, id);
   const unblocked: number[] = [];
   for (const d of task.blocks) {
     const dependent = tx.tryRead(d);
@@ -40,10 +42,11 @@ export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status
   return unblocked;
 }
 
-/** The locks a completion or deletion of `id` will want: its own, and its dependents' under the board lock. */
-function closingScope(board: BoardFiles, id: number): Partial<TxScope> {
-  const blocks = board.peekTask(id)?.blocks ?? [];
-  return { board: blocks.length > 0, tasks: [id, ...blocks] };
+/** The locks a completion or deletion of `id` will want: its own, and its dependents' (a deletion's: its links' too) under the board lock. */
+function closingScope(board: BoardFiles, id: number, deleting = false): Partial<TxScope> {
+  const task = board.peekTask(id);
+  const others = [...(task?.blocks ?? []), ...(deleting ? linkedTasks(task) : [])];
+  return { board: others.length > 0, tasks: [id, ...others] };
 }
 
 /**
@@ -100,7 +103,7 @@ export async function propagateCompletion(board: BoardFiles, id: number, options
 /** Tombstones a task: its file stays, it never blocks anyone again. */
 export async function deleteTask(board: BoardFiles, id: number, options: ActorOptions = {}): Promise<MutationResult> {
   const unblocked: number[] = [];
-  const result = await board.transact(closingScope(board, id), (tx) => {
+  const result = await board.transact(closingScope(board, id, true), (tx) => {
     unblocked.length = 0;
     tx.read(id);
     unblocked.push(...closeInTx(board, tx, id, 'deleted', options));
