@@ -80,6 +80,9 @@ export const todoInputSchema: ObjectSchema = {
     owner: { type: 'string', description: 'assign the task to this owner (create, update); default: you' },
     add_blocked_by: idList('ids this task must wait for (create, update); cycles are refused'),
     remove_blocked_by: idList('ids this task no longer waits for (update)'),
+    related: idList('ids of tasks this one is related to (create, update: adds); a link on both sides that blocks nothing'),
+    remove_related: idList('ids this task is no longer related to (update)'),
+    discovered_from: idList('the task you were working on when you found this one, e.g. [3] (create, update: adds); kept on both sides, blocks nothing'),
     paths: {
       type: 'array',
       description:

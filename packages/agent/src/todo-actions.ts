@@ -57,6 +57,8 @@ export async function createAction({ owner, store }: TodoContext, input: TodoInp
       paths: pathsFrom(input.paths),
       priority: priorityFrom(input.priority),
       labels: labelsFrom(input.add_labels, 'add_labels'),
+      related: idsFrom(input.related, 'related', { single: true }),
+      discoveredFrom: idsFrom(input.discovered_from, 'discovered_from', { single: true }),
       key: stringFrom(input.key, 'key') || undefined,
     },
     { actor: owner },
@@ -88,6 +90,9 @@ function patchFrom(input: TodoInput): UpdateTaskInput {
     priority: priorityFrom(input.priority),
     addLabels: labelsFrom(input.add_labels, 'add_labels'),
     removeLabels: labelsFrom(input.remove_labels, 'remove_labels'),
+    addRelated: idsFrom(input.related, 'related', { single: true }),
+    removeRelated: idsFrom(input.remove_related, 'remove_related', { single: true }),
+    addDiscoveredFrom: idsFrom(input.discovered_from, 'discovered_from', { single: true }),
   };
 }
 
@@ -105,7 +110,7 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
   if (!hasFields && status === undefined)
     throw new InputError(
       'update changes nothing',
-      'give status, subject, description, active_form, owner, priority, add_labels, remove_labels, add_blocked_by, remove_blocked_by or paths.',
+      'give status, subject, description, active_form, owner, priority, add_labels, remove_labels, add_blocked_by, remove_blocked_by, paths, related, remove_related or discovered_from.',
     );
   const s = store();
   const current = s.getTask(id);

@@ -1,6 +1,7 @@
 import {
   isReady,
   openBlockers,
+  presentLinks,
   renderAgentBoard,
   type BoardSnapshot,
   type Task,
@@ -28,6 +29,10 @@ export interface TaskSummary {
   priority?: number;
   /** Only when the task has some. */
   labels?: string[];
+  /** Soft links (docs/protocol.md, "Links"), each only when it has ids; they block nothing. */
+  related?: number[];
+  discoveredFrom?: number[];
+  discovered?: number[];
 }
 
 export interface TodoError {
@@ -72,6 +77,7 @@ export function summarize(task: Task, lookup: TaskLookup): TaskSummary {
     ready: isReady(task, lookup),
     ...(task.priority !== undefined && task.priority !== 2 ? { priority: task.priority } : {}),
     ...(task.labels?.length ? { labels: [...task.labels] } : {}),
+    ...presentLinks(task),
   };
 }
 

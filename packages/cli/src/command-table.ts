@@ -114,6 +114,8 @@ export const COMMANDS = {
       status: { type: 'string', choices: ['pending', 'in_progress', 'completed'] },
       'blocked-by': { ...ids, describe: 'ids this task waits for (1,2 or repeated)' },
       blocks: { ...ids, describe: 'ids that wait for this task' },
+      related: { ...ids, describe: 'ids of tasks it is related to, a link on both sides that blocks nothing (repeat, or 1,2)' },
+      'discovered-from': { ...ids, describe: 'the id of the task you found it while working on (repeat, or 1,2)' },
       path: { type: 'string', array: true, describe: 'a glob of the files it will change, from the top of the repository (repeat)' },
       priority,
       label: labels,
@@ -125,6 +127,7 @@ export const COMMANDS = {
       ['$0 create "Run tests" --blocked-by 2,3', 'a task that waits for #2 and #3'],
       ["$0 create 'Parser' --path 'packages/parser/**' --path docs/parser.md", 'claim --next keeps it apart from tasks in progress on those files'],
       ['$0 create "Fix the crash" --priority 0 --label bug,parser', 'urgent, labelled'],
+      ['$0 create "Flaky lexer test" --discovered-from 3 --related 5', 'found while on #3, related to #5; neither waits for the other'],
     ],
   },
   list: {
@@ -209,6 +212,10 @@ export const COMMANDS = {
       'remove-blocked-by': ids,
       'add-blocks': ids,
       'remove-blocks': ids,
+      related: { ...ids, describe: 'relate it to these tasks, on both sides; blocks nothing (repeat, or 1,2)' },
+      'remove-related': { ...ids, describe: 'no longer related to these tasks (repeat, or 1,2)' },
+      'discovered-from': { ...ids, describe: 'record that it was found while working on these tasks (repeat, or 1,2)' },
+      'remove-discovered-from': { ...ids, describe: 'forget that it was found while working on these tasks' },
       path: { type: 'string', array: true, describe: 'add a glob to the files it will change (repeat)' },
       'remove-path': { type: 'string', array: true, describe: 'remove a glob from its paths (repeat)' },
       priority,
@@ -221,6 +228,7 @@ export const COMMANDS = {
     examples: [
       ['$0 update 4 --add-blocked-by 2 --meta size=S', 'link and annotate'],
       ['$0 update 4 --priority 1 --label ui --remove-label backend', 'plan'],
+      ['$0 update 4 --related 7 --remove-related 2', 'soft links, written on both sides'],
     ],
   },
   start: {

@@ -67,6 +67,7 @@ export {
   type TaskNote,
   type TaskStatus,
 } from './format/format.js';
+export { LINK_FIELDS, type LinkField, presentLinks } from './format/task-links.js';
 export { atomicWriteFile } from './fs/fsio.js';
 export { acquireLock } from './fs/locks.js';
 export { hintWord, ownerFlag } from './hints.js';

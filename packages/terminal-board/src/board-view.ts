@@ -435,6 +435,16 @@ function describeTaskRef(id: number, lookup: (id: number) => Task | undefined): 
   return task ? `#${id} ${task.subject} (${task.status.replace('_', ' ')})` : `#${id} (missing)`;
 }
 
+/** A task's soft links (docs/protocol.md, "Links"), one line each kind it has: `related: #4 #9`, `found while on #3`, `found here: #7`. */
+function linkLines(task: Task): string[] {
+  const ids = (list: number[] | undefined) => (list ?? []).map((id) => `#${id}`).join(' ');
+  const lines: string[] = [];
+  if (task.related?.length) lines.push(`related: ${ids(task.related)}`);
+  if (task.discoveredFrom?.length) lines.push(`found while on ${ids(task.discoveredFrom)}`);
+  if (task.discovered?.length) lines.push(`found here: ${ids(task.discovered)}`);
+  return lines;
+}
+
 function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { scroll: number }): ReactNode {
   const { task } = card;
   const lookup = (id: number) => state.snapshot.byId.get(id);
@@ -449,6 +459,7 @@ function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { 
     `blocked by: ${task.blockedBy.length ? task.blockedBy.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}${open.length ? ` · waiting for ${open.map((id) => `#${id}`).join(', ')}` : ''}`,
   );
   lines.push(`blocks: ${task.blocks.length ? task.blocks.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}`);
+  lines.push(...linkLines(task));
   for (const [key, value] of Object.entries(task.metadata ?? {})) lines.push(`meta.${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
   lines.push('', ...(task.description ? task.description.split('\n') : ['(no description)']));
   const notes = notesOf(task);

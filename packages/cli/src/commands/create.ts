@@ -31,6 +31,8 @@ export async function create(options: CreateOptions): Promise<CommandOutput> {
       status: options.status as TaskStatus | undefined,
       blockedBy: parseIdList(options.blockedBy),
       blocks: parseIdList(options.blocks),
+      related: parseIdList(options.related),
+      discoveredFrom: parseIdList(options.discoveredFrom),
       ...(options.path?.length ? { paths: options.path } : {}),
       metadata: parseMeta(options.meta),
       priority: parsePriorities(options.priority)[0],

@@ -142,6 +142,8 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     await exampleBoard(t.board);
+    // Soft links (docs/protocol.md, "Links"): #4 related to #3 and found while on #2.
+    await new TaskStore(t.board).updateTask(4, { addRelated: [3], addDiscoveredFrom: [2] });
     startBoard('b2', t.board, 'ann');
     await screenWhere('b2', (s) => expect(s).toContain('Ready (1)'));
 
@@ -152,6 +154,8 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     const blocked = await screenWhere('b2', (s) => expect(s).toContain('blocked by: #2 Transform AST (in progress), #3 Emit output (pending)'));
     expect(blocked).toContain('waiting for #2, #3');
     expect(blocked).toContain('(no description)');
+    expect(blocked).toMatch(/│related: #3 +│/);
+    expect(blocked).toMatch(/│found while on #2 +│/);
     tmux('send-keys', '-t', 'b2', 'Escape');
     await screenWhere('b2', (s) => expect(s).toContain('Done (1)'));
     tmux('send-keys', '-t', 'b2', 'Right');
@@ -161,6 +165,7 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     expect(detail).toContain('status: in progress · owner: agent-1');
     expect(detail).toContain('now: transforming');
     expect(detail).toContain('blocks: #4 Run tests (pending)');
+    expect(detail).toMatch(/│found here: #4 +│/);
     expect(detail).toMatch(/lease: 1[45]:\d\d left/);
     tmux('send-keys', '-t', 'b2', 'Escape');
     await screenWhere('b2', (s) => expect(s).toContain('Done (1)'));

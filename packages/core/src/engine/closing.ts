@@ -6,6 +6,7 @@ import { TasksError } from '../errors.js';
 import { isClosed, type Task, type TaskStatus } from '../format/format.js';
 import { openBlockers, type TaskLookup } from '../graph/graph.js';
 import type { BoardFiles } from './board-files.js';
+import { dropLinksOfDeleted, linkedTasks } from './links.js';
 import { checkResult } from './outcome-fields.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition, removeId } from './rules.js';
 import type { ActorOptions, MutationResult } from './store-types.js';
@@ -25,6 +26,7 @@ export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status
   tx.put(task);
   if (tx.readLease(id)) tx.dropLease(id);
   if (wasOpen) tx.event({ type: status, task: id, owner: options.actor });
+  if (status === 'deleted') dropLinksOfDeleted(tx, id);
   const unblocked: number[] = [];
   for (const d of task.blocks) {
     const dependent = tx.tryRead(d);
@@ -41,10 +43,11 @@ export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status
   return unblocked;
 }
 
-/** The locks a completion or deletion of `id` will want: its own, and its dependents' under the board lock. */
-function closingScope(board: BoardFiles, id: number): Partial<TxScope> {
-  const blocks = board.peekTask(id)?.blocks ?? [];
-  return { board: blocks.length > 0, tasks: [id, ...blocks] };
+/** The locks a completion or deletion of `id` will want: its own, and its dependents' (a deletion's: its links' too) under the board lock. */
+function closingScope(board: BoardFiles, id: number, deleting = false): Partial<TxScope> {
+  const task = board.peekTask(id);
+  const others = [...(task?.blocks ?? []), ...(deleting ? linkedTasks(task) : [])];
+  return { board: others.length > 0, tasks: [id, ...others] };
 }
 
 /** What a completion may also check and write (a finish after its check, engine/verify.ts). */
@@ -135,7 +138,7 @@ export async function propagateCompletion(board: BoardFiles, id: number, options
 /** Tombstones a task: its file stays, it never blocks anyone again. */
 export async function deleteTask(board: BoardFiles, id: number, options: ActorOptions = {}): Promise<MutationResult> {
   const unblocked: number[] = [];
-  const result = await board.transact(closingScope(board, id), (tx) => {
+  const result = await board.transact(closingScope(board, id, true), (tx) => {
     unblocked.length = 0;
     tx.read(id);
     unblocked.push(...closeInTx(board, tx, id, 'deleted', options));

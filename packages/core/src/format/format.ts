@@ -1,5 +1,6 @@
 import { CorruptTaskError, TasksError } from '../errors.js';
 import { findJsonSyntaxError, findTopLevelKey, positionAt } from './json-locate.js';
+import { copyLinkFields, readLinkFields, writeLinkFields } from './task-links.js';
 
 export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'deleted'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -20,6 +21,10 @@ export interface Task {
   labels?: string[];
   /** Globs of the files the task expects to change, relative to the top of the repository (docs/protocol.md, "File scopes"). */
   paths?: string[];
+  /** Soft links (docs/protocol.md, "Links"), on both sides like edges and never part of readiness; each absent when empty. */
+  related?: number[];
+  discoveredFrom?: number[];
+  discovered?: number[];
   /** What people and agents noted on the task, oldest first; absent when there are none. */
   notes?: TaskNote[];
   /** The shell command that must pass before the task completes (docs/protocol.md, "Checks before done"); absent: the board's, if any. */
@@ -51,6 +56,9 @@ export const TASK_KEYS = [
   'priority',
   'labels',
   'paths',
+  'related',
+  'discoveredFrom',
+  'discovered',
   'notes',
   'verify',
   'result',
@@ -200,7 +208,8 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
     reader.fail('metadata', `"metadata" must be an object, got ${show(metadata)}`);
   for (const key of Object.keys(obj)) if (!KNOWN.has(key)) setOwn(task.extra, key, obj[key]);
   if (obj.activeForm !== undefined) task.activeForm = obj.activeForm as string;
-  Object.assign(task, planning);
+  const links = readLinkFields(obj, (key, problem) => reader.fail(key, problem), show);
+  Object.assign(task, planning, links);
   if (metadata !== undefined) task.metadata = cloneJson(metadata) as Record<string, unknown>;
   return task;
 }
@@ -324,6 +333,7 @@ export function serializeTask(task: Task): string {
   if (task.priority !== undefined && task.priority !== DEFAULT_PRIORITY) setOwn(out, 'priority', task.priority);
   if (task.labels?.length) setOwn(out, 'labels', normalizeLabels(task.labels));
   if (task.paths !== undefined) setOwn(out, 'paths', task.paths);
+  writeLinkFields(task, (key, ids) => setOwn(out, key, ids));
   if (task.notes?.length) setOwn(out, 'notes', normalizeNotes(task.notes).map(noteOut));
   if (task.verify !== undefined) setOwn(out, 'verify', task.verify);
   if (task.result !== undefined) setOwn(out, 'result', task.result);
@@ -339,6 +349,7 @@ export function copyTask(task: Task): Task {
     blockedBy: [...task.blockedBy],
     blocks: [...task.blocks],
     ...(task.paths !== undefined ? { paths: [...task.paths] } : {}),
+    ...copyLinkFields(task),
     extra: cloneJson(task.extra) as Record<string, unknown>,
   };
   if (task.labels !== undefined) copy.labels = [...task.labels];

@@ -1,4 +1,5 @@
 import { DEFAULT_PRIORITY, isClosed, priorityOf, type Task, type TaskNote, type TaskStatus } from '../format/format.js';
+import { presentLinks } from '../format/task-links.js';
 import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
 import { firstRanked } from '../graph/ready-order.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
@@ -44,6 +45,10 @@ export interface TaskView {
   blocks: number[];
   /** The task's file scope (globs), only when it declares one. */
   paths?: string[];
+  /** Soft links (docs/protocol.md, "Links"), each only when it has ids: never part of `ready`. */
+  related?: number[];
+  discoveredFrom?: number[];
+  discovered?: number[];
   metadata: Record<string, unknown>;
   ready: boolean;
   /** Ids in blockedBy that are not completed or deleted (missing ones included). */
@@ -88,6 +93,7 @@ export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
     blockedBy: [...task.blockedBy],
     blocks: [...task.blocks],
     ...(task.paths !== undefined ? { paths: [...task.paths] } : {}),
+    ...presentLinks(task),
     metadata: { ...(task.metadata ?? {}) },
     ready: isReady(task, lookup),
     openBlockers: isClosed(task.status) ? [] : openBlockers(task, lookup),
@@ -323,6 +329,10 @@ export function renderTaskDetail(task: Task, lookup: TaskLookup, options: { boar
     const [first, ...rest] = task.result.split('\n');
     lines.push(`  result:      ${first}`, ...rest.map((l) => `               ${l}`));
   }
+  const links = presentLinks(task);
+  if (links.related) lines.push(`  related:     ${links.related.map((id) => `#${id}`).join(', ')}`);
+  if (links.discoveredFrom) lines.push(`  discoveredFrom: ${links.discoveredFrom.map((id) => `#${id}`).join(', ')} (found while working on it)`);
+  if (links.discovered) lines.push(`  discovered:  ${links.discovered.map((id) => `#${id}`).join(', ')} (found while working on this one)`);
   if (task.metadata && Object.keys(task.metadata).length) {
     for (const key of Object.keys(task.metadata)) lines.push(`  meta.${key}: ${JSON.stringify(task.metadata[key])}`);
   }
