@@ -80,6 +80,9 @@ export const todoInputSchema: ObjectSchema = {
     owner: { type: 'string', description: 'assign the task to this owner (create, update); default: you' },
     add_blocked_by: idList('ids this task must wait for (create, update); cycles are refused'),
     remove_blocked_by: idList('ids this task no longer waits for (update)'),
+    related: idList('ids of tasks this one is related to (create, update: adds); a link on both sides that blocks nothing'),
+    remove_related: idList('ids this task is no longer related to (update)'),
+    discovered_from: idList('the task you were working on when you found this one, e.g. [3] (create, update: adds); kept on both sides, blocks nothing'),
     paths: {
       type: 'array',
       description:
@@ -91,6 +94,12 @@ export const todoInputSchema: ObjectSchema = {
     add_labels: labelList('labels to add (create, update), e.g. ["parser"]'),
     remove_labels: labelList('labels to remove (update)'),
     text: { type: 'string', minLength: 1, description: 'note: what you found or decided, kept on the task with the time and your name' },
+    result: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2000,
+      description: 'update with status completed: what the work came to, in a few lines; the tasks that wait for it see it (get shows upstream results)',
+    },
     todos: { type: 'array', description: 'write: the entries, in order', items: todoItem, minItems: 1 },
     include_deleted: { type: 'boolean', description: 'list: also show deleted tasks' },
     key: {

@@ -1,4 +1,15 @@
-import { TasksError, filterTasks, openBlockers, toTaskView, type BoardSnapshot, type Task, type TaskStore, type UpdateTaskInput } from '@dotasks/core';
+import {
+  TasksError,
+  filterTasks,
+  openBlockers,
+  toTaskView,
+  type BatchItem,
+  type BoardSnapshot,
+  type Task,
+  type TaskStore,
+  type UpdateTaskInput,
+} from '@dotasks/core';
+import { upstreamOf, type UpstreamResult } from '@dotasks/core/internal';
 import type { TodoAction } from './schema.js';
 import {
   InputError,
@@ -46,6 +57,8 @@ export async function createAction({ owner, store }: TodoContext, input: TodoInp
       paths: pathsFrom(input.paths),
       priority: priorityFrom(input.priority),
       labels: labelsFrom(input.add_labels, 'add_labels'),
+      related: idsFrom(input.related, 'related', { single: true }),
+      discoveredFrom: idsFrom(input.discovered_from, 'discovered_from', { single: true }),
       key: stringFrom(input.key, 'key') || undefined,
     },
     { actor: owner },
@@ -77,6 +90,9 @@ function patchFrom(input: TodoInput): UpdateTaskInput {
     priority: priorityFrom(input.priority),
     addLabels: labelsFrom(input.add_labels, 'add_labels'),
     removeLabels: labelsFrom(input.remove_labels, 'remove_labels'),
+    addRelated: idsFrom(input.related, 'related', { single: true }),
+    removeRelated: idsFrom(input.remove_related, 'remove_related', { single: true }),
+    addDiscoveredFrom: idsFrom(input.discovered_from, 'discovered_from', { single: true }),
   };
 }
 
@@ -84,12 +100,17 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
   if (!present(input.task_id)) throw new InputError('update needs task_id', 'give task_id: the id of the task to change (see the board).');
   const id = idFrom(input.task_id, 'task_id');
   const status = statusFrom(input.status);
+  if (present(input.result) && status !== 'completed')
+    throw new InputError(
+      'result goes with status "completed"',
+      'give result together with status: "completed": what the work came to, for the tasks that wait for it.',
+    );
   const patch = patchFrom(input);
   const hasFields = Object.values(patch).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined));
   if (!hasFields && status === undefined)
     throw new InputError(
       'update changes nothing',
-      'give status, subject, description, active_form, owner, priority, add_labels, remove_labels, add_blocked_by, remove_blocked_by or paths.',
+      'give status, subject, description, active_form, owner, priority, add_labels, remove_labels, add_blocked_by, remove_blocked_by, paths, related, remove_related or discovered_from.',
     );
   const s = store();
   const current = s.getTask(id);
@@ -108,8 +129,13 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
     const stillOpen = openBlockers(afterPatch, (n) => s.peekTask(n));
     if (stillOpen.length)
       throw new TasksError('E_BLOCKED', `task #${id} cannot be completed: it still waits for ${idList(stillOpen)}`, { task: id, blockedBy: stillOpen });
-    if (hasFields) await s.updateTask(id, patch, { actor: owner });
-    const done = await s.completeTask(id, { actor: owner });
+    // The task's check before done runs first, without locks; the other fields are written only once it passed.
+    const result = stringFrom(input.result, 'result');
+    const done = await s.finishTask(id, {
+      actor: owner,
+      ...(result !== undefined ? { result } : {}),
+      ...(hasFields ? { beforeComplete: () => s.updateTask(id, patch, { actor: owner }) } : {}),
+    });
     task = done.task;
     unblocked = done.unblocked;
   } else if (status === 'pending' && current.status === 'in_progress') {
@@ -154,7 +180,16 @@ export function getAction({ store }: TodoContext, input: TodoInput): TodoResult 
   if (!present(input.task_id)) throw new InputError('get needs task_id', 'give task_id: the id of the task to read (see the board).');
   const s = store();
   const task = s.getTask(idFrom(input.task_id, 'task_id'));
-  return { ok: true, action: 'get', message: `#${task.id}: ${task.subject}`, task: toTaskView(task, (n) => s.peekTask(n)) };
+  // What the tasks it waits for came to (their results), for whoever works on it next.
+  const snapshot = s.loadBoard();
+  const upstream = upstreamOf(task, snapshot.tasks, (n) => snapshot.byId.get(n));
+  return {
+    ok: true,
+    action: 'get',
+    message: `#${task.id}: ${task.subject}${upstream.length ? `; upstream: ${upstreamLine(upstream)}` : ''}`,
+    task: toTaskView(task, (n) => s.peekTask(n)),
+    ...(upstream.length ? { upstream } : {}),
+  };
 }
 
 export async function clearAction({ owner, store }: TodoContext): Promise<TodoResult> {
@@ -179,6 +214,7 @@ export async function clearAction({ owner, store }: TodoContext): Promise<TodoRe
 export async function writeAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
   const items = batchItemsFrom(input.todos);
   const s = store();
+  refuseCheckedCompletions(s, items);
   const result = await s.batchWrite(items, { actor: owner });
   const { snapshot, board } = after(s);
   const lookup = lookupIn(snapshot);
@@ -242,6 +278,32 @@ export async function noteAction({ owner, store }: TodoContext, input: TodoInput
     task: summarize(result.task, lookupIn(snapshot)),
     board,
   };
+}
+
+/**
+ * A batch is one transaction, and a check before done runs outside every
+ * lock and may take minutes: an entry that would complete a task with a
+ * check (its own verify, or the board's) is refused, with update named as
+ * the way that runs it. Nothing of the batch is written.
+ */
+function refuseCheckedCompletions(s: TaskStore, items: BatchItem[]): void {
+  for (const [index, item] of items.entries()) {
+    if (item.status !== 'completed') continue;
+    const task = item.id === undefined ? undefined : s.getTask(item.id);
+    if (task?.status === 'completed') continue;
+    const command = task ? (task.verify ?? s.config.verify) : s.config.verify;
+    if (command === undefined) continue;
+    throw new InputError(
+      `todos[${index}]: ${task ? `#${task.id}` : 'a new task'} has a check before done (${command}), which write does not run`,
+      `complete it with action "update", status "completed"${task ? `, task_id ${task.id}` : ' once it is created'}: that runs the check first. Nothing of this write was applied.`,
+      { index, command },
+    );
+  }
+}
+
+/** `#1 (a result), #2 (no result)`: the upstream tasks in a get's message. */
+function upstreamLine(upstream: UpstreamResult[]): string {
+  return upstream.map((u) => `#${u.id} (${u.result === null ? 'no result' : 'result below'})`).join(', ');
 }
 
 /** Each action's handler. */

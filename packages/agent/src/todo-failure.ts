@@ -35,6 +35,10 @@ export function hintFor(error: TasksError, owner: string): string {
     case 'E_LOCKED':
     case 'E_COMPROMISED':
       return 'Another process was writing the same tasks; call again.';
+    case 'E_VERIFY':
+      return d.interrupted
+        ? 'The check was stopped before it ended; nothing was written. Set status "completed" again to run it again.'
+        : `The task's check before done (${String(d.command)}) did not pass, so the task was not completed; the end of its output is in "tail" and in the task's notes. Fix the work, then set status "completed" again.`;
     case 'E_CONFIRM':
       return 'clear removes every task.';
     default:

@@ -17,7 +17,7 @@ export type TodoInput = Record<string, unknown>;
 
 /** Fields each action reads; anything else given is a mistake worth reporting. */
 const FIELDS: Record<TodoAction, string[]> = {
-  create: ['subject', 'description', 'active_form', 'owner', 'add_blocked_by', 'priority', 'add_labels', 'paths', 'key'],
+  create: ['subject', 'description', 'active_form', 'owner', 'add_blocked_by', 'priority', 'add_labels', 'paths', 'related', 'discovered_from', 'key'],
   update: [
     'task_id',
     'subject',
@@ -31,6 +31,10 @@ const FIELDS: Record<TodoAction, string[]> = {
     'add_labels',
     'remove_labels',
     'paths',
+    'result',
+    'related',
+    'remove_related',
+    'discovered_from',
   ],
   list: ['include_deleted'],
   get: ['task_id'],
@@ -68,8 +72,10 @@ export function idFrom(value: unknown, field: string): number {
   }
 }
 
-export function idsFrom(value: unknown, field: string): number[] {
+export function idsFrom(value: unknown, field: string, options: { single?: boolean } = {}): number[] {
   if (!present(value)) return [];
+  // A link's fields take one id as well as a list: discovered_from: 3.
+  if (options.single && !Array.isArray(value)) return [idFrom(value, field)];
   if (!Array.isArray(value)) throw new InputError(`${field} must be a list of task ids`, `write ${field}: [2, 3] (or ["#2", "#3"]).`, { field });
   return value.map((v, i) => idFrom(v, `${field}[${i}]`));
 }
@@ -132,7 +138,12 @@ export function actionFrom(raw: unknown): { action: TodoAction; input: TodoInput
 /** Refuses fields the tool does not know, and fields `action` does not read. */
 export function checkFields(action: TodoAction, input: TodoInput): void {
   for (const key of Object.keys(input)) {
-    if (!ALL_FIELDS.has(key)) throw new InputError(`unknown field "${key}"`, `the fields are: ${[...ALL_FIELDS].join(', ')}.`, { field: key });
+    if (!ALL_FIELDS.has(key))
+      throw new InputError(
+        `unknown field "${key}"`,
+        key === 'discoveredFrom' ? 'call it "discovered_from".' : `the fields are: ${[...ALL_FIELDS].join(', ')}.`,
+        { field: key },
+      );
     if (key === 'action' || !present(input[key]) || (key === 'include_deleted' && input[key] === false)) continue;
     // Strict-mode callers send every field: "" for one that does not apply means "not given", like null.
     if (!FIELDS[action].includes(key) && input[key] === '') continue;

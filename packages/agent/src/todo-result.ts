@@ -1,12 +1,14 @@
 import {
   isReady,
   openBlockers,
+  presentLinks,
   renderAgentBoard,
   type BoardSnapshot,
   type Task,
   type TaskLookup,
   type TaskStatus,
   type TaskView,
+  type UpstreamResult,
 } from '@dotasks/core/internal';
 import type { TodoAction } from './schema.js';
 
@@ -27,6 +29,10 @@ export interface TaskSummary {
   priority?: number;
   /** Only when the task has some. */
   labels?: string[];
+  /** Soft links (docs/protocol.md, "Links"), each only when it has ids; they block nothing. */
+  related?: number[];
+  discoveredFrom?: number[];
+  discovered?: number[];
 }
 
 export interface TodoError {
@@ -50,6 +56,8 @@ export type TodoResult =
       expiresAt?: string | null;
       /** create with a key an earlier create used: the task it made, nothing written. */
       alreadyApplied?: boolean;
+      /** get: the tasks it waits for (or waited for) and their results. */
+      upstream?: UpstreamResult[];
       /** `<TASK_BOARD>…</TASK_BOARD>` after the change (every mutating action, and list). */
       board?: string;
     }
@@ -69,6 +77,7 @@ export function summarize(task: Task, lookup: TaskLookup): TaskSummary {
     ready: isReady(task, lookup),
     ...(task.priority !== undefined && task.priority !== 2 ? { priority: task.priority } : {}),
     ...(task.labels?.length ? { labels: [...task.labels] } : {}),
+    ...presentLinks(task),
   };
 }
 

@@ -21,7 +21,7 @@ export const TODO_DESCRIPTION = [
   ...PROTOCOL_STEPS,
   'Every change returns the open work in <TASK_BOARD> ([>] in progress, [ ] pending; done tasks counted in one line): read it there instead of calling "list".',
   '"get" shows one task in full; "write" creates/updates many (todos); "release" gives a task back; "clear" empties the board.',
-  'priority 0 (urgent) … 4 orders the ready work; "note" (task_id, text) leaves what you learned on a task for whoever comes next.',
+  'priority 0 (urgent) … 4 orders the ready work; "note" (task_id, text) leaves what you learned on a task for whoever comes next; work found on the way: "create" with discovered_from [the task you are on] (related links tasks; neither blocks anything).',
   'A refused call returns ok=false with error.code, message and hint: fix the input as the hint says and call again.',
 ].join('\n');
 

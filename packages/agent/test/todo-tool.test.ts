@@ -339,6 +339,31 @@ describe('todo tool planning: priority, labels, notes', () => {
     expect(badPriority.error.hint).toMatch(/0 \(most urgent\) to 4/);
   });
 
+  it('create files found work with discovered_from and related, on both sides; update adds and removes; results show them and readiness ignores them', async () => {
+    await ok({ action: 'create', subject: 'Lexer' });
+    await ok({ action: 'claim', task_id: 1 });
+    await ok({ action: 'create', subject: 'Parser' });
+    const found = await ok({ action: 'create', subject: 'Flaky lexer test', discovered_from: 1, related: ['#2'] });
+    expect(found.task).toMatchObject({ id: 3, discoveredFrom: [1], related: [2], ready: true });
+    expect(store.getTask(1)).toMatchObject({ discovered: [3] });
+    expect(store.getTask(2)).toMatchObject({ related: [3] });
+    const updated = await ok({ action: 'update', task_id: 2, remove_related: [3], discovered_from: [1] });
+    expect(updated.task).toMatchObject({ id: 2, discoveredFrom: [1] });
+    expect(updated.task).not.toHaveProperty('related');
+    expect(store.getTask(3).related).toBeUndefined();
+    const got = await ok({ action: 'get', task_id: 1 });
+    expect(got.task).toMatchObject({ discovered: [2, 3] });
+    // Linked to work in progress, still the next ready task.
+    const claimed = await ok({ action: 'claim' }, createTodoTool({ store, owner: 'agent-2' }));
+    expect(claimed.task).toMatchObject({ id: 2 });
+    const self = await refused({ action: 'update', task_id: 3, related: [3] }, 'E_INVALID');
+    expect(self.error.message).toBe('task #3 cannot be related to itself');
+    const camel = await refused({ action: 'create', subject: 'X', discoveredFrom: 1 }, 'E_INVALID');
+    expect(camel.error.hint).toBe('call it "discovered_from".');
+    await refused({ action: 'create', subject: 'X', discovered_from: 9 }, 'E_NOT_FOUND');
+    expect(store.loadBoard().tasks).toHaveLength(3);
+  });
+
   it('note appends to the task; get shows the notes; write sets priority and replaces labels', async () => {
     await ok({ action: 'create', subject: 'Parse' });
     const noted = await ok({ action: 'note', task_id: '#1', text: 'CRLF breaks the lexer' });

@@ -52,6 +52,14 @@ export interface BoardConfig {
   mergeStrategy: 'merge' | 'rebase';
   /** A task whose branch is merged into the target completes by itself (default false). */
   mergedMeansDone: boolean;
+  /**
+   * The board's check before done: a shell command that must exit 0 before a
+   * task completes (docs/protocol.md, "Checks before done"); a task's own
+   * `verify` replaces it. Default: none.
+   */
+  verify?: string;
+  /** How long a check may run before it is stopped and counts as failed, seconds (default 600). */
+  verifyTimeoutSeconds: number;
 }
 
 /** The smallest `echoBudget`: room for the summary, the fold lines and a few tasks. */
@@ -70,11 +78,12 @@ export const DEFAULT_CONFIG: BoardConfig = {
   echoBudget: 4000,
   mergeStrategy: 'merge',
   mergedMeansDone: false,
+  verifyTimeoutSeconds: 600,
 };
 
 const BOOLEAN_KEYS = ['singleInProgress', 'sync'] as const;
-const NUMBER_KEYS = ['leaseSeconds', 'staleLockSeconds', 'lockTimeoutSeconds'] as const;
-const STRING_KEYS = ['worktreeDir', 'branchPattern', 'syncRemote', 'syncBranch'] as const;
+const NUMBER_KEYS = ['leaseSeconds', 'staleLockSeconds', 'lockTimeoutSeconds', 'verifyTimeoutSeconds'] as const;
+const STRING_KEYS = ['worktreeDir', 'branchPattern', 'syncRemote', 'syncBranch', 'verify'] as const;
 
 /** Reads `config.json` of a board; a missing file means the defaults. */
 export function readConfig(boardDir: string): BoardConfig {

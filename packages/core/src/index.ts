@@ -30,6 +30,11 @@ export {
 // The errors, with their stable codes (docs/protocol.md, "Exit statuses").
 export { ClaimError, CorruptTaskError, CycleError, TasksError, type ClaimRefusal, type ErrorCode } from './errors.js';
 
+// Checks before done and results (docs/protocol.md, "Checks before done"): TaskStore.finishTask runs a task's check.
+export { VerifyError, type CheckRun, type CheckSpec } from './runtime/verify-run.js';
+export type { FinishOptions, FinishResult } from './engine/verify.js';
+export type { UpstreamResult } from './engine/results.js';
+
 // Tasks and reading them.
 export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskNote, type TaskStatus } from './format/format.js';
 export { findCycle, isReady, openBlockers, type TaskLookup } from './graph/graph.js';

@@ -17,6 +17,9 @@ export { type DoctorChange, type DoctorFinding, type DoctorOptions, type DoctorR
 export { loadBoardSnapshot } from './engine/board-index.js';
 export { BOARD_INDEX_FILE } from './engine/index-file.js';
 export { hashText } from './engine/journal.js';
+export { clipResult, MAX_RESULT_CHARS } from './engine/outcome-fields.js';
+export { type UpstreamResult, upstreamEnv, upstreamOf } from './engine/results.js';
+export { checkEnv, checkFailureNote, checkOf, type FinishOptions, type FinishResult, recordCheckFailure, runTaskCheck } from './engine/verify.js';
 export {
   type ActorOptions,
   type BatchItem,
@@ -64,6 +67,7 @@ export {
   type TaskNote,
   type TaskStatus,
 } from './format/format.js';
+export { LINK_FIELDS, type LinkField, presentLinks } from './format/task-links.js';
 export { atomicWriteFile } from './fs/fsio.js';
 export { acquireLock } from './fs/locks.js';
 export { hintWord, ownerFlag } from './hints.js';
@@ -114,7 +118,8 @@ export {
 } from './runtime/jobs.js';
 export { type Lease, LEASES_DIR, listLeases, writeLease } from './runtime/leases.js';
 export { groupMembers, isRunning, killGroup } from './runtime/processes.js';
-export { type HeldClaim, holdClaim, type LastError, recordRunEnd } from './runtime/task-run.js';
+export { type HeldClaim, holdClaim, type HoldOptions, type LastError, recordRunEnd } from './runtime/task-run.js';
+export { type CheckRun, type CheckSpec, describeCheckEnd, VerifyError } from './runtime/verify-run.js';
 export { claimWatcherRecord, releaseWatcherRecord, touchWatcherRecord, type WatcherRecord } from './runtime/watcher-record.js';
 export { scopeProblem } from './scopes/glob-limits.js';
 export { inScope, ScopeMatcher } from './scopes/scopes.js';

@@ -5,6 +5,7 @@ import { loadBoardSnapshot } from './engine/board-index.js';
 import * as claims from './engine/claims.js';
 import * as closing from './engine/closing.js';
 import * as mutations from './engine/mutations.js';
+import * as verify from './engine/verify.js';
 import {
   BOARD_GITIGNORE,
   RUNTIME_DIR,
@@ -126,13 +127,20 @@ export class TaskStore extends BoardFiles {
     return mutations.removeDependency(this, task, blocker, options);
   }
 
-  /** Completes a task and propagates; someone else's, or one still blocked, needs `force`. */
-  async completeTask(
-    id: number,
-    options: ActorOptions & { force?: boolean; heldBy?: string; metadata?: Record<string, unknown> } = {},
-  ): Promise<MutationResult> {
+  /** Completes a task and propagates; someone else's, or one still blocked, needs `force`. No check runs here: finishTask runs it. */
+  async completeTask(id: number, options: closing.CompleteOptions = {}): Promise<MutationResult> {
     this.assertSameTask(id, options.heldBy ?? options.actor);
     return closing.completeTask(this, id, options);
+  }
+
+  /**
+   * Completes a task once its check before done passes (engine/verify.ts): the
+   * check runs outside every lock, a failing one leaves a note and throws a
+   * VerifyError; `force` skips it and says so in the notes.
+   */
+  async finishTask(id: number, options: verify.FinishOptions = {}): Promise<verify.FinishResult> {
+    this.assertSameTask(id, options.actor);
+    return verify.finishTask(this, id, options);
   }
 
   /** Propagates completions that were made by hand (idempotent; writes nothing when settled). */

@@ -13,6 +13,7 @@ export const CORE_PUBLIC_NAMES = [
   'TASK_STATUSES',
   'TaskStore',
   'TasksError',
+  'VerifyError',
   'claimWithSync',
   'claimWithWorktree',
   'countTasks',

@@ -131,11 +131,6 @@ interface KeyContext {
   select(next: Selection): void;
   setPriority(next: number | undefined): void;
   setDraft(next: Draft | undefined): void;
-  /**
-   * The draft for the next render only: `n` and Enter set it so, and the
-   * keys after them in the same read still see the draft they saw.
-   */
-  setDraftNextRender(next: Draft | undefined): void;
   setSearch(update: (search: string) => string): void;
   setMessage(message: Message): void;
   setDetailScroll(update: (scroll: number) => number): void;
@@ -183,16 +178,11 @@ export function BoardApp(props: BoardAppProps): ReactNode {
     select: (next) => view.setSelection((live.selection = next)),
     setPriority: (next) => view.setPriority((live.priority = next)),
     setDraft: (next) => view.setDraft((live.draft = next)),
-    setDraftNextRender: view.setDraft,
     setSearch: view.setSearch,
     setMessage: view.setMessage,
     setDetailScroll: view.setDetailScroll,
   };
-  useInput((input: string, key: Key) => {
-    const plain = !key.ctrl && !key.meta && !key.return && !key.escape && !key.tab;
-    if (plain && input.length > 1 && live.mode !== 'search' && live.mode !== 'note') for (const char of input) onKey(keys, char, key);
-    else onKey(keys, input, key);
-  });
+  useInput((input: string, key: Key) => onRead(keys, input, key));
 
   // One line short of the screen: a frame as tall as the terminal makes Ink clear the whole screen on every redraw.
   const height = Math.max(8, rows - 1);
@@ -234,6 +224,23 @@ function renderStatus(state: BoardState, view: { mode: Mode; search: string; dra
 }
 
 /** One key, by the mode the keys before it in the same read left. */
+/**
+ * One read of the terminal: several keys when typed ahead or pasted. On the
+ * board each is a key of its own; once one opens the search or a note, the
+ * rest of the read is that line's text (`nhello` is a note "hello").
+ */
+function onRead(keys: KeyContext, input: string, key: Key): void {
+  const plain = !key.ctrl && !key.meta && !key.return && !key.escape && !key.tab;
+  if (!plain || input.length <= 1 || typing(keys.live.mode)) return onKey(keys, input, key);
+  const chars = [...input];
+  for (let i = 0; i < chars.length; i++) {
+    onKey(keys, chars[i], key);
+    if (typing(keys.live.mode) && i + 1 < chars.length) return onKey(keys, chars.slice(i + 1).join(''), key);
+  }
+}
+
+const typing = (mode: Mode) => mode === 'search' || mode === 'note';
+
 function onKey(keys: KeyContext, input: string, key: Key): void {
   const mode = keys.live.mode;
   if (mode === 'note') return onNoteKey(keys, input, key);
@@ -329,13 +336,13 @@ function startNote(keys: KeyContext): void {
   const card = selectedCardNow(keys);
   if (!card) return keys.setMessage({ text: 'no task selected to note' });
   if (!keys.actions.note) return keys.setMessage({ text: 'notes are not available here', error: true });
-  keys.setDraftNextRender({ id: card.task.id, text: '' });
+  keys.setDraft({ id: card.task.id, text: '' });
   keys.setMode('note');
 }
 
 function saveNote(keys: KeyContext, note: Draft): void {
   keys.setMode('board');
-  keys.setDraftNextRender(undefined);
+  keys.setDraft(undefined);
   if (!note.text.trim()) return keys.setMessage({ text: 'empty note: nothing saved' });
   keys.setMessage({ text: `note #${note.id} …` });
   report(keys, keys.actions.note!(note.id, note.text));
@@ -429,6 +436,16 @@ function describeTaskRef(id: number, lookup: (id: number) => Task | undefined): 
   return task ? `#${id} ${task.subject} (${task.status.replace('_', ' ')})` : `#${id} (missing)`;
 }
 
+/** A task's soft links (docs/protocol.md, "Links"), one line each kind it has: `related: #4 #9`, `found while on #3`, `found here: #7`. */
+function linkLines(task: Task): string[] {
+  const ids = (list: number[] | undefined) => (list ?? []).map((id) => `#${id}`).join(' ');
+  const lines: string[] = [];
+  if (task.related?.length) lines.push(`related: ${ids(task.related)}`);
+  if (task.discoveredFrom?.length) lines.push(`found while on ${ids(task.discoveredFrom)}`);
+  if (task.discovered?.length) lines.push(`found here: ${ids(task.discovered)}`);
+  return lines;
+}
+
 function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { scroll: number }): ReactNode {
   const { task } = card;
   const lookup = (id: number) => state.snapshot.byId.get(id);
@@ -445,6 +462,7 @@ function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { 
     `blocked by: ${task.blockedBy.length ? task.blockedBy.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}${open.length ? ` · waiting for ${open.map((id) => `#${id}`).join(', ')}` : ''}`,
   );
   lines.push(`blocks: ${task.blocks.length ? task.blocks.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}`);
+  lines.push(...linkLines(task));
   for (const [key, value] of Object.entries(task.metadata ?? {})) lines.push(`meta.${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
   lines.push('', ...(task.description ? task.description.split('\n') : ['(no description)']));
   const notes = notesOf(task);

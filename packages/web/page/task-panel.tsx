@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { WebTask } from '../src/wire';
 import type { Act } from './act';
 import { LeaseLeft } from './kanban';
+import { LinksPart } from './links-part';
 import { dateTime, typedLabels } from './model';
 import { PriorityOptions } from './priority-options';
 
@@ -63,6 +64,7 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
       <NotesPart task={task} act={act} />
       <BlockersPart task={task} act={act} byId={byId} name={name} open={open} />
       <DependentsPart task={task} act={act} name={name} open={open} />
+      <LinksPart task={task} name={name} open={open} />
     </div>
   );
 }

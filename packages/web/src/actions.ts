@@ -145,7 +145,8 @@ export async function runWrite(store: TaskStore, actor: string, request: WriteRe
       case 'start':
         return answer(await store.startTask(id, { owner: actor, actor, activeForm: optionalString(body, 'activeForm') || undefined }));
       case 'done':
-        return answer(await store.completeTask(id, { actor, force }));
+        // As `tasks done`: the task's check before done runs first (a failing one is a 409 E_VERIFY, with its note written).
+        return answer(await store.finishTask(id, { actor, force }));
       case 'release':
         return answer(await store.releaseTask(id, { actor, force }));
       case 'delete':

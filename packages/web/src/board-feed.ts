@@ -86,6 +86,7 @@ function unreadableState(store: TaskStore, actor: string, error: unknown): WebSt
     actor,
     tasks: [],
     edges: [],
+    links: [],
     criticalPath: [],
     problems: [{ file: store.dir, message: `cannot read the board: ${(error as Error).message}` }],
   };

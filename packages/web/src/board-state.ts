@@ -22,6 +22,11 @@ function columnOf(task: Task, open: number[]): Column {
   return open.length ? 'blocked' : 'ready';
 }
 
+/** A task's soft links for the page, each a list (empty when the file has none). */
+function linkLists(task: Task): Pick<WebTask, 'related' | 'discoveredFrom' | 'discovered'> {
+  return { related: [...(task.related ?? [])], discoveredFrom: [...(task.discoveredFrom ?? [])], discovered: [...(task.discovered ?? [])] };
+}
+
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
@@ -64,6 +69,7 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
       labels: [...(task.labels ?? [])],
       notes: (task.notes ?? []).map((n) => ({ at: n.at, owner: n.owner, text: n.text })),
       paths: [...(task.paths ?? [])],
+      ...linkLists(task),
     };
     const lease = leases.get(task.id);
     // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing.
@@ -103,6 +109,7 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
     actor,
     tasks,
     edges: graph.edges,
+    links: graph.links,
     criticalPath: graph.criticalPath,
     problems: snapshot.problems.map((p) => ({ file: p.file, line: p.line, column: p.column, message: p.message })),
   };

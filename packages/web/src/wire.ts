@@ -53,6 +53,10 @@ export interface WebTask {
   notes: WebNote[];
   /** The file scope: globs of the files the task expects to change. */
   paths: string[];
+  /** Soft links (docs/protocol.md, "Links"), sorted; they block nothing. `discoveredFrom`: found while working on those; `discovered`: found while working on this one. */
+  related: number[];
+  discoveredFrom: number[];
+  discovered: number[];
   /**
    * Ready column only: the place in the order `claim --next` takes ready
    * work (0 first: priority, the chain of open work behind, id; the core's
@@ -91,6 +95,8 @@ export interface WebState {
   tasks: WebTask[];
   /** `from` blocks `to`, between shown tasks; `critical` on the critical path. */
   edges: { from: number; to: number; critical: boolean }[];
+  /** Soft links between shown tasks, as `tasks graph --json` has them: `related`, or `discovered-from` (`from` was found while on `to`). */
+  links: { from: number; to: number; type: 'related' | 'discovered-from' }[];
   criticalPath: number[];
   problems: WebProblem[];
 }

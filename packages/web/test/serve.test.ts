@@ -218,6 +218,11 @@ describe('tasks serve in a browser', () => {
     expect(await page.textContent(card(11))).toContain('P3#ops#release');
     expect(await shownOrder('ready')).toEqual([10, 11]);
 
+    // Soft links made by the CLI show in the open panel, and move nothing (docs/protocol.md, "Links").
+    expect(tasks(board.root, ['update', '11', '--related', '10', '--discovered-from', '10']).code).toBe(0);
+    await expect.poll(() => page.textContent('[data-panel="11"] .links'), { interval: 50 }).toBe('related: #10 found while on #10 ');
+    expect(await shownOrder('ready')).toEqual([10, 11]);
+
     // Priority 0 on a ready task: it moves to the top of Ready, in the order `tasks ready` (and claim --next) takes.
     await page.selectOption('[data-panel="11"] select[name="priority"]', '0');
     await until(() => readTaskFile(board.board, 11).priority === 0, 5000, '#11 at P0 on disk');

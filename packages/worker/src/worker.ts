@@ -16,7 +16,10 @@ import {
   syncBoard,
   searchPath,
   holdClaim,
+  recordCheckFailure,
   recordRunEnd,
+  type CheckRun,
+  type HoldOptions,
   type LastError,
   type ClaimLoss,
   type ClaimLossReason,
@@ -26,6 +29,7 @@ import {
   type TaskStore,
 } from '@dotasks/core/internal';
 import { MAX_OUT_OF_SCOPE, filesOutOfScope, scopeBaseline, type ScopeBaseline } from './out-of-scope.js';
+import { checkHeld, prepareAttempt } from './verify.js';
 
 /** What a worker does and how (the `tasks worker` flags). */
 export interface WorkerOptions {
@@ -72,8 +76,8 @@ export interface WorkerOptions {
   onOutput?: (chunk: Buffer, task: number) => void;
 }
 
-/** Why a worker stopped. */
-export type StopReason = 'drained' | 'max_tasks' | 'idle' | 'aborted';
+/** Why a worker stopped; `verify_failed`: a task whose check kept failing stays in progress for it, so it can take no other (single-in-progress). */
+export type StopReason = 'drained' | 'max_tasks' | 'idle' | 'aborted' | 'verify_failed';
 
 /** One line of `tasks worker --json`. Every event has `type`, `at` and `owner`. */
 export type WorkerEvent = { at: string; owner: string } & (
@@ -82,8 +86,19 @@ export type WorkerEvent = { at: string; owner: string } & (
   | { type: 'worker.waiting'; inProgress: number[] }
   | { type: 'worker.sync_failed'; message: string }
   | { type: 'task.claimed'; task: number; subject: string; worktree?: string; branch?: string }
-  | { type: 'task.completed'; task: number; durationMs: number; unblocked: number[]; outOfScope?: string[] }
+  | { type: 'task.completed'; task: number; durationMs: number; unblocked: number[]; outOfScope?: string[]; verify?: string; result?: boolean }
   | { type: 'task.failed'; task: number; exitCode: number | null; signal: string | null; durationMs: number; retry: boolean; outOfScope?: string[] }
+  | {
+      type: 'task.verify_failed';
+      task: number;
+      command: string;
+      exitCode: number | null;
+      signal: string | null;
+      timedOut: boolean;
+      durationMs: number;
+      /** The command runs on the task again at once; otherwise the worker gave up on it, and it stays in progress. */
+      retry: boolean;
+    }
   | { type: 'task.lost'; task: number; message: string; reason?: ClaimLossReason }
   | { type: 'task.moved'; task: number; from: number }
   | { type: 'task.interrupted'; task: number }
@@ -145,6 +160,8 @@ interface WorkerState {
   waitingReported: boolean;
   /** With --sync: a task's outcome is on this board but not yet on the remote. */
   unpublished: boolean;
+  /** Tasks whose check kept failing, left in progress for this worker's owner. */
+  readonly kept: number[];
 }
 
 /** One task while its command runs: the id follows a sync that moves it. */
@@ -203,6 +220,7 @@ function createWorkerState(options: WorkerOptions): WorkerState {
     idleSince: undefined,
     waitingReported: false,
     unpublished: false,
+    kept: [],
   };
 }
 
@@ -220,6 +238,7 @@ async function nextStep(state: WorkerState): Promise<LoopStep> {
   const { options, store, owner } = state;
   if (options.signal?.aborted) return { stop: 'aborted' };
   if (options.maxTasks !== undefined && state.taken >= options.maxTasks) return { stop: 'max_tasks' };
+  if (holdsKeptTask(state)) return { stop: 'verify_failed' };
   const reaped = await store.reap({ actor: owner }).catch((error: unknown) => {
     if (isBusy(error)) return [];
     throw error;
@@ -292,9 +311,8 @@ async function stopWorker(state: WorkerState, reason: StopReason): Promise<Worke
   return summary;
 }
 
-/** Runs the command on a claimed task and settles the task by how the run ended. */
+/** Runs the command on a claimed task and settles the task by how the run ended; a failing check runs it again on the task. */
 async function workOn(state: WorkerState, claim: WorkerClaim): Promise<void> {
-  const { options } = state;
   const task = claim.task;
   emit(state, {
     type: 'task.claimed',
@@ -302,16 +320,93 @@ async function workOn(state: WorkerState, claim: WorkerClaim): Promise<void> {
     subject: task.subject,
     ...(claim.worktree ? { worktree: claim.worktree.path, branch: claim.worktree.branch } : {}),
   });
+  let next: Retry | undefined = { id: task.id };
+  while (next) next = await attempt(state, claim, next);
+}
+
+/** The task (its id now) and the check that failed on the last run, for the next run of the command. */
+interface Retry {
+  id: number;
+  failedCheck?: CheckRun;
+}
+
+/**
+ * One run of the command and its settling: exit 0 runs the task's check
+ * (still holding the claim), and a passing check (or none) completes the
+ * task with the result the command left; a failing one leaves it in
+ * progress and asks for another run, until the worker gives up on it.
+ */
+async function attempt(state: WorkerState, claim: WorkerClaim, retry: Retry): Promise<Retry | undefined> {
+  const { options, store } = state;
+  let task: Task;
+  try {
+    // Read again for a run after a failing check: the command may have changed the task (its check, its paths).
+    task = retry.failedCheck ? store.getTask(retry.id) : claim.task;
+  } catch (error) {
+    return void lose(state, retry.id, error);
+  }
   // A task with paths: note the checkout now, to tell afterwards what the command changed outside them.
   const baseline = task.paths?.length ? await scopeBaseline(claim.worktree?.path ?? options.cwd ?? process.cwd()) : undefined;
-  const startedAt = Date.now();
-  const run: TaskRun = { claim, id: task.id, command: startCommand(state, task, claim.worktree?.path), startedAt, stopped: Promise.resolve() };
-  const { exit, loss } = await awaitCommand(state, run);
-  const durationMs = Date.now() - startedAt;
-  if (loss) return settleLost(state, run, loss, durationMs);
-  if (options.signal?.aborted) return settleInterrupted(state, run.id);
-  const scope = baseline ? await outOfScope(state.store, baseline, task) : undefined;
-  return settleExit(state, run, exit, durationMs, scope);
+  const files = prepareAttempt(store, task, retry.failedCheck);
+  try {
+    const startedAt = Date.now();
+    const command = startCommand(state, task, claim.worktree?.path, files.env);
+    const run: TaskRun = { claim, id: task.id, command, startedAt, stopped: Promise.resolve() };
+    const { exit, loss } = await awaitCommand(state, run);
+    if (loss) return void (await settleLost(state, run, loss, Date.now() - startedAt));
+    if (options.signal?.aborted) return void (await settleInterrupted(state, run.id));
+    const scope = baseline ? await outOfScope(store, baseline, task) : undefined;
+    const check =
+      exit.code === 0
+        ? await checkHeld(store, run.id, { owner: state.owner, env: options.env ?? process.env, hold: holdOptions(state, run), signal: options.signal })
+        : {};
+    const durationMs = Date.now() - startedAt;
+    if (check.loss) return void (await settleLost(state, run, check.loss, durationMs));
+    if (check.run?.interrupted || options.signal?.aborted) return void (await settleInterrupted(state, run.id));
+    if (check.run && !check.run.passed) return settleCheckFailed(state, run.id, check.run, durationMs);
+    await settleExit(state, run, exit, durationMs, scope, { result: exit.code === 0 ? files.readResult() : undefined, verify: check.run?.command });
+    return undefined;
+  } finally {
+    files.cleanup();
+  }
+}
+
+/**
+ * The check failed after the command exited 0: a note with the end of its
+ * output, the task left in progress for this worker, and the command runs
+ * on it again, until the task failed maxFailures times here; then the
+ * worker gives up on it and leaves it in progress (docs/protocol.md,
+ * "Checks before done").
+ */
+async function settleCheckFailed(state: WorkerState, id: number, check: CheckRun, durationMs: number): Promise<Retry | undefined> {
+  const { store, owner, summary } = state;
+  try {
+    await recordCheckFailure(store, id, check, { actor: owner });
+  } catch (error) {
+    lose(state, id, error);
+    return undefined;
+  }
+  const failedBefore = state.failures.get(id) ?? 0;
+  const retry = failedBefore + 1 < state.maxFailures;
+  state.failures.set(id, failedBefore + 1);
+  summary.failed.push(id);
+  if (!retry) {
+    state.excluded.add(id);
+    summary.gaveUp.push(id);
+    state.kept.push(id);
+  }
+  const { command, exitCode, signal, timedOut } = check;
+  emit(state, { type: 'task.verify_failed', task: id, command, exitCode, signal, timedOut, durationMs, retry });
+  return retry ? { id, failedCheck: check } : undefined;
+}
+
+/** With single-in-progress, a task this worker left in progress (its check kept failing) keeps it from taking another. */
+function holdsKeptTask(state: WorkerState): boolean {
+  if (!state.store.config.singleInProgress) return false;
+  return state.kept.some((id) => {
+    const task = state.store.peekTask(id);
+    return task?.status === 'in_progress' && task.owner === state.owner;
+  });
 }
 
 /**
@@ -320,25 +415,12 @@ async function workOn(state: WorkerState, claim: WorkerClaim): Promise<void> {
  * completed nor released (it is not ours).
  */
 async function awaitCommand(state: WorkerState, run: TaskRun): Promise<{ exit: CommandExit; loss: ClaimLoss | undefined }> {
-  const { options, store, owner } = state;
-  // A sync may move the task to a new id while the command runs (docs/protocol.md, "Ids across machines"); the
-  // claim moves with it, and so does everything the worker does with it from then on.
+  const { options, store } = state;
   const held = holdClaim(store, {
-    task: run.id,
-    owner,
-    claimedAt: run.claim.lease.claimedAt,
-    sinceSeq: run.claim.events.find((e) => e.task === run.id && e.type === 'claimed')?.seq,
-    leaseSeconds: options.leaseSeconds,
-    checkMs: options.claimCheckMs,
+    ...holdOptions(state, run),
     onLost: () => {
       run.stopped = run.command.kill();
     },
-    onMoved: (to) => {
-      emit(state, { type: 'task.moved', task: to, from: run.id });
-      run.id = to;
-    },
-    // With --sync the renewed lease is published, so other machines do not reap a task still being worked.
-    afterRenew: options.sync ? () => publish(state) : undefined,
   });
   const onAbort = () => void run.command.kill();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -352,6 +434,27 @@ async function awaitCommand(state: WorkerState, run: TaskRun): Promise<{ exit: C
     held.stop();
     options.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** How the worker holds its claim while the command, or the check after it, runs. */
+function holdOptions(state: WorkerState, run: TaskRun): Omit<HoldOptions, 'onLost'> {
+  const { options, owner } = state;
+  // A sync may move the task to a new id while the command runs (docs/protocol.md, "Ids across machines"); the
+  // claim moves with it, and so does everything the worker does with it from then on.
+  return {
+    task: run.id,
+    owner,
+    claimedAt: run.claim.lease.claimedAt,
+    sinceSeq: run.claim.events.find((e) => e.task === run.claim.task.id && e.type === 'claimed')?.seq,
+    leaseSeconds: options.leaseSeconds,
+    checkMs: options.claimCheckMs,
+    onMoved: (to) => {
+      emit(state, { type: 'task.moved', task: to, from: run.id });
+      run.id = to;
+    },
+    // With --sync the renewed lease is published, so other machines do not reap a task still being worked.
+    afterRenew: options.sync ? () => publish(state) : undefined,
+  };
 }
 
 /** The task was taken while the command ran: say so in the board's log and leave it to its new holder. */
@@ -377,13 +480,21 @@ async function settleInterrupted(state: WorkerState, id: number): Promise<void> 
   emit(state, { type: 'task.interrupted', task: id });
 }
 
-/** The command ended on its own: complete the task on exit 0, release it with `metadata.lastError` otherwise. */
-async function settleExit(state: WorkerState, run: TaskRun, exit: CommandExit, durationMs: number, scope: ScopeFindings | undefined): Promise<void> {
+/** The command ended on its own: complete the task on exit 0 (its check passed, or it has none), release it with `metadata.lastError` otherwise. */
+async function settleExit(
+  state: WorkerState,
+  run: TaskRun,
+  exit: CommandExit,
+  durationMs: number,
+  scope: ScopeFindings | undefined,
+  outcome: { result?: string; verify?: string },
+): Promise<void> {
   const { store, owner, summary } = state;
   const id = run.id;
   const failedBefore = state.failures.get(id) ?? 0;
   const retry = exit.code === 0 || failedBefore + 1 < state.maxFailures;
-  const record = await recordRunEnd(store, { task: id, owner, exitCode: exit.code, signal: exit.signal, tail: run.command.tail(), metadata: scope?.metadata });
+  const end = { task: id, owner, exitCode: exit.code, signal: exit.signal, tail: run.command.tail(), metadata: scope?.metadata };
+  const record = await recordRunEnd(store, { ...end, ...(outcome.result !== undefined ? { result: outcome.result } : {}) });
   const outOfScopeFiles = scope?.files.length ? { outOfScope: scope.files } : {};
   if (record.outcome === 'lost') {
     leave(state, id);
@@ -392,7 +503,8 @@ async function settleExit(state: WorkerState, run: TaskRun, exit: CommandExit, d
   }
   if (record.outcome === 'completed') {
     summary.completed.push(id);
-    emit(state, { type: 'task.completed', task: id, durationMs, unblocked: record.unblocked, ...outOfScopeFiles });
+    const checked = { ...(outcome.verify !== undefined ? { verify: outcome.verify } : {}), ...(outcome.result !== undefined ? { result: true } : {}) };
+    emit(state, { type: 'task.completed', task: id, durationMs, unblocked: record.unblocked, ...outOfScopeFiles, ...checked });
     return;
   }
   state.failures.set(id, failedBefore + 1);
@@ -454,8 +566,8 @@ interface RunningCommand {
   kill(): Promise<void>;
 }
 
-/** The command's environment: the worker's, with TASK_* naming the task. */
-function commandEnv(state: WorkerState, task: Task, worktree: string | undefined): NodeJS.ProcessEnv {
+/** The command's environment: the worker's, with TASK_* naming the task, and what the attempt adds (its result file, the upstream results). */
+function commandEnv(state: WorkerState, task: Task, worktree: string | undefined, extra: Record<string, string>): NodeJS.ProcessEnv {
   const { options, store } = state;
   const env: NodeJS.ProcessEnv = {
     ...(options.env ?? process.env),
@@ -466,14 +578,15 @@ function commandEnv(state: WorkerState, task: Task, worktree: string | undefined
     TASKS_DIR: store.dir,
     // `tasks` run by the command acts as the worker's owner.
     TASKS_OWNER: state.owner,
+    ...extra,
   };
   if (worktree) env.TASK_WORKTREE = worktree;
   return env;
 }
 
-function startCommand(state: WorkerState, task: Task, worktree: string | undefined): RunningCommand {
+function startCommand(state: WorkerState, task: Task, worktree: string | undefined, extra: Record<string, string>): RunningCommand {
   const { options } = state;
-  const env = commandEnv(state, task, worktree);
+  const env = commandEnv(state, task, worktree, extra);
   const [file, ...args] = options.command;
   // A command of its own process group, so stopping it stops everything it started.
   const child: ChildProcess =

@@ -61,9 +61,18 @@ describe('the worker loop (in-process, real commands)', () => {
         TASKS_DIR: store.dir,
         TASKS_OWNER: 'w1',
         TASK_EXTRA: 'kept',
+        // A fresh file of its own for the command's result, and what the tasks it waits for came to.
+        TASK_RESULT_FILE: expect.stringMatching(/dotasks-result-.+\/result$/),
+        TASK_UPSTREAM: '[]',
       },
-      expect.objectContaining({ TASK_ID: '2', TASK_SUBJECT: 'Transform AST', TASK_DESCRIPTION: '' }),
+      expect.objectContaining({
+        TASK_ID: '2',
+        TASK_SUBJECT: 'Transform AST',
+        TASK_DESCRIPTION: '',
+        TASK_UPSTREAM: '[{"id":1,"subject":"Parse AST","result":null}]',
+      }),
     ]);
+    expect(runs[0].TASK_RESULT_FILE).not.toBe(runs[1].TASK_RESULT_FILE);
     expect(store.getTask(1)).toMatchObject({ status: 'completed', owner: 'w1' });
     expect(store.getTask(2)).toMatchObject({ status: 'completed', owner: 'w1' });
     expect(events.map((e) => e.type)).toEqual(['worker.started', 'task.claimed', 'task.completed', 'task.claimed', 'task.completed', 'worker.stopped']);

@@ -15,7 +15,11 @@ export async function board(options: BoardOptions): Promise<CommandOutput> {
   const owner = actingOwner(options);
   // The keys write through the same commands as `tasks start|done|release|note ID --owner OWNER`.
   const as = { ...options, owner };
-  const text = (out: CommandOutput) => out.text ?? '';
+  // A refusal that is output, not a throw (a check before done that failed): its first line is the error the status line shows.
+  const text = (out: CommandOutput) => {
+    if (out.exitCode && out.warnings?.length) throw new Error(out.warnings[0].replace(/^tasks: /, ''));
+    return out.text ?? '';
+  };
   const { runBoard } = await import('@dotasks/terminal-board');
   const signal = await runBoard({
     store,
@@ -23,7 +27,7 @@ export async function board(options: BoardOptions): Promise<CommandOutput> {
     color: wantsColor(false),
     actions: {
       start: async (id) => text(await (await import('./start.js')).start({ ...as, id: String(id) })),
-      done: async (id) => text(await (await import('./done.js')).done({ ...as, id: String(id) })),
+      done: async (id) => text(await (await import('./done.js')).done({ ...as, id: String(id), quietCheck: true })),
       release: async (id) => text(await (await import('./release.js')).release({ ...as, id: String(id) })),
       note: async (id, note) => text(await (await import('./note.js')).note({ ...as, id: String(id), text: [note] })),
     },

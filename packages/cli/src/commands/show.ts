@@ -1,7 +1,7 @@
 import { parseTaskId, renderTaskDetail, toTaskView } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printableLines, printableTask } from '../core-read.js';
+import { printable, printableLines, printableTask } from '../core-read.js';
 
 /** What `tasks show` takes, as declared in the command table. */
 export interface ShowOptions extends CommandArgs<'show'>, GlobalOptions {}
@@ -20,5 +20,6 @@ export async function show(options: ShowOptions): Promise<CommandOutput> {
     const t = lookup(n);
     return t && printableTask(t);
   };
-  return { text: printableLines(renderTaskDetail(printableTask(task), shownLookup)), json: toTaskView(task, lookup) };
+  const boardVerify = store.config.verify === undefined ? {} : { boardVerify: printable(store.config.verify) };
+  return { text: printableLines(renderTaskDetail(printableTask(task), shownLookup, boardVerify)), json: toTaskView(task, lookup) };
 }

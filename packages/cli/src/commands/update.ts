@@ -32,11 +32,16 @@ export async function update(options: UpdateOptions): Promise<CommandOutput> {
     removeBlockedBy: parseIdList(options.removeBlockedBy),
     addBlocks: parseIdList(options.addBlocks),
     removeBlocks: parseIdList(options.removeBlocks),
+    addRelated: parseIdList(options.related),
+    removeRelated: parseIdList(options.removeRelated),
+    addDiscoveredFrom: parseIdList(options.discoveredFrom),
+    removeDiscoveredFrom: parseIdList(options.removeDiscoveredFrom),
     priority: parsePriorities(options.priority)[0],
     addLabels: splitList(options.label),
     removeLabels: splitList(options.removeLabel),
     addPaths: options.path,
     removePaths: options.removePath,
+    verify: options.verify === '' ? null : options.verify,
   };
   const store = openStore(options);
   const result = await store.updateTask(id, patch, { actor: actingOwner(options), force: options.force });

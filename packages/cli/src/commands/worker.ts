@@ -27,9 +27,11 @@ function describeEvent(e: WorkerEvent): string {
     case 'task.claimed':
       return `${who} claimed #${e.task}: ${e.subject}${e.worktree ? ` (worktree ${e.worktree}, branch ${e.branch})` : ''}`;
     case 'task.completed':
-      return `${who} completed #${e.task} in ${(e.durationMs / 1000).toFixed(1)} s${e.unblocked.length ? `; unblocked ${e.unblocked.map((t) => `#${t}`).join(', ')}` : ''}`;
+      return `${who} completed #${e.task} in ${(e.durationMs / 1000).toFixed(1)} s${e.verify !== undefined ? ` (check passed: ${e.verify})` : ''}${e.unblocked.length ? `; unblocked ${e.unblocked.map((t) => `#${t}`).join(', ')}` : ''}`;
     case 'task.failed':
       return `${who} #${e.task} failed (${e.signal ? `signal ${e.signal}` : `exit ${e.exitCode}`}) after ${(e.durationMs / 1000).toFixed(1)} s; released${e.retry ? '' : ', not retrying it here'}`;
+    case 'task.verify_failed':
+      return `${who} #${e.task}: the command exited 0 but the check failed (${e.timedOut ? 'timed out' : e.signal ? `signal ${e.signal}` : `exit ${e.exitCode}`}): ${e.command}; #${e.task} stays in progress, ${e.retry ? 'running the command on it again' : 'not trying it again here'} (its notes have the output)`;
     case 'task.lost':
       return `${who} lost #${e.task}: ${e.message}`;
     case 'task.moved':
@@ -37,9 +39,13 @@ function describeEvent(e: WorkerEvent): string {
     case 'task.interrupted':
       return `${who} interrupted: stopped the command and released #${e.task}`;
     case 'worker.stopped': {
-      const why = { drained: 'nothing left that it can do', max_tasks: 'reached --max-tasks', idle: 'idle for --idle-exit seconds', aborted: 'interrupted' }[
-        e.reason
-      ];
+      const why = {
+        drained: 'nothing left that it can do',
+        max_tasks: 'reached --max-tasks',
+        idle: 'idle for --idle-exit seconds',
+        aborted: 'interrupted',
+        verify_failed: `the check kept failing on ${e.gaveUp.map((t) => `#${t}`).join(', ')}, which stays in progress for it (one task at a time: finish it with tasks done, or release it)`,
+      }[e.reason];
       return `${who} stopped: ${why} (${e.completed.length} completed, ${e.failed.length} failed attempts${e.gaveUp.length ? `, gave up on ${e.gaveUp.map((t) => `#${t}`).join(', ')}` : ''}${e.lost.length ? `, lost ${e.lost.map((t) => `#${t}`).join(', ')}` : ''})`;
     }
   }

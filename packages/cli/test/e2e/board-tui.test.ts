@@ -142,6 +142,8 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     await exampleBoard(t.board);
+    // Soft links (docs/protocol.md, "Links"): #4 related to #3 and found while on #2.
+    await new TaskStore(t.board).updateTask(4, { addRelated: [3], addDiscoveredFrom: [2] });
     startBoard('b2', t.board, 'ann');
     await screenWhere('b2', (s) => expect(s).toContain('Ready (1)'));
 
@@ -152,6 +154,8 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     const blocked = await screenWhere('b2', (s) => expect(s).toContain('blocked by: #2 Transform AST (in progress), #3 Emit output (pending)'));
     expect(blocked).toContain('waiting for #2, #3');
     expect(blocked).toContain('(no description)');
+    expect(blocked).toMatch(/│related: #3 +│/);
+    expect(blocked).toMatch(/│found while on #2 +│/);
     tmux('send-keys', '-t', 'b2', 'Escape');
     await screenWhere('b2', (s) => expect(s).toContain('Done (1)'));
     tmux('send-keys', '-t', 'b2', 'Right');
@@ -161,6 +165,7 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     expect(detail).toContain('status: in progress · owner: agent-1');
     expect(detail).toContain('now: transforming');
     expect(detail).toContain('blocks: #4 Run tests (pending)');
+    expect(detail).toMatch(/│found here: #4 +│/);
     expect(detail).toMatch(/lease: 1[45]:\d\d left/);
     tmux('send-keys', '-t', 'b2', 'Escape');
     await screenWhere('b2', (s) => expect(s).toContain('Done (1)'));
@@ -238,10 +243,25 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     tmux('send-keys', '-t', 'b3', 'Escape');
     await screenWhere('b3', (s) => expect(s).toContain('note dropped'));
     expect(readTaskFile(t.board, 1).notes).toHaveLength(1);
-    // The detail view lists the note.
+    // Typed ahead in one read (a paste, a fast typist): the keys after n are the note's text, not board keys ('l' moves right).
+    tmux('send-keys', '-t', 'b3', '-l', 'nlater, still on #1');
+    await screenWhere('b3', (s) => expect(s).toContain('note #1: later, still on #1'));
+    tmux('send-keys', '-t', 'b3', 'Enter');
+    await vi.waitFor(
+      () =>
+        expect((readTaskFile(t.board, 1).notes as { text: string }[]).map((n) => n.text)).toEqual([
+          'seen on CI, q and p are just text here',
+          'later, still on #1',
+        ]),
+      {
+        timeout: 10_000,
+        interval: 20,
+      },
+    );
+    // The detail view lists the notes.
     tmux('send-keys', '-t', 'b3', 'Enter');
     await screenWhere('b3', (s) => {
-      expect(s).toContain('notes (1):');
+      expect(s).toContain('notes (2):');
       expect(s).toMatch(/- \d{4}-\d\d-\d\dT\S+ ann: seen on CI/);
     });
     tmux('send-keys', '-t', 'b3', 'q');
@@ -318,16 +338,18 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     ];
     for (const subject of subjects) await store.createTask({ subject });
     startBoard('b5', t.board, 'ann', 200);
-    const text = await screenWhere('b5', (s) => expect(s).toContain(`Ready (${subjects.length})`));
+    // Each subject is on the screen whole, in the Ready column (polled: tmux may show a frame it is still drawing).
+    const text = await screenWhere('b5', (s) => {
+      expect(s).toContain(`Ready (${subjects.length})`);
+      const lines = s.split('\n');
+      for (const [i, subject] of subjects.entries()) {
+        const row = lines.findIndex((r) => r.includes(`#${i + 1} `));
+        expect(row, subject).toBeGreaterThan(0);
+        expect(lines[row], subject).toMatch(/ ok\s*┃/);
+      }
+    });
     const rows = text.split('\n');
-    // Each subject is on the screen whole, in the Ready column.
     const ready = columnsOf(text).Ready;
-    for (const [i, subject] of subjects.entries()) {
-      const id = i + 1;
-      const row = rows.findIndex((r) => r.includes(`#${id} `));
-      expect(row, subject).toBeGreaterThan(0);
-      expect(rows[row], subject).toMatch(/ ok\s*┃/);
-    }
     expect(ready).toContain('rtl \\u202eevil\\u202c ok'); // the override shown, not obeyed
     expect(ready).toContain('isolate \\u2067iso\\u2069 ok');
     expect(ready).toContain('zero\\u200bwidth\\u2060join');

@@ -260,7 +260,7 @@ describe('tasks import and export', () => {
     );
   });
 
-  it('imports beads issues: blocks dependencies become edges, the other types links, tombstones left out', () => {
+  it('imports beads issues: blocks dependencies become edges, related and discovered-from soft links, tombstones left out', () => {
     const t = board();
     const file = join(t.root, 'issues.jsonl');
     cpSync(join(FIXTURES, 'beads-project', '.beads', 'issues.jsonl'), file);
@@ -279,18 +279,18 @@ describe('tasks import and export', () => {
       blockedBy: [5],
       blocks: [],
       priority: 0,
+      related: [6],
+      discoveredFrom: [5],
       metadata: {
         importedFrom: { tool: 'beads', id: 'bd-c41e', source: 'issues.jsonl' },
         beads: { issue_type: 'feature', created_at: '2025-11-02T09:00:00.000000-08:00', updated_at: '2025-11-02T09:00:00.000000-08:00' },
-        links: [
-          { type: 'related', id: 'bd-9d02', task: 6 },
-          { type: 'discovered-from', id: 'bd-7f3a.2', task: 5 },
-        ],
       },
     });
+    // The links are on both sides (docs/protocol.md, "Links").
+    expect(readTaskFile(t.board, 6)).toMatchObject({ related: [7] });
     // The closed blocker keeps its side as history; the open one is on both sides.
     expect(readTaskFile(t.board, 4)).toMatchObject({ status: 'completed', owner: 'ann', blocks: [5] });
-    expect(readTaskFile(t.board, 5)).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [7] });
+    expect(readTaskFile(t.board, 5)).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [7], discovered: [7] });
     expect(tasks(t.root, ['doctor']).code).toBe(0);
     // The project folder works as well as the file.
     const again = tasks(t.root, ['import', 'beads', join(FIXTURES, 'beads-project'), '--dry-run']);

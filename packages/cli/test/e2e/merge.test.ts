@@ -285,6 +285,23 @@ describe('tasks merge', () => {
     expect(other.code).toBe(1);
     expect(other.stderr).toBe('tasks: task #1 belongs to alice; only they merge it, or add --force\n');
   });
+
+  it("a task's own check replaces the board's, and runs on the merged result, not on the branch alone", () => {
+    // main gains a file after the branch was made: the merged result has it, the branch does not.
+    const r = repo({ verify: 'false' });
+    const id = (JSON.parse(ok(r.repo, ['create', 'parser', '--verify', 'test -f later.txt && test -f parser.txt', '--json'])) as { task: { id: number } }).task
+      .id;
+    const claim = JSON.parse(ok(r.repo, ['claim', String(id), '--worktree', '--owner', 'alice', '--json'])) as { worktree: { path: string } };
+    writeFileSync(join(claim.worktree.path, 'parser.txt'), 'parse\n');
+    git(claim.worktree.path, ['add', '-A']);
+    git(claim.worktree.path, ['commit', '-q', '-m', 'parser']);
+    writeFileSync(join(r.repo, 'later.txt'), 'later\n');
+    git(r.repo, ['add', 'later.txt']);
+    git(r.repo, ['commit', '-q', '-m', 'later on main']);
+    const merged = JSON.parse(ok(r.repo, ['merge', String(id), '--owner', 'alice', '--json'])) as { check: { command: string; passed: boolean } };
+    expect(merged.check).toMatchObject({ command: 'test -f later.txt && test -f parser.txt', passed: true });
+    expect(readTaskFile(r.board, id)).toMatchObject({ status: 'completed' });
+  });
 });
 
 describe('merged means done', () => {

@@ -6,6 +6,7 @@
  */
 import { searchPath, walkDepthFirst, type DepthFirstVisitor } from '../graph/walk.js';
 import type { Task } from '../format/format.js';
+import { LinkIndex, linkFacts } from './link-check.js';
 import type { EdgeNode } from './verdicts.js';
 
 /**
@@ -20,6 +21,8 @@ export class BoardGraph {
   private namedByBlockedBy = new Map<number, Set<number>>();
   /** id → tasks whose `blocks` names id. */
   private namedByBlocks = new Map<number, Set<number>>();
+  /** id → tasks whose soft links name id (docs/protocol.md, "Links"). */
+  readonly links = new LinkIndex();
 
   static fromTasks(tasks: Iterable<Task>): BoardGraph {
     const graph = new BoardGraph();
@@ -43,8 +46,9 @@ export class BoardGraph {
   set(id: number, task: EdgeNode): EdgeNode | undefined {
     const before = this.delete(id);
     // Keep only the edge facts, so the rest of a parsed task can be collected.
-    const node: EdgeNode = { status: task.status, blockedBy: [...task.blockedBy], blocks: [...task.blocks] };
+    const node: EdgeNode = { status: task.status, blockedBy: [...task.blockedBy], blocks: [...task.blocks], ...linkFacts(task) };
     this.nodes.set(id, node);
+    this.links.set(id, node);
     for (const b of node.blockedBy) addTo(this.namedByBlockedBy, b, id);
     for (const w of node.blocks) addTo(this.namedByBlocks, w, id);
     return before;
@@ -55,6 +59,7 @@ export class BoardGraph {
     const before = this.nodes.get(id);
     if (!before) return undefined;
     this.nodes.delete(id);
+    this.links.delete(id, before);
     for (const b of before.blockedBy) removeFrom(this.namedByBlockedBy, b, id);
     for (const w of before.blocks) removeFrom(this.namedByBlocks, w, id);
     return before;

@@ -3,6 +3,7 @@ import type { TaskEvent } from '../events/events.js';
 import { copyTask, isClosed, normalizeIds, serializeTask, taskFileName, type Task } from '../format/format.js';
 import type { ActorOptions, TaskProblem, TaskStore } from '../store.js';
 import { BoardGraph, rotateCycle } from './board-graph.js';
+import { applyLinkFinding, checkChangedLinks, checkLinks, linkFinding, linksNamed, type LinkLookup } from './link-check.js';
 import type { BoardFinding, EdgeField, EdgeNode, EdgeVerdict, GraphVerdict } from './verdicts.js';
 
 export { BoardGraph } from './board-graph.js';
@@ -145,7 +146,7 @@ function corruptFinding(error: CorruptTaskError, id: number, dir: string): Board
 /** Propagations first (they unblock), then repairs, then problems; no duplicates. */
 function sortFindings(findings: BoardFinding[]): BoardFinding[] {
   const seen = new Set<string>();
-  const rank = { propagate: 0, 'remove-side': 1, 'add-side': 2, invalid: 3 } as const;
+  const rank = { propagate: 0, 'remove-side': 1, 'add-side': 2, 'link-side': 2, invalid: 3 } as const;
   return findings
     .filter((f) => {
       const key = JSON.stringify(f);
@@ -234,7 +235,8 @@ export function checkBoard(store: TaskStore, options: { previous?: BoardGraph } 
   const snapshot = store.loadBoard();
   const unreadable = new Set(snapshot.problems.map((p) => p.id).filter((id): id is number => id !== undefined));
   const { graph, verdicts } = checkGraph(snapshot.tasks, { unreadable, previous: options.previous });
-  const findings = [...snapshot.problems.map((p) => problemFinding(p, store.dir)), ...verdicts.map(verdictFinding)];
+  const links = checkLinks(snapshot.tasks, { unreadable, before: (id) => options.previous?.get(id) }).map(linkFinding);
+  const findings = [...snapshot.problems.map((p) => problemFinding(p, store.dir)), ...verdicts.map(verdictFinding), ...links];
   return { graph, findings: sortFindings(findings), tasks: snapshot.tasks.length + snapshot.problems.length };
 }
 
@@ -259,35 +261,28 @@ export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number
   }
   const blockers = new Set([...graph.blockersNaming(id), ...(before?.blockedBy ?? [])]);
   const waiters = new Set([...graph.waitersNaming(id), ...(before?.blocks ?? [])]);
+  const lookup = freshLookup(store, id, task);
+  // Links: the changed task's own, those it stated before, and the other tasks' that name it.
+  const linkCtx = { lookup: (n: number) => linkLookup(lookup, n), before: (n: number) => (n === id ? before : graph.get(n)) };
+  const links = () => checkChangedLinks(id, [...graph.links.tasksNaming(id), ...linksNamed(before), ...linksNamed(task)], linkCtx).map(linkFinding);
   if (!task) {
+    const linkFindings = links();
     graph.delete(id);
     // Files that still name the vanished task (completed ones' `blocks` are history).
     const naming = normalizeIds([...graph.waitersNaming(id), ...graph.blockersNaming(id).filter((b) => !isClosed(graph.get(b)?.status ?? 'pending'))]);
-    if (naming.length === 0) return [];
-    return [
+    if (naming.length === 0) return sortFindings(linkFindings);
+    return sortFindings([
+      ...linkFindings,
       invalid(
         id,
         `${fileOf(id)} is gone but ${naming.map((n) => `#${n}`).join(', ')} still name${naming.length === 1 ? 's' : ''} it; restore the file, or remove the edges with 'tasks dep rm'`,
       ),
-    ];
+    ]);
   }
+  const linkFindings = links();
   graph.set(id, task);
   for (const b of task.blockedBy) blockers.add(b);
   for (const w of task.blocks) waiters.add(w);
-  const fresh = new Map<number, Task | typeof UNREADABLE | undefined>([[id, task]]);
-  const lookup: Lookup = (n) => {
-    if (!fresh.has(n)) {
-      let value: Task | typeof UNREADABLE | undefined;
-      try {
-        value = store.peekTask(n) ?? (store.hasTask(n) ? UNREADABLE : undefined);
-      } catch (error) {
-        if (!(error instanceof CorruptTaskError)) throw error;
-        value = UNREADABLE;
-      }
-      fresh.set(n, value);
-    }
-    return fresh.get(n);
-  };
   const ctx: EdgeContext = {
     lookup,
     cycle: (blocker, waiter) => {
@@ -308,7 +303,31 @@ export function checkChangedTask(store: TaskStore, graph: BoardGraph, id: number
     const verdict = judgeEdge(id, w, ctx);
     if (verdict) findings.push(verdictFinding(verdict));
   }
-  return sortFindings(findings);
+  return sortFindings([...findings, ...linkFindings]);
+}
+
+/** Looks tasks up fresh from disk, each once (`id` is the changed task, as read). */
+function freshLookup(store: TaskStore, id: number, task: Task | undefined): Lookup {
+  const fresh = new Map<number, Task | typeof UNREADABLE | undefined>([[id, task]]);
+  return (n) => {
+    if (!fresh.has(n)) {
+      let value: Task | typeof UNREADABLE | undefined;
+      try {
+        value = store.peekTask(n) ?? (store.hasTask(n) ? UNREADABLE : undefined);
+      } catch (error) {
+        if (!(error instanceof CorruptTaskError)) throw error;
+        value = UNREADABLE;
+      }
+      fresh.set(n, value);
+    }
+    return fresh.get(n);
+  };
+}
+
+/** An edge lookup as link-check.ts reads it. */
+function linkLookup(lookup: Lookup, id: number): ReturnType<LinkLookup> {
+  const found = lookup(id);
+  return found === UNREADABLE ? 'unreadable' : found;
 }
 
 /** A finding that `applyFinding` acts on (the others need a person). */
@@ -368,6 +387,7 @@ export async function applyFinding(
     if (!store.hasTask(finding.task)) return [];
     return (await store.propagateCompletion(finding.task, options)).events;
   }
+  if (finding.kind === 'link-side') return applyLinkFinding(store, finding, { ...options, setNode: (id, task) => options.graph?.set(id, task) });
   const { blocker, waiter } = finding;
   if (blocker === waiter) return [];
   const result = await store.transact({ board: true, tasks: [blocker, waiter] }, (tx) => {

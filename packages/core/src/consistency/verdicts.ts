@@ -4,13 +4,16 @@
  * findings the watcher reports. Judged in reconcile.ts.
  */
 import type { TaskStatus } from '../format/format.js';
+import type { LinkField } from '../format/task-links.js';
 
-/** What the files say about one task's edges: all a consistency check needs. */
-export interface EdgeNode {
-  status: TaskStatus;
+/** What the files say about one task's soft links (docs/protocol.md, "Links"). */
+export type LinkNode = { status: TaskStatus } & { readonly [K in LinkField]?: readonly number[] };
+
+/** What the files say about one task's edges and links: all a consistency check needs. */
+export type EdgeNode = LinkNode & {
   blockedBy: readonly number[];
   blocks: readonly number[];
-}
+};
 
 /** Something on the board that needs a fix, or a person. */
 export type BoardFinding =
@@ -20,6 +23,8 @@ export type BoardFinding =
   | { kind: 'add-side'; blocker: number; waiter: number; task: number; field: 'blocks' | 'blockedBy' }
   /** A person removed one side of an edge: drop the other side, `field` of `task`, too. */
   | { kind: 'remove-side'; blocker: number; waiter: number; task: number; field: 'blocks' | 'blockedBy' }
+  /** A soft link stated on one side only (`add`: write `other` into `field` of `task`), or whose other side went (`remove`: drop it from `task`). */
+  | { kind: 'link-side'; change: 'add' | 'remove'; task: number; field: LinkField; other: number }
   /** A file that does not parse or validate, or an edge that cannot be repaired. Nothing is written. */
   | { kind: 'invalid'; file: string; task?: number; line?: number; column?: number; problem: string };
 

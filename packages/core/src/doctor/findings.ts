@@ -20,6 +20,8 @@ export type FindingCode =
   | 'missing_task'
   | 'cycle'
   | 'closed_blocker'
+  | 'one_sided_link'
+  | 'bad_link'
   | 'non_canonical'
   | 'highwatermark'
   | 'stale_lock'

@@ -3,10 +3,12 @@
 // every dependent's blockedBy; each one transaction. TaskStore (store.ts)
 // delegates here; mutations.ts closes through closeInTx too.
 import { TasksError } from '../errors.js';
-import { isClosed } from '../format/format.js';
-import { openBlockers } from '../graph/graph.js';
+import { isClosed, type Task, type TaskStatus } from '../format/format.js';
+import { openBlockers, type TaskLookup } from '../graph/graph.js';
 import type { BoardFiles } from './board-files.js';
-import { applyMetadata, assertHeldBy, checkTransition, removeId } from './rules.js';
+import { dropLinksOfDeleted, linkedTasks } from './links.js';
+import { checkResult } from './outcome-fields.js';
+import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition, removeId } from './rules.js';
 import type { ActorOptions, MutationResult } from './store-types.js';
 import type { Transaction, TxScope } from './transaction.js';
 
@@ -24,6 +26,7 @@ export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status
   tx.put(task);
   if (tx.readLease(id)) tx.dropLease(id);
   if (wasOpen) tx.event({ type: status, task: id, owner: options.actor });
+  if (status === 'deleted') dropLinksOfDeleted(tx, id);
   const unblocked: number[] = [];
   for (const d of task.blocks) {
     const dependent = tx.tryRead(d);
@@ -40,49 +43,84 @@ export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status
   return unblocked;
 }
 
-/** The locks a completion or deletion of `id` will want: its own, and its dependents' under the board lock. */
-function closingScope(board: BoardFiles, id: number): Partial<TxScope> {
-  const blocks = board.peekTask(id)?.blocks ?? [];
-  return { board: blocks.length > 0, tasks: [id, ...blocks] };
+/** The locks a completion or deletion of `id` will want: its own, and its dependents' (a deletion's: its links' too) under the board lock. */
+function closingScope(board: BoardFiles, id: number, deleting = false): Partial<TxScope> {
+  const task = board.peekTask(id);
+  const others = [...(task?.blocks ?? []), ...(deleting ? linkedTasks(task) : [])];
+  return { board: others.length > 0, tasks: [id, ...others] };
+}
+
+/** What a completion may also check and write (a finish after its check, engine/verify.ts). */
+export interface CompleteOptions extends ActorOptions {
+  force?: boolean;
+  heldBy?: string;
+  metadata?: Record<string, unknown>;
+  /** Refuse unless the task still has this status and owner (they were read before a check that ran without locks); a completed one is fine. */
+  expect?: { status: TaskStatus; owner: string };
+  /** The task's `result` (checked: engine/outcome-fields.ts). */
+  result?: string;
+  /** A note appended in the same write (a completion that skipped its check says so). */
+  note?: string;
+}
+
+/**
+ * Refuses a completion by `actor` of a task that another owner holds or is
+ * assigned, or whose blockers are still open (`tasks done` without --force).
+ */
+export function assertCompletable(task: Task, actor: string | undefined, lookup: TaskLookup): void {
+  const id = task.id;
+  if (task.owner !== '' && actor !== undefined && task.owner !== actor)
+    throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${task.owner}; only they complete it, or add --force`, { id, owner: task.owner });
+  const open = openBlockers(task, lookup);
+  if (open.length)
+    throw new TasksError('E_BLOCKED', `task #${id} is still blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first or add --force`, {
+      id,
+      blockedBy: open,
+    });
 }
 
 /**
  * Completes a task and propagates. A task owned by someone else needs
  * `force`; so does one whose blockers are still open.
  */
-export async function completeTask(
-  board: BoardFiles,
-  id: number,
-  options: ActorOptions & { force?: boolean; heldBy?: string; metadata?: Record<string, unknown> } = {},
-): Promise<MutationResult> {
+export async function completeTask(board: BoardFiles, id: number, options: CompleteOptions = {}): Promise<MutationResult> {
   const unblocked: number[] = [];
   const result = await board.transact(closingScope(board, id), (tx) => {
     unblocked.length = 0;
     const task = tx.read(id);
     if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
+    if (options.expect) assertUnchanged(task, options.expect);
     if (task.status === 'deleted') checkTransition(task, 'completed');
-    if (task.status !== 'completed' && !options.force) {
-      if (task.owner !== '' && options.actor !== undefined && task.owner !== options.actor)
-        throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${task.owner}; only they complete it, or add --force`, {
-          id,
-          owner: task.owner,
-        });
-      const open = openBlockers(task, (n) => tx.view(n));
-      if (open.length)
-        throw new TasksError('E_BLOCKED', `task #${id} is still blocked by ${open.map((b) => `#${b}`).join(', ')}; finish those first or add --force`, {
-          id,
-          blockedBy: open,
-        });
-    }
-    if (options.metadata) {
+    if (task.status !== 'completed' && !options.force) assertCompletable(task, options.actor, (n) => tx.view(n));
+    if (options.metadata || options.result !== undefined || options.note !== undefined) {
       const edited = tx.edit(id);
-      applyMetadata(edited, options.metadata);
+      if (options.metadata) applyMetadata(edited, options.metadata);
+      if (options.result !== undefined) edited.result = checkResult(options.result);
+      if (options.note !== undefined) appendNote(edited, { at: new Date().toISOString(), owner: options.actor ?? '', text: checkNoteText(options.note) });
       tx.put(edited);
+      if (options.result !== undefined || options.note !== undefined)
+        tx.event({
+          type: 'updated',
+          task: id,
+          owner: options.actor,
+          fields: [...(options.result !== undefined ? ['result'] : []), ...(options.note !== undefined ? ['notes'] : [])],
+        });
     }
     unblocked.push(...closeInTx(board, tx, id, 'completed', options));
   });
   const task = result.written.find((t) => t.id === id) ?? board.getTask(id);
   return { task, written: result.written, unblocked, events: result.events };
+}
+
+/** A task that changed while its check ran (taken, released, deleted) is not completed on the strength of that check. */
+function assertUnchanged(task: Task, expected: { status: TaskStatus; owner: string }): void {
+  if (task.status === 'completed' || (task.status === expected.status && task.owner === expected.owner)) return;
+  const now = `${task.status.replace('_', ' ')}${task.owner ? `, owner ${task.owner}` : ''}`;
+  throw new TasksError(
+    task.owner !== expected.owner ? 'E_NOT_OWNER' : 'E_TRANSITION',
+    `task #${task.id} changed while its check ran (now ${now}); it was not completed`,
+    { id: task.id, owner: task.owner, status: task.status },
+  );
 }
 
 /** Propagates completions that were made by hand (idempotent; writes nothing when settled). */
@@ -100,7 +138,7 @@ export async function propagateCompletion(board: BoardFiles, id: number, options
 /** Tombstones a task: its file stays, it never blocks anyone again. */
 export async function deleteTask(board: BoardFiles, id: number, options: ActorOptions = {}): Promise<MutationResult> {
   const unblocked: number[] = [];
-  const result = await board.transact(closingScope(board, id), (tx) => {
+  const result = await board.transact(closingScope(board, id, true), (tx) => {
     unblocked.length = 0;
     tx.read(id);
     unblocked.push(...closeInTx(board, tx, id, 'deleted', options));

@@ -10,6 +10,8 @@ import { createLease, listLeases } from '../runtime/leases.js';
 import type { BoardFiles } from './board-files.js';
 import { loadBoardSnapshot } from './board-index.js';
 import { closeInTx } from './closing.js';
+import { applyLinksInTx, createLinks, linkPatchIds } from './links.js';
+import { applyVerify } from './outcome-fields.js';
 import {
   applyLabels,
   appendNote,
@@ -87,7 +89,8 @@ export async function createTask(board: BoardFiles, input: CreateTaskInput, opti
   if (input.paths !== undefined) checkPaths(input.paths);
   if (input.key !== undefined) checkCreateKey(input.key);
   const owners = status === 'in_progress' ? [input.owner || options.actor || ''] : [];
-  const result = await board.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? [])] }, (tx) => {
+  const linked = linkPatchIds(createLinks(input));
+  const result = await board.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? []), ...linked] }, (tx) => {
     // Under the board lock, which every create holds: a second create with the key waits for the first and finds its task.
     const earlier = input.key === undefined ? undefined : taskWithCreateKey(board, input.key);
     return earlier ?? createInTx(board, tx, input, options);
@@ -154,6 +157,7 @@ async function createInTx(board: BoardFiles, tx: Transaction, input: CreateTaskI
   const labels = checkLabels(input.labels ?? []);
   if (labels.length) task.labels = labels;
   if (input.paths !== undefined) applyPaths(task, { paths: input.paths });
+  applyVerify(task, input.verify);
   if (input.metadata !== undefined) applyMetadata(task, input.metadata);
   if (input.key !== undefined) applyMetadata(task, { [CREATE_KEY]: input.key });
   tx.put(task);
@@ -167,10 +171,11 @@ async function createInTx(board: BoardFiles, tx: Transaction, input: CreateTaskI
     if (!isClosed(task.status)) dependent.blockedBy = normalizeIds([...dependent.blockedBy, id]);
     tx.put(dependent);
   }
+  applyLinksInTx(board, tx, id, createLinks(input));
   tx.event({ type: 'created', task: id, owner: options.actor, subject });
   if (status === 'in_progress') tx.putLease(createLease(id, owner, null, board.config.leaseSeconds));
   tx.setHighWaterMark(id);
-  return task;
+  return tx.read(id); // as staged: with the links put after it
 }
 
 /**
@@ -192,12 +197,14 @@ export async function updateTask(board: BoardFiles, id: number, patch: UpdateTas
   const guess = board.peekTask(id);
   const edges = [...(patch.addBlockedBy ?? []), ...(patch.removeBlockedBy ?? []), ...(patch.addBlocks ?? []), ...(patch.removeBlocks ?? [])];
   const closing = toStatus === 'completed' || toStatus === 'deleted';
-  const tasks = [id, ...edges, ...(closing && guess ? guess.blocks : [])];
+  const linked = linkPatchIds(patch);
+  const tasks = [id, ...edges, ...linked, ...(closing && guess ? guess.blocks : [])];
   const owners = toStatus === 'in_progress' || patch.owner !== undefined ? [patch.owner ?? (guess?.owner || options.actor || '')] : [];
   const unblocked: number[] = [];
   // A new priority, a removed edge or a task back to pending changes what claim --next takes next.
   const moreClaimable = patch.priority !== undefined || patch.status !== undefined || !!patch.removeBlockedBy?.length || !!patch.removeBlocks?.length;
-  const result = await board.transact({ owners, board: edges.length > 0 || closing, tasks }, (tx) => {
+  const result = await board.transact({ owners, board: edges.length > 0 || linked.length > 0 || closing, tasks }, (tx) => {
+    unblocked.length = 0;
     if (moreClaimable) tx.refreshIndexOnCommit();
     unblocked.push(...updateInTx(board, tx, id, patch, options));
   });
@@ -231,6 +238,7 @@ function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: Updat
   for (const d of addBlocks) linkInTx(board, tx, id, d);
   for (const b of removeBlockedBy) unlinkInTx(board, tx, b, id);
   for (const d of removeBlocks) unlinkInTx(board, tx, id, d);
+  applyLinksInTx(board, tx, id, patch);
 
   const unblocked: number[] = [];
   if (toStatus !== undefined && toStatus !== before.status) unblocked.push(...changeStatus(board, tx, before, toStatus, owner.next, options));
@@ -247,7 +255,7 @@ function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: Updat
   }
   const changed = Object.keys(patch).filter((k) => {
     const value = (patch as Record<string, unknown>)[k];
-    return k !== 'status' && value !== undefined && !(Array.isArray(value) && value.length === 0 && /Labels$/.test(k));
+    return k !== 'status' && value !== undefined && !(Array.isArray(value) && value.length === 0 && /(Labels|Related|DiscoveredFrom)$/.test(k));
   });
   if (changed.length) tx.event({ type: 'updated', task: id, owner: options.actor, fields: changed });
   return unblocked;
@@ -297,6 +305,7 @@ function applyFields(task: Task, patch: UpdateTaskInput): void {
   }
   if (patch.addLabels?.length || patch.removeLabels?.length) applyLabels(task, checkLabels(patch.addLabels ?? []), checkLabels(patch.removeLabels ?? []));
   applyPaths(task, patch);
+  applyVerify(task, patch.verify);
   if (patch.metadata !== undefined) applyMetadata(task, patch.metadata);
 }
 

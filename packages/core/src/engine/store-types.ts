@@ -50,6 +50,11 @@ export interface CreateTaskInput {
   labels?: string[];
   /** The task's file scope: globs relative to the top of the repository. */
   paths?: string[];
+  /** The task's check before done: a shell command that must exit 0 (docs/protocol.md, "Checks before done"). */
+  verify?: string;
+  /** Soft links (docs/protocol.md, "Links"): tasks it is related to, and the tasks it was found while working on. */
+  related?: number[];
+  discoveredFrom?: number[];
   /**
    * Makes a retried create safe: kept in the task's `metadata.createKey`; a
    * create with a key some task already has returns that task, unchanged,
@@ -79,6 +84,13 @@ export interface UpdateTaskInput {
   paths?: string[] | null;
   addPaths?: string[];
   removePaths?: string[];
+  /** The task's check before done; null (or "") removes it, and the board's applies again. */
+  verify?: string | null;
+  /** Soft links added and removed on both sides (docs/protocol.md, "Links"). */
+  addRelated?: number[];
+  removeRelated?: number[];
+  addDiscoveredFrom?: number[];
+  removeDiscoveredFrom?: number[];
 }
 
 /** Options of a change: who acts, and whether a task somebody else holds may be taken over. */

@@ -1,5 +1,6 @@
 import { CorruptTaskError, TasksError } from '../errors.js';
 import { findJsonSyntaxError, findTopLevelKey, positionAt } from './json-locate.js';
+import { copyLinkFields, readLinkFields, writeLinkFields } from './task-links.js';
 
 export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'deleted'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -20,8 +21,16 @@ export interface Task {
   labels?: string[];
   /** Globs of the files the task expects to change, relative to the top of the repository (docs/protocol.md, "File scopes"). */
   paths?: string[];
+  /** Soft links (docs/protocol.md, "Links"), on both sides like edges and never part of readiness; each absent when empty. */
+  related?: number[];
+  discoveredFrom?: number[];
+  discovered?: number[];
   /** What people and agents noted on the task, oldest first; absent when there are none. */
   notes?: TaskNote[];
+  /** The shell command that must pass before the task completes (docs/protocol.md, "Checks before done"); absent: the board's, if any. */
+  verify?: string;
+  /** What the work came to, for the tasks that wait for this one (docs/protocol.md, "Results"); absent when none was given. */
+  result?: string;
   metadata?: Record<string, unknown>;
   /** Keys the format does not know, in their original order; preserved on every rewrite. */
   extra: Record<string, unknown>;
@@ -47,7 +56,12 @@ export const TASK_KEYS = [
   'priority',
   'labels',
   'paths',
+  'related',
+  'discoveredFrom',
+  'discovered',
   'notes',
+  'verify',
+  'result',
   'metadata',
 ] as const;
 
@@ -188,13 +202,14 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   }
   const core = coreFields(reader, obj);
   const task: Task = { ...core, blockedBy: edgeField(reader, obj, 'blockedBy'), blocks: edgeField(reader, obj, 'blocks'), extra: createRecord() };
-  const planning = readPlanningFields(reader, obj);
+  const planning = { ...readPlanningFields(reader, obj), ...readOutcomeFields(reader, obj) };
   const metadata = obj.metadata;
   if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)))
     reader.fail('metadata', `"metadata" must be an object, got ${show(metadata)}`);
   for (const key of Object.keys(obj)) if (!KNOWN.has(key)) setOwn(task.extra, key, obj[key]);
   if (obj.activeForm !== undefined) task.activeForm = obj.activeForm as string;
-  Object.assign(task, planning);
+  const links = readLinkFields(obj, (key, problem) => reader.fail(key, problem), show);
+  Object.assign(task, planning, links);
   if (metadata !== undefined) task.metadata = cloneJson(metadata) as Record<string, unknown>;
   return task;
 }
@@ -275,6 +290,21 @@ function readPlanningFields(reader: FieldReader, obj: Record<string, unknown>): 
   return planning;
 }
 
+/** `verify` (a non-empty string) and `result` (a string), when present. */
+function readOutcomeFields(reader: FieldReader, obj: Record<string, unknown>): Pick<Task, 'verify' | 'result'> {
+  const out: Pick<Task, 'verify' | 'result'> = {};
+  if (obj.verify !== undefined) {
+    if (typeof obj.verify !== 'string' || obj.verify.trim() === '')
+      reader.fail('verify', `"verify" must be a shell command (a non-empty string), got ${show(obj.verify)}`);
+    out.verify = obj.verify as string;
+  }
+  if (obj.result !== undefined) {
+    if (typeof obj.result !== 'string') reader.fail('result', `"result" must be a string, got ${show(obj.result)}`);
+    out.result = obj.result as string;
+  }
+  return out;
+}
+
 /** `labels` or `paths`: a copy of the list of non-empty strings, when present. */
 function stringList(reader: FieldReader, obj: Record<string, unknown>, key: 'labels' | 'paths', list: string, items: string): string[] | undefined {
   const value = obj[key];
@@ -303,7 +333,10 @@ export function serializeTask(task: Task): string {
   if (task.priority !== undefined && task.priority !== DEFAULT_PRIORITY) setOwn(out, 'priority', task.priority);
   if (task.labels?.length) setOwn(out, 'labels', normalizeLabels(task.labels));
   if (task.paths !== undefined) setOwn(out, 'paths', task.paths);
+  writeLinkFields(task, (key, ids) => setOwn(out, key, ids));
   if (task.notes?.length) setOwn(out, 'notes', normalizeNotes(task.notes).map(noteOut));
+  if (task.verify !== undefined) setOwn(out, 'verify', task.verify);
+  if (task.result !== undefined) setOwn(out, 'result', task.result);
   if (task.metadata !== undefined) setOwn(out, 'metadata', task.metadata);
   for (const key of Object.keys(task.extra)) if (!KNOWN.has(key)) setOwn(out, key, task.extra[key]);
   return JSON.stringify(out, null, 2) + '\n';
@@ -316,6 +349,7 @@ export function copyTask(task: Task): Task {
     blockedBy: [...task.blockedBy],
     blocks: [...task.blocks],
     ...(task.paths !== undefined ? { paths: [...task.paths] } : {}),
+    ...copyLinkFields(task),
     extra: cloneJson(task.extra) as Record<string, unknown>,
   };
   if (task.labels !== undefined) copy.labels = [...task.labels];

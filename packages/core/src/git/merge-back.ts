@@ -12,7 +12,8 @@ import type { Task } from '../format/format.js';
 import { openBlockers } from '../graph/graph.js';
 import type { MutationResult, TaskStore } from '../store.js';
 import { boardRepositoryDirs, taskBranch, type MergedRecord } from './branch-status.js';
-import { checkFailed, mergeCheckCommand, runChecks, type MergeCheck } from './merge-checks.js';
+import type { CheckRun } from '../runtime/verify-run.js';
+import { checkFailed, mergeCheckCommand, runChecks } from './merge-checks.js';
 import {
   gitText,
   makeMergedCommit,
@@ -50,7 +51,7 @@ export interface MergeTaskResult {
   /** The target before and after. */
   from: string;
   to: string;
-  check?: MergeCheck;
+  check?: CheckRun;
   worktreeRemoved: boolean;
   branchDeleted: boolean;
   /** What was left undone after the merge (a worktree kept, a branch that moved meanwhile). */
@@ -141,7 +142,7 @@ interface InSlot {
   from: string;
   to: string;
   tip: string;
-  check?: MergeCheck;
+  check?: CheckRun;
 }
 
 /**
@@ -166,11 +167,10 @@ async function mergeInSlot(plan: MergePlan, assertHeld: () => void): Promise<InS
   const merged = await makeMergedCommit(input);
   let checkout = merged.checkout;
   try {
-    let check: MergeCheck | undefined;
-    const command = mergeCheckCommand(plan.store);
-    if (command !== undefined) {
+    let check: CheckRun | undefined;
+    if (mergeCheckCommand(plan.store, plan.task) !== undefined) {
       checkout ??= await scratchCheckout(plan.repo, merged.commit);
-      check = await runChecks(plan.store, plan.task, checkout, command);
+      check = await runChecks(plan.store, plan.task, checkout, plan.options.actor);
       if (check && !check.passed) throw checkFailed(check, plan.task.id, plan.branch, plan.target);
     }
     assertHeld();

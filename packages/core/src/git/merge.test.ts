@@ -11,6 +11,16 @@ describe('mergeTaskText', () => {
     expect(JSON.parse(r.text).blockedBy).toEqual([2, 5, 6]);
   });
 
+  it('merges soft links as sets, like edges: a link one branch added and one the other removed, the field gone when empty', () => {
+    const base = task({ related: [5, 6], discovered: [7] });
+    const r = mergeTaskText(base, task({ related: [5, 6, 8], discovered: [7] }), task({ related: [6], discoveredFrom: [2] }));
+    expect(r.conflicts).toEqual([]);
+    expect(JSON.parse(r.text)).toMatchObject({ related: [6, 8], discoveredFrom: [2] });
+    // Both branches removed #7 from one side each: nothing is left, and nothing writes an empty list.
+    const gone = mergeTaskText(base, task({ related: [5, 6] }), task({ related: [5, 6], discovered: [] }));
+    expect(JSON.parse(gone.text)).not.toHaveProperty('discovered');
+  });
+
   it('merges metadata key by key and takes one-sided changes, removals included', () => {
     const base = task({ activeForm: 'emitting', metadata: { priority: 1, area: 'cli' } });
     const ours = task({ metadata: { priority: 2, area: 'cli' } }); // activeForm removed, priority changed

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { TASK_KEYS, normalizeIds, serializeTask, validateTask } from '../format/format.js';
+import { LINK_FIELDS } from '../format/task-links.js';
 import type { IdClash } from './id-clashes.js';
 
 /**
@@ -10,8 +11,9 @@ import type { IdClash } from './id-clashes.js';
  * a three-way merge field by field, so two branches that change different
  * fields of one task merge cleanly.
  *
- * - `blockedBy`, `blocks` and `labels` merge as sets: an item added on
- *   either side is kept, an item removed on either side is removed.
+ * - `blockedBy`, `blocks`, the soft links (`related`, `discoveredFrom`,
+ *   `discovered`) and `labels` merge as sets: an item added on either side
+ *   is kept, an item removed on either side is removed.
  * - `notes` merge as a union: every note of either side, once (the same
  *   at, owner and text), sorted by `at`; notes are only ever appended.
  * - Objects (`metadata`, unknown object fields) merge key by key, recursively.
@@ -47,7 +49,7 @@ export interface MergeResult {
 
 type Json = unknown;
 const ABSENT = undefined;
-const EDGE_KEYS = new Set(['blockedBy', 'blocks']);
+const EDGE_KEYS = new Set<string>(['blockedBy', 'blocks', ...LINK_FIELDS]);
 const KNOWN = new Set<string>(TASK_KEYS);
 
 /** How a top-level field merges when both sides changed it: as a set, as a union of notes, or as a value. */

@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import type { Task } from '../format/format.js';
+import { LINK_FIELDS } from '../format/task-links.js';
 
 /** `#from` as a mention in text (not `#12` when moving `#1`, not `&#1;`). */
 function mentionPattern(from: number): RegExp {
@@ -41,12 +42,13 @@ export function moveMentions(task: Task, before: Task | undefined, moves: Readon
   return changed;
 }
 
-/** Replaces moved ids in a task's edges. */
+/** Replaces moved ids in a task's edges and soft links. */
 export function moveEdges(task: Task, moves: ReadonlyMap<number, number>): boolean {
   let moved = false;
-  for (const key of ['blockedBy', 'blocks'] as const) {
-    if (!task[key].some((x) => moves.has(x))) continue;
-    task[key] = [...new Set(task[key].map((x) => moves.get(x) ?? x))].sort((a, b) => a - b);
+  for (const key of ['blockedBy', 'blocks', ...LINK_FIELDS] as const) {
+    const ids = task[key];
+    if (!ids?.some((x) => moves.has(x))) continue;
+    task[key] = [...new Set(ids.map((x) => moves.get(x) ?? x))].sort((a, b) => a - b);
     moved = true;
   }
   return moved;

@@ -1,4 +1,5 @@
 import { isClosed, type Task, type TaskStatus } from '../format/format.js';
+import { collectLinks, dotLinks, mermaidLinks, textLinks, type GraphLink } from './graph-links.js';
 import { isReady, openBlockers, type TaskLookup } from './graph.js';
 import { LongestChains, walkDepthFirst, type DepthFirstVisitor, type WalkEdge } from './walk.js';
 
@@ -36,6 +37,8 @@ export interface GraphEdge {
 export interface GraphModel {
   nodes: GraphNode[];
   edges: GraphEdge[];
+  /** Soft links between shown tasks (docs/protocol.md, "Links"): drawn apart, never on the critical path. */
+  links: GraphLink[];
   /** Ids of the longest chain of open tasks, in order; empty when no two open tasks are linked. */
   criticalPath: number[];
   ready: number[];
@@ -84,7 +87,7 @@ export function buildGraph(tasks: Task[], options: GraphOptions = {}): GraphMode
     if (t.activeForm !== undefined) node.activeForm = t.activeForm;
     return node;
   });
-  return { nodes, edges, criticalPath, ready: nodes.filter((n) => n.ready).map((n) => n.id) };
+  return { nodes, edges, links: collectLinks(shown), criticalPath, ready: nodes.filter((n) => n.ready).map((n) => n.id) };
 }
 
 function nodeState(t: Task, ready: boolean, lookup: TaskLookup): NodeState {
@@ -163,6 +166,7 @@ export function renderMermaid(model: GraphModel): string {
     lines.push(`  t${e.from} ${arrow} t${e.to}`);
     if (e.critical) critical.push(i);
   });
+  lines.push(...mermaidLinks(model.links));
   const used = new Set(model.nodes.map((n) => n.state));
   for (const state of Object.keys(MERMAID_CLASSES) as NodeState[]) if (used.has(state)) lines.push(`  classDef ${state} ${MERMAID_CLASSES[state]}`);
   for (const n of model.nodes) if (n.critical) lines.push(`  style t${n.id} stroke:${CRITICAL_COLOR},stroke-width:3px`);
@@ -208,7 +212,7 @@ export function renderDot(model: GraphModel): string {
         : '';
     lines.push(`  t${e.from} -> t${e.to}${attrs};`);
   }
-  lines.push('}');
+  lines.push(...dotLinks(model.links), '}');
   return lines.join('\n');
 }
 
@@ -281,7 +285,7 @@ export function renderGraphText(model: GraphModel): string {
   for (let i = 0; i < later.length; i++) if (!printed.has(later[i])) walk(later[i]);
   // Tasks only reachable through a cycle have no root; show them anyway.
   for (const n of model.nodes) if (!printed.has(n.id)) walk(n.id);
-  lines.push('');
+  lines.push(...textLinks(model.links), '');
   lines.push(
     model.criticalPath.length
       ? `critical path: ${model.criticalPath.map((id) => `#${id}`).join(' -> ')} (${model.criticalPath.length} open tasks in a row)`

@@ -6,6 +6,7 @@ import { createLease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { checkImported, checkLimits, checkNoCycle, checkReadable, shortSubject, workInProgressWarnings } from './import-checks.js';
 import { changedFields, findImportedBefore, refreshTask, standingWarning } from './import-again.js';
+import { becomesLinkField, wireLinks } from './import-links.js';
 import type { ForeignList, ForeignTask, ImportAction, ImportMapping, ImportPlan, ImportResult, ImportTarget } from './import-shapes.js';
 
 export * from './import-shapes.js';
@@ -26,9 +27,10 @@ function idKey(id: string): string {
 /** The fields every reader fills itself; `ForeignTask.fields` never overrides them. */
 const BASIC_KEYS = ['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata'] as const;
 
-/** A task's metadata with where it came from (`importedFrom`, first) and its links resolved to new ids. */
+/** A task's metadata with where it came from (`importedFrom`, first) and the relations that are no link field (import-links.ts), resolved to new ids. */
 function importMetadata(tool: string | undefined, t: ForeignTask, toNew: Map<string, number>, source: string | undefined): Record<string, unknown> | undefined {
-  if (tool === undefined && !t.links?.length) return t.metadata;
+  const links = t.links?.filter((l) => !becomesLinkField(l, (id) => toNew.get(idKey(id))));
+  if (tool === undefined && !links?.length) return t.metadata;
   const out = createRecord();
   if (tool !== undefined) {
     // A task imported before keeps that origin too: a second move must not erase the first.
@@ -41,11 +43,11 @@ function importMetadata(tool: string | undefined, t: ForeignTask, toNew: Map<str
     });
   }
   for (const [k, v] of Object.entries(t.metadata ?? {})) if (k !== 'importedFrom' || tool === undefined) setOwn(out, k, v);
-  if (t.links?.length)
+  if (links?.length)
     setOwn(
       out,
       'links',
-      t.links.map((l) => {
+      links.map((l) => {
         const task = toNew.get(idKey(l.id));
         return task === undefined ? { type: l.type, id: l.id } : { type: l.type, id: l.id, task };
       }),
@@ -101,6 +103,13 @@ export function planImport(list: ForeignList, at: number | ImportTarget): Import
   const edges = sourceEdges(list, toNew, (id) => beforeIds.has(id) && byId.get(id)!.status === 'deleted', beforeIds, warnings);
   const edgesDiffer = edgesThatDiffer(tasks, edges, beforeIds);
   wireEdges(edges, byId, beforeIds);
+  wireLinks(
+    list.tasks.map((t, i) => ({ id: ids[i], sourceId: t.sourceId, subject: t.subject, links: t.links })),
+    (id) => toNew.get(idKey(id)),
+    byId,
+    beforeIds,
+    warnings,
+  );
   for (const t of tasks) {
     t.blocks = normalizeIds(t.blocks);
     t.blockedBy = normalizeIds(t.blockedBy);

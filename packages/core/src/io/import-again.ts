@@ -48,7 +48,7 @@ export function findImportedBefore(list: ForeignList, target: ImportTarget, warn
 
 /**
  * A task imported before, refreshed from the source: what it says (subject,
- * description, and the priority, labels, paths, metadata keys and unknown
+ * description, and the priority, labels, paths, check, result, metadata keys and unknown
  * keys the source gives; its notes are added) is the source's; where it
  * stands (status, owner, activeForm, edges) stays the board's, which its
  * claims, completions and dependencies moved on purpose.
@@ -60,6 +60,8 @@ export function refreshTask(current: Task, fresh: Task): Task {
   if (fresh.priority !== undefined) task.priority = fresh.priority;
   if (fresh.labels !== undefined) task.labels = [...fresh.labels];
   if (fresh.paths !== undefined) task.paths = [...fresh.paths];
+  if (fresh.verify !== undefined) task.verify = fresh.verify;
+  if (fresh.result !== undefined) task.result = fresh.result;
   if (fresh.notes?.length) task.notes = normalizeNotes([...(task.notes ?? []), ...fresh.notes]);
   if (fresh.metadata !== undefined) {
     const metadata = task.metadata ?? createRecord();

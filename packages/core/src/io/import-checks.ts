@@ -8,6 +8,7 @@ import { ownerFlag } from '../hints.js';
 import { CorruptTaskError, TasksError } from '../errors.js';
 import { MAX_TASK_FILE_BYTES, normalizeIds, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { checkLabels, checkNesting, checkNoteText, checkPaths, checkPriority, checkSubject } from '../engine/rules.js';
+import { checkResult, checkVerifyCommand } from '../engine/outcome-fields.js';
 import { BoardGraph } from '../consistency/reconcile.js';
 import type { ForeignList, ForeignTask, ImportTarget } from './import-shapes.js';
 
@@ -18,8 +19,8 @@ export function shortSubject(subject: string): string {
 
 /**
  * An import applies the limits of `tasks create` to each task the source
- * gives (subject, priority, labels, paths, notes, nesting); labels and paths
- * come out as create writes them.
+ * gives (subject, priority, labels, paths, notes, the check before done, the
+ * result, nesting); labels and paths come out as create writes them.
  */
 export function checkLimits(task: Task): void {
   checkSubject(task.subject);
@@ -35,6 +36,8 @@ export function checkLimits(task: Task): void {
     else delete task.paths;
   }
   for (const note of task.notes ?? []) checkNoteText(note.text);
+  if (task.verify !== undefined) task.verify = checkVerifyCommand(task.verify);
+  if (task.result !== undefined) task.result = checkResult(task.result);
   if (task.metadata !== undefined) checkNesting(task.metadata, 'metadata');
 }
 

@@ -131,7 +131,7 @@ describe('imports from other tools (core)', () => {
   });
 
   describe('beads', () => {
-    it('reads issues.jsonl: blocks dependencies are edges, the other types links, tombstones left out', () => {
+    it('reads issues.jsonl: blocks dependencies are edges, related and discovered-from soft links, the other types metadata.links, tombstones left out', () => {
       const list = readBeadsIssues(beadsProject);
       expect(list.source).toBe(join(beadsProject, '.beads', 'issues.jsonl'));
       const plan = planImport(list, 1);
@@ -162,23 +162,39 @@ describe('imports from other tools (core)', () => {
         },
       });
       // A closed blocker keeps the edge on its side only (docs/protocol.md, "Edges").
-      expect(webhook).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [5] });
+      expect(webhook).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [5], discovered: [5] });
       expect(webhook.description).toBe('Handle payment_intent events.\n\n## Design\n\nVerify the signature first; store the raw event.');
-      expect(docs).toMatchObject({ description: '## Notes\n\nKeys live in the vault.', priority: 3, labels: ['docs'] });
-      expect(refund).toMatchObject({
-        status: 'pending',
-        blockedBy: [3],
-        priority: 0,
-        metadata: {
-          links: [
-            { type: 'related', id: 'bd-9d02', task: 4 },
-            { type: 'discovered-from', id: 'bd-7f3a.2', task: 3 },
-          ],
-        },
-      });
+      expect(docs).toMatchObject({ description: '## Notes\n\nKeys live in the vault.', priority: 3, labels: ['docs'], related: [5] });
+      // beads' related and discovered-from are the soft links, on both sides (docs/protocol.md, "Links"); nothing is left in metadata.links.
+      expect(refund).toMatchObject({ status: 'pending', blockedBy: [3], priority: 0, related: [4], discoveredFrom: [3] });
+      expect(refund.metadata).not.toHaveProperty('links');
       expect(refund.description).toBe('Full and partial refunds.\n\n## Acceptance Criteria\n\n- partial refund keeps the order open');
       expect(plan.warnings).toEqual([]);
       expect(plan.notes).toEqual(['left out 1 tombstone (deleted issues)']);
+    });
+
+    it('keeps a related or discovered-from link to an issue not in the list in metadata.links, and a parent-child one always', () => {
+      const file = join(temp(), 'issues.jsonl');
+      const dep = (from: string, on: string, type: string) => ({ issue_id: from, depends_on_id: on, type });
+      writeFileSync(
+        file,
+        [
+          { id: 'bd-1', title: 'A', status: 'open', priority: 2, dependencies: [dep('bd-1', 'bd-gone', 'related'), dep('bd-1', 'bd-2', 'parent-child')] },
+          { id: 'bd-2', title: 'B', status: 'open', priority: 2, dependencies: [dep('bd-2', 'bd-1', 'discovered-from'), dep('bd-2', 'bd-1', 'related')] },
+        ]
+          .map((i) => JSON.stringify(i))
+          .join('\n'),
+      );
+      const [a, b] = planImport(readBeadsIssues(file), 1).tasks;
+      expect(a).toMatchObject({ related: [2], discovered: [2] });
+      expect(a.metadata?.links).toEqual([
+        { type: 'related', id: 'bd-gone' },
+        { type: 'parent-child', id: 'bd-2', task: 2 },
+      ]);
+      expect(b).toMatchObject({ related: [1], discoveredFrom: [1] });
+      expect(b.metadata).not.toHaveProperty('links');
+      expect(a.blockedBy).toEqual([]);
+      expect(b.blockedBy).toEqual([]);
     });
 
     it('refuses a line that is not JSON with its line, and a cycle of blocks with the beads ids', () => {
@@ -386,6 +402,18 @@ describe('imports from other tools (core)', () => {
       ]);
       writeFileSync(file, views.map((v) => JSON.stringify(v)).join('\n'));
       expect(planImport(readDotasksExport(file), 1).tasks).toEqual(plan.tasks);
+    });
+
+    it("carries an export's soft links to the new ids, on both sides", () => {
+      const view = (id: number, fields: Record<string, unknown>) => ({ id, subject: `T${id}`, status: 'pending', blockedBy: [], blocks: [], ...fields });
+      const file = join(temp(), 'board.json');
+      // #9 states only its side of the link to #3; #5 names #40, which the export does not have.
+      const views = [view(3, { related: [5], discovered: [5] }), view(5, { related: [3, 40], discoveredFrom: [3] }), view(9, { related: [3] })];
+      writeFileSync(file, JSON.stringify({ tasks: views }));
+      const [t3, t5, t9] = planImport(readDotasksExport(file), 1).tasks;
+      expect(t3).toMatchObject({ id: 1, related: [2, 3], discovered: [2] });
+      expect(t5).toMatchObject({ id: 2, related: [1], discoveredFrom: [1], metadata: { links: [{ type: 'related', id: '40' }] } });
+      expect(t9).toMatchObject({ id: 3, related: [1] });
     });
   });
 });

@@ -335,8 +335,10 @@ function beadsFile(path: string): { file: string; found: boolean } {
  * Reads beads' `issues.jsonl`, one issue a line (`id` like `bd-a1b2`, title,
  * description, status open/in_progress/blocked/closed, priority 0–4, labels,
  * assignee, dependencies `{issue_id, depends_on_id, type}`). A `blocks`
- * dependency is an edge (the issue waits for `depends_on_id`); the other types
- * are kept in `metadata.links`. Tombstones (deleted issues) are left out.
+ * dependency is an edge (the issue waits for `depends_on_id`); `related` and
+ * `discovered-from` become the soft links of the same names (import-links.ts);
+ * the other types are kept in `metadata.links`. Tombstones (deleted issues)
+ * are left out.
  */
 export function readBeadsIssues(path: string): ForeignList {
   const { file, found } = beadsFile(path);
@@ -427,6 +429,16 @@ function carryListFields(view: Record<string, unknown>, task: ForeignTask, where
   }
 }
 
+/** An exported view's soft links (docs/protocol.md, "Links") as relations to the export's ids, resolved by the import like edges. */
+function exportedLinks(view: Record<string, unknown>): { type: string; id: string }[] {
+  const kinds: [string, string][] = [
+    ['related', 'related'],
+    ['discoveredFrom', 'discovered-from'],
+    ['discovered', 'discovered'],
+  ];
+  return kinds.flatMap(([key, type]) => idList(view[key]).map((id) => ({ type, id })));
+}
+
 /** The task views in an export: `{"tasks": [...]}` (json), an array, or one view a line (jsonl). */
 function exportedViews(file: string, source: string): unknown[] {
   let whole: unknown;
@@ -477,8 +489,12 @@ export function readDotasksExport(file: string): ForeignList {
     const planning = createRecord();
     if (view.priority !== undefined && view.priority !== null) planning.priority = view.priority;
     if (view.labels !== undefined && view.labels !== null) planning.labels = Array.isArray(view.labels) ? cloneJson(view.labels) : [view.labels];
+    // The check before done and the result, as the export has them: planImport holds them to the limits of create and done.
+    for (const key of ['verify', 'result'] as const) if (typeof view[key] === 'string' && view[key].trim() !== '') planning[key] = view[key];
     if (Object.keys(planning).length) task.fields = { ...task.fields, ...planning };
     carryListFields(view, task, where, warnings);
+    const links = exportedLinks(view);
+    if (links.length) task.links = links;
     return task;
   });
   if (tasks.length === 0) throw new TasksError('E_NOT_FOUND', `${file} holds no tasks; nothing to import`, { file });

@@ -57,6 +57,8 @@ export interface RunEnd {
   killed?: boolean;
   /** More metadata to write with the outcome (the worker's `outOfScope`). */
   metadata?: Record<string, unknown>;
+  /** The task's `result`, written with a completion (the worker's, from `$TASK_RESULT_FILE`). */
+  result?: string;
 }
 
 /** Errors that mean "the task is not the runner's any more", not a failure of the board. */
@@ -77,7 +79,12 @@ export async function recordRunEnd(store: TaskStore, end: RunEnd): Promise<RunRe
   const { task, owner } = end;
   try {
     if (end.exitCode === 0 && !end.killed) {
-      const done = await store.completeTask(task, { actor: owner, heldBy: owner, ...(end.metadata ? { metadata: end.metadata } : {}) });
+      const done = await store.completeTask(task, {
+        actor: owner,
+        heldBy: owner,
+        ...(end.metadata ? { metadata: end.metadata } : {}),
+        ...(end.result !== undefined ? { result: end.result } : {}),
+      });
       return { outcome: 'completed', unblocked: done.unblocked };
     }
     const lastError: LastError = {

@@ -79,6 +79,8 @@ export type PrintableFields = {
   metadata?: Record<string, unknown>;
   labels?: string[];
   notes?: { at: string; owner: string; text: string }[];
+  verify?: string;
+  result?: string;
 };
 
 /** True when some text of the task might print differently: one regex test per text, no copy. */
@@ -91,7 +93,9 @@ function mayNeedEscapes(task: PrintableFields): boolean {
     (task.paths?.some((p) => SUSPECT.test(p)) ?? false) ||
     (task.labels?.some((l) => SUSPECT.test(l)) ?? false) ||
     (task.notes?.some((n) => SUSPECT.test(n.at) || SUSPECT.test(n.owner) || SUSPECT_IN_LINES.test(n.text)) ?? false) ||
-    (task.metadata !== undefined && Object.keys(task.metadata).some((k) => SUSPECT.test(k)))
+    (task.metadata !== undefined && Object.keys(task.metadata).some((k) => SUSPECT.test(k))) ||
+    (task.verify !== undefined && SUSPECT.test(task.verify)) ||
+    (task.result !== undefined && SUSPECT_IN_LINES.test(task.result))
   );
 }
 
@@ -112,6 +116,9 @@ export function printableTask<T extends PrintableFields>(task: T): T {
     ...(task.owner !== undefined ? { owner: printable(task.owner) } : {}),
     ...(typeof task.activeForm === 'string' ? { activeForm: printable(task.activeForm) } : {}),
     ...(task.paths ? { paths: task.paths.map((p) => printable(p)) } : {}),
+    ...(task.verify !== undefined ? { verify: printable(task.verify) } : {}),
+    // A result may run over several lines, like a description.
+    ...(task.result !== undefined ? { result: printableLines(task.result) } : {}),
     // Values are shown as JSON, which escapes C0 controls itself; the caller passes the text through printableLines for the rest.
     ...(task.metadata ? { metadata: Object.fromEntries(Object.entries(task.metadata).map(([k, v]) => [printable(k), v])) } : {}),
   };

@@ -1,4 +1,5 @@
 import { DEFAULT_PRIORITY, isClosed, priorityOf, type Task, type TaskNote, type TaskStatus } from '../format/format.js';
+import { presentLinks } from '../format/task-links.js';
 import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
 import { firstRanked } from '../graph/ready-order.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
@@ -44,6 +45,10 @@ export interface TaskView {
   blocks: number[];
   /** The task's file scope (globs), only when it declares one. */
   paths?: string[];
+  /** Soft links (docs/protocol.md, "Links"), each only when it has ids: never part of `ready`. */
+  related?: number[];
+  discoveredFrom?: number[];
+  discovered?: number[];
   metadata: Record<string, unknown>;
   ready: boolean;
   /** Ids in blockedBy that are not completed or deleted (missing ones included). */
@@ -53,6 +58,10 @@ export interface TaskView {
   labels: string[];
   /** Oldest first. */
   notes: TaskNote[];
+  /** The task's own check before done, only when it has one (the board's is in config.json). */
+  verify?: string;
+  /** What the work came to, only when it was given one. */
+  result?: string;
 }
 
 /** The documented JSON shape of a board listing. */
@@ -84,12 +93,15 @@ export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
     blockedBy: [...task.blockedBy],
     blocks: [...task.blocks],
     ...(task.paths !== undefined ? { paths: [...task.paths] } : {}),
+    ...presentLinks(task),
     metadata: { ...(task.metadata ?? {}) },
     ready: isReady(task, lookup),
     openBlockers: isClosed(task.status) ? [] : openBlockers(task, lookup),
     priority: priorityOf(task),
     labels: [...(task.labels ?? [])],
     notes: (task.notes ?? []).map((n) => ({ ...n })),
+    ...(task.verify !== undefined ? { verify: task.verify } : {}),
+    ...(task.result !== undefined ? { result: task.result } : {}),
   };
 }
 
@@ -300,8 +312,8 @@ export function createLineRenderer(snapshot: BoardSnapshot): { line(task: Task):
   };
 }
 
-/** A task in full, for `tasks show`. */
-export function renderTaskDetail(task: Task, lookup: TaskLookup): string {
+/** A task in full, for `tasks show`; `boardVerify` is the board's check, shown for a task without one of its own. */
+export function renderTaskDetail(task: Task, lookup: TaskLookup, options: { boardVerify?: string } = {}): string {
   const view = toTaskView(task, lookup);
   const lines = [renderTaskLine(task, lookup), `  status:      ${task.status}${view.ready ? ' (ready)' : ''}`];
   lines.push(`  owner:       ${task.owner || '(none)'}`);
@@ -311,6 +323,16 @@ export function renderTaskDetail(task: Task, lookup: TaskLookup): string {
   lines.push(`  priority:    P${priorityOf(task)}${task.priority === undefined || task.priority === DEFAULT_PRIORITY ? ' (default)' : ''}`);
   if (task.labels?.length) lines.push(`  labels:      ${task.labels.join(', ')}`);
   if (task.paths?.length) lines.push(`  paths:       ${task.paths.join(', ')}`);
+  if (task.verify !== undefined) lines.push(`  verify:      ${task.verify}`);
+  else if (options.boardVerify !== undefined) lines.push(`  verify:      ${options.boardVerify} (the board's)`);
+  if (task.result !== undefined) {
+    const [first, ...rest] = task.result.split('\n');
+    lines.push(`  result:      ${first}`, ...rest.map((l) => `               ${l}`));
+  }
+  const links = presentLinks(task);
+  if (links.related) lines.push(`  related:     ${links.related.map((id) => `#${id}`).join(', ')}`);
+  if (links.discoveredFrom) lines.push(`  discoveredFrom: ${links.discoveredFrom.map((id) => `#${id}`).join(', ')} (found while working on it)`);
+  if (links.discovered) lines.push(`  discovered:  ${links.discovered.map((id) => `#${id}`).join(', ')} (found while working on this one)`);
   if (task.metadata && Object.keys(task.metadata).length) {
     for (const key of Object.keys(task.metadata)) lines.push(`  meta.${key}: ${JSON.stringify(task.metadata[key])}`);
   }

@@ -19,6 +19,8 @@ const ALL_CODES: Record<FindingCode, true> = {
   missing_task: true,
   cycle: true,
   closed_blocker: true,
+  one_sided_link: true,
+  bad_link: true,
   non_canonical: true,
   highwatermark: true,
   stale_lock: true,

@@ -14,6 +14,7 @@ import { idClashes } from './id-clashes.js';
 import { unfinishedChanges } from './journals.js';
 import { expiredLeases } from './leases.js';
 import { leftovers } from './leftovers.js';
+import { links } from './links.js';
 import { mergeDriver } from './merge-driver.js';
 import { taskFiles } from './task-files.js';
 import { untrackedClaims } from './untracked-claims.js';
@@ -26,6 +27,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   idClashes,
   duplicateIds,
   graph,
+  links,
   badScopes,
   canonicalForm,
   highWaterMark,
