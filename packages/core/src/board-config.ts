@@ -60,6 +60,12 @@ export interface BoardConfig {
   verify?: string;
   /** How long a check may run before it is stopped and counts as failed, seconds (default 600). */
   verifyTimeoutSeconds: number;
+  /**
+   * A parent completes by itself, in the same change, when its last open
+   * child completes (docs/protocol.md, "Parents"). Default false: it waits
+   * for someone to complete it.
+   */
+  completeParents: boolean;
 }
 
 /** The smallest `echoBudget`: room for the summary, the fold lines and a few tasks. */
@@ -79,9 +85,10 @@ export const DEFAULT_CONFIG: BoardConfig = {
   mergeStrategy: 'merge',
   mergedMeansDone: false,
   verifyTimeoutSeconds: 600,
+  completeParents: false,
 };
 
-const BOOLEAN_KEYS = ['singleInProgress', 'sync'] as const;
+const BOOLEAN_KEYS = ['singleInProgress', 'sync', 'completeParents'] as const;
 const NUMBER_KEYS = ['leaseSeconds', 'staleLockSeconds', 'lockTimeoutSeconds', 'verifyTimeoutSeconds'] as const;
 const STRING_KEYS = ['worktreeDir', 'branchPattern', 'syncRemote', 'syncBranch', 'verify'] as const;
 

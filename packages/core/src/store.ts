@@ -6,6 +6,7 @@ import * as claims from './engine/claims.js';
 import * as closing from './engine/closing.js';
 import * as mutations from './engine/mutations.js';
 import * as verify from './engine/verify.js';
+import { openChildrenNow } from './engine/parents.js';
 import {
   BOARD_GITIGNORE,
   RUNTIME_DIR,
@@ -238,6 +239,11 @@ export class TaskStore extends BoardFiles {
   readEvents(sinceSeq = 0): TaskEvent[] {
     const text = readFileIfExists(join(this.runtimeDir, EVENTS_FILE));
     return text === undefined ? [] : parseEvents(text, sinceSeq);
+  }
+
+  /** The open tasks whose parent is `id`, ascending, as their files have them (docs/protocol.md, "Parents"). */
+  openChildrenOf(id: number): number[] {
+    return openChildrenNow(this.dir, id, (n) => this.peekTask(n));
   }
 
   /** True when the id names a task file on disk. */

@@ -151,28 +151,7 @@ function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimVie
   const open = head.open;
   const unsure = new Set(header.unsure);
   const closed = header.closed;
-  const known = (id: number) => open.has(id) || unsure.has(id) || inRanges(closed, id);
-  // Task files the index does not know, when the folder changed since it listed them. dotasks
-  // hands out ids up to `.highwatermark` (a git pull that brings tasks raises it too), so the ids
-  // above the index's mark are looked at one by one; a file made some other way below the mark
-  // waits for the next exact pass, like a reopened task. Without both marks: list the folder.
-  let present: Set<number> | undefined;
-  const unknown = new Set<number>();
-  const dirStat = statBoardDir(dir);
-  if (!header.dir || !sameDir(header.dir, dirStat)) {
-    const hwm = readHighWaterMarkQuiet(dir);
-    if (hwm !== null && header.hwm !== null && hwm >= header.hwm && hwm - header.hwm <= MAX_PROBED_IDS) {
-      for (let id = header.hwm + 1; id <= hwm; id++) if (!known(id)) unknown.add(id);
-    } else {
-      present = new Set();
-      for (const name of readBoardNames(dir)) {
-        const id = taskIdOf(name);
-        if (id === undefined) continue;
-        present.add(id);
-        if (!known(id)) unknown.add(id);
-      }
-    }
-  }
+  const { unknown, present } = unknownIds(dir, head);
   const candidates = [...open.keys(), ...unsure, ...unknown].filter((id) => !present || present.has(id)).sort((a, b) => a - b);
   const memo = new Map<number, Task | undefined>();
   const stale = new Set<number>();
@@ -220,6 +199,36 @@ function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimVie
     },
     exact: false,
   };
+}
+
+/**
+ * The task files the index at `head` does not know, when the folder changed
+ * since it listed them. dotasks hands out ids up to `.highwatermark` (a git
+ * pull that brings tasks raises it too), so the ids above the index's mark
+ * are looked at one by one; a file made some other way below the mark waits
+ * for the next exact pass, like a reopened task. Without both marks the
+ * folder is listed, and `present` holds every task id in it (an id the index
+ * has that is not there is gone).
+ */
+export function unknownIds(dir: string, head: IndexHead): { unknown: Set<number>; present?: Set<number> } {
+  const { header, open } = head;
+  const unsure = new Set(header.unsure);
+  const known = (id: number) => open.has(id) || unsure.has(id) || inRanges(header.closed, id);
+  const unknown = new Set<number>();
+  if (header.dir && sameDir(header.dir, statBoardDir(dir))) return { unknown };
+  const hwm = readHighWaterMarkQuiet(dir);
+  if (hwm !== null && header.hwm !== null && hwm >= header.hwm && hwm - header.hwm <= MAX_PROBED_IDS) {
+    for (let id = header.hwm + 1; id <= hwm; id++) if (!known(id)) unknown.add(id);
+    return { unknown };
+  }
+  const present = new Set<number>();
+  for (const name of readBoardNames(dir)) {
+    const id = taskIdOf(name);
+    if (id === undefined) continue;
+    present.add(id);
+    if (!known(id)) unknown.add(id);
+  }
+  return { unknown, present };
 }
 
 /** peekTask without a store: the task, or undefined when missing or not a valid task. Closed ones are remembered in `seen`. */

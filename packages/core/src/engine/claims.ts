@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ClaimError, CorruptTaskError, TasksError } from '../errors.js';
 import { isClosed, type Task } from '../format/format.js';
-import { isReady, openBlockers } from '../graph/graph.js';
+import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
 import { rankTasks } from '../graph/ready-order.js';
 import { isLockHeld } from '../fs/locks.js';
 import { createLease, leaseExpiry, leaseLengthOf, listLeases, readLease, type Lease } from '../runtime/leases.js';
@@ -14,6 +14,7 @@ import { loadBoardSnapshot } from './board-index.js';
 import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from './claim-view.js';
 import { badScopeError } from '../scopes/glob-limits.js';
 import { assertOwnerFree } from './mutations.js';
+import { assertNoOpenChildren, openChildrenAmong } from './parents.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
 import type { TxOptions } from './run-transaction.js';
@@ -79,6 +80,8 @@ async function claimOne(
             task: id,
             blockedBy: open,
           });
+        // A parent with open children is not work to claim: its children are (docs/protocol.md, "Parents").
+        assertNoOpenChildren(board, tx, id, 'claim');
       }
       if (!alreadyHeld) assertOwnerFree(board, tx, owner, new Set([id]));
       if (scopes && !alreadyHeld && task.paths?.length) {
@@ -224,10 +227,13 @@ async function tryRanked(pass: NextClaim): Promise<ClaimResult | undefined> {
  */
 function readyCandidates(pass: NextClaim): Task[] {
   const { view, options } = pass;
-  const readiness = (id: number) => {
+  const readiness: TaskLookup = (id: number) => {
     const task = view.peek(id);
     return task && !isClosed(task.status) ? view.lookup(id) : task;
   };
+  // Every open task is a candidate, so the candidates' parents are every parent with open children.
+  const children = openChildrenAmong(view);
+  readiness.openChildren = (id) => children.get(id) ?? [];
   const ready: Task[] = [];
   for (const id of view.candidates) {
     if (pass.exclude.has(id)) continue;

@@ -9,15 +9,18 @@ import type { BoardFiles } from './board-files.js';
 import { dropLinksOfDeleted, linkedTasks } from './links.js';
 import { checkResult } from './outcome-fields.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition, removeId } from './rules.js';
+import { assertNoOpenChildren, liftChildren, parentToComplete, parentsCompleted } from './parents.js';
 import type { ActorOptions, MutationResult } from './store-types.js';
 import type { Transaction, TxScope } from './transaction.js';
 
 /**
  * Marks a task completed or deleted and propagates: its id leaves every
  * dependent's blockedBy; returns the dependents that became unblocked.
- * Idempotent.
+ * A completion may complete its parent, and so on up (parentToComplete); a
+ * deletion hands its open children to its own parent (liftChildren).
+ * Idempotent. `by: 'children'` marks a parent completed by its children.
  */
-export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status: 'completed' | 'deleted', options: ActorOptions): number[] {
+export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status: 'completed' | 'deleted', options: ActorOptions, by?: 'children'): number[] {
   const task = tx.edit(id);
   // Propagation writes the dependents: the board lock; a task nobody waits for is a change of one file.
   if (task.blocks.length) tx.need({ board: true, tasks: task.blocks });
@@ -25,7 +28,7 @@ export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status
   task.status = status;
   tx.put(task);
   if (tx.readLease(id)) tx.dropLease(id);
-  if (wasOpen) tx.event({ type: status, task: id, owner: options.actor });
+  if (wasOpen) tx.event({ type: status, task: id, owner: options.actor, ...(by ? { by } : {}) });
   if (status === 'deleted') dropLinksOfDeleted(tx, id);
   const unblocked: number[] = [];
   for (const d of task.blocks) {
@@ -40,6 +43,9 @@ export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status
       tx.event({ type: 'unblocked', task: d, by: id });
     }
   }
+  if (status === 'deleted') liftChildren(board, tx, task, options.actor);
+  const parent = parentToComplete(board, tx, task);
+  if (parent !== undefined) unblocked.push(...closeInTx(board, tx, parent, 'completed', options, 'children'));
   return unblocked;
 }
 
@@ -91,6 +97,8 @@ export async function completeTask(board: BoardFiles, id: number, options: Compl
     if (options.heldBy !== undefined) assertHeldBy(task, options.heldBy);
     if (options.expect) assertUnchanged(task, options.expect);
     if (task.status === 'deleted') checkTransition(task, 'completed');
+    // Not even with force: a completed parent of open work would say the work is done (docs/protocol.md, "Parents").
+    if (task.status !== 'completed') assertNoOpenChildren(board, tx, id, 'complete');
     if (task.status !== 'completed' && !options.force) assertCompletable(task, options.actor, (n) => tx.view(n));
     if (options.metadata || options.result !== undefined || options.note !== undefined) {
       const edited = tx.edit(id);
@@ -109,7 +117,7 @@ export async function completeTask(board: BoardFiles, id: number, options: Compl
     unblocked.push(...closeInTx(board, tx, id, 'completed', options));
   });
   const task = result.written.find((t) => t.id === id) ?? board.getTask(id);
-  return { task, written: result.written, unblocked, events: result.events };
+  return { task, written: result.written, unblocked, events: result.events, ...parentsCompleted(result.events) };
 }
 
 /** A task that changed while its check ran (taken, released, deleted) is not completed on the strength of that check. */

@@ -8,10 +8,11 @@ import { createRecord, isClosed, normalizeIds, type Task, type TaskStatus } from
 import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
 import { createLease, listLeases } from '../runtime/leases.js';
 import type { BoardFiles } from './board-files.js';
-import { loadBoardSnapshot } from './board-index.js';
 import { closeInTx } from './closing.js';
 import { applyLinksInTx, createLinks, linkPatchIds } from './links.js';
 import { applyVerify } from './outcome-fields.js';
+import { CREATE_KEY, checkCreateKey, taskWithCreateKey } from './create-key.js';
+import { applyParent, assertNoOpenChildren, parentsCompleted } from './parents.js';
 import {
   applyLabels,
   appendNote,
@@ -90,28 +91,14 @@ export async function createTask(board: BoardFiles, input: CreateTaskInput, opti
   if (input.key !== undefined) checkCreateKey(input.key);
   const owners = status === 'in_progress' ? [input.owner || options.actor || ''] : [];
   const linked = linkPatchIds(createLinks(input));
-  const result = await board.transact({ owners, board: true, tasks: [...(input.blockedBy ?? []), ...(input.blocks ?? []), ...linked] }, (tx) => {
+  const locked = [...(input.blockedBy ?? []), ...(input.blocks ?? []), ...linked, ...(input.parent ? [input.parent] : [])];
+  const result = await board.transact({ owners, board: true, tasks: locked }, (tx) => {
     // Under the board lock, which every create holds: a second create with the key waits for the first and finds its task.
     const earlier = input.key === undefined ? undefined : taskWithCreateKey(board, input.key);
     return earlier ?? createInTx(board, tx, input, options);
   });
   const alreadyApplied = result.written.length === 0 && input.key !== undefined;
   return { task: result.value, written: result.written, unblocked: [], events: result.events, ...(alreadyApplied ? { alreadyApplied } : {}) };
-}
-
-/** The metadata key a create's `key` is kept under. */
-export const CREATE_KEY = 'createKey';
-const MAX_CREATE_KEY = 200;
-
-function checkCreateKey(key: unknown): string {
-  if (typeof key !== 'string' || key.trim() === '' || key.length > MAX_CREATE_KEY || /[\u0000-\u001f\u007f]/.test(key))
-    throw new TasksError('E_INVALID', `a create key is one line of 1 to ${MAX_CREATE_KEY} characters, e.g. a UUID the client made for this create`);
-  return key;
-}
-
-/** The task a create with `key` made before, if any (deleted ones too: the create was applied). */
-function taskWithCreateKey(board: BoardFiles, key: string): Task | undefined {
-  return loadBoardSnapshot(board.dir).tasks.find((task) => task.metadata?.[CREATE_KEY] === key);
 }
 
 async function createInTx(board: BoardFiles, tx: Transaction, input: CreateTaskInput, options: ActorOptions): Promise<Task> {
@@ -160,6 +147,7 @@ async function createInTx(board: BoardFiles, tx: Transaction, input: CreateTaskI
   applyVerify(task, input.verify);
   if (input.metadata !== undefined) applyMetadata(task, input.metadata);
   if (input.key !== undefined) applyMetadata(task, { [CREATE_KEY]: input.key });
+  if (input.parent !== undefined) applyParent(tx, task, input.parent);
   tx.put(task);
   for (const b of blockedBy) {
     const blocker = tx.edit(b);
@@ -198,18 +186,18 @@ export async function updateTask(board: BoardFiles, id: number, patch: UpdateTas
   const edges = [...(patch.addBlockedBy ?? []), ...(patch.removeBlockedBy ?? []), ...(patch.addBlocks ?? []), ...(patch.removeBlocks ?? [])];
   const closing = toStatus === 'completed' || toStatus === 'deleted';
   const linked = linkPatchIds(patch);
-  const tasks = [id, ...edges, ...linked, ...(closing && guess ? guess.blocks : [])];
+  const tasks = [id, ...edges, ...linked, ...(closing && guess ? guess.blocks : []), ...(patch.parent ? [patch.parent] : [])];
   const owners = toStatus === 'in_progress' || patch.owner !== undefined ? [patch.owner ?? (guess?.owner || options.actor || '')] : [];
   const unblocked: number[] = [];
   // A new priority, a removed edge or a task back to pending changes what claim --next takes next.
   const moreClaimable = patch.priority !== undefined || patch.status !== undefined || !!patch.removeBlockedBy?.length || !!patch.removeBlocks?.length;
-  const result = await board.transact({ owners, board: edges.length > 0 || linked.length > 0 || closing, tasks }, (tx) => {
+  const result = await board.transact({ owners, board: edges.length > 0 || linked.length > 0 || closing || patch.parent !== undefined, tasks }, (tx) => {
     unblocked.length = 0;
     if (moreClaimable) tx.refreshIndexOnCommit();
     unblocked.push(...updateInTx(board, tx, id, patch, options));
   });
   const task = result.written.find((t) => t.id === id) ?? board.getTask(id);
-  return { task, written: result.written, unblocked, events: result.events };
+  return { task, written: result.written, unblocked, events: result.events, ...parentsCompleted(result.events) };
 }
 
 /** The body of updateTask inside a transaction; returns the tasks it unblocked. */
@@ -221,7 +209,8 @@ function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: Updat
   const addBlocks = normalizeIds(patch.addBlocks ?? []);
   const removeBlocks = normalizeIds(patch.removeBlocks ?? []);
   const closing = toStatus === 'completed' || toStatus === 'deleted';
-  if (addBlockedBy.length || removeBlockedBy.length || addBlocks.length || removeBlocks.length || closing) tx.need({ board: true });
+  const rewires = addBlockedBy.length || removeBlockedBy.length || addBlocks.length || removeBlocks.length || patch.parent !== undefined;
+  if (rewires || closing) tx.need({ board: true });
   tx.need({ tasks: [...addBlockedBy, ...removeBlockedBy, ...addBlocks, ...removeBlocks, ...(closing ? [...before.blocks, ...addBlocks] : [])] });
   checkEdgeTargets(board, id, [...addBlockedBy, ...addBlocks], (n) => tx.view(n));
 
@@ -230,6 +219,7 @@ function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: Updat
 
   const task = tx.edit(id);
   applyFields(task, patch);
+  if (patch.parent !== undefined) applyParent(tx, task, patch.parent);
   tx.put(task);
 
   // Edges first, so a status change sees the new graph. Cycle checks read
@@ -334,6 +324,7 @@ function changeStatus(board: BoardFiles, tx: Transaction, before: Task, toStatus
     tx.event({ type: 'released', task: id, owner: options.actor, previousOwner: before.owner });
     return [];
   }
+  if (toStatus === 'completed') assertNoOpenChildren(board, tx, id, 'complete');
   return closeInTx(board, tx, id, toStatus, options);
 }
 
@@ -442,6 +433,7 @@ export async function batchWrite(board: BoardFiles, items: BatchItem[], options:
               owner: item.owner,
               status: wanted === 'completed' ? 'pending' : wanted,
               blockedBy: item.blockedBy,
+              ...(typeof item.parent === 'number' ? { parent: item.parent } : {}),
               metadata: item.metadata,
               priority: item.priority,
               labels: item.labels,
@@ -463,6 +455,7 @@ export async function batchWrite(board: BoardFiles, items: BatchItem[], options:
             status: item.status,
             metadata: item.metadata,
             priority: item.priority,
+            ...(item.parent !== undefined ? { parent: item.parent } : {}),
           };
           if (item.labels !== undefined) {
             const want = checkLabels(item.labels);

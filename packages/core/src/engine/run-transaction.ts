@@ -2,7 +2,8 @@
 // (tx-locks.ts), runs the change, commits it, and starts over when the change
 // asks for more locks or a lock race is seen; finishes a change whose locks
 // were taken over after its commit point; and makes the one exact pass over
-// the board a change asked for (Transaction.refreshIndexOnCommit).
+// the board a change asked for (Transaction.refreshIndexOnCommit), before its
+// locks go for a change of parent (Transaction.movesParents).
 import { basename } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { TasksError } from '../errors.js';
@@ -53,8 +54,11 @@ export async function runTransaction<T>(
       txId = tx.id;
       value = await fn(tx);
       const { written, events } = await tx.commit();
+      // A parent's children are looked for in the index (parents.ts): a new parent is there before anyone can act on it.
+      const refreshed = written.length > 0 && tx.movesParents();
+      if (refreshed) refreshBoardIndex(host.dir);
       await releaseLocks(taken);
-      if (tx.refreshesIndex && written.length > 0) refreshBoardIndex(host.dir);
+      if (!refreshed && tx.refreshesIndex && written.length > 0) refreshBoardIndex(host.dir);
       return { value, written, events };
     } catch (error) {
       await releaseLocks(taken).catch(() => undefined);

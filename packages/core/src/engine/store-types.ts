@@ -45,6 +45,8 @@ export interface CreateTaskInput {
   metadata?: Record<string, unknown>;
   blockedBy?: number[];
   blocks?: number[];
+  /** The task the new one is part of (docs/protocol.md, "Parents"). */
+  parent?: number;
   /** 0 (highest) to 4; absent or null: the default, 2. */
   priority?: number | null;
   labels?: string[];
@@ -76,6 +78,8 @@ export interface UpdateTaskInput {
   removeBlockedBy?: number[];
   addBlocks?: number[];
   removeBlocks?: number[];
+  /** A new parent; null removes it (docs/protocol.md, "Parents"). */
+  parent?: number | null;
   /** 0 (highest) to 4; null (or 2) sets the default, which the file then leaves out. */
   priority?: number | null;
   addLabels?: string[];
@@ -107,6 +111,8 @@ export interface BatchItem {
   activeForm?: string | null;
   owner?: string;
   blockedBy?: number[];
+  /** The parent; null removes it. */
+  parent?: number | null;
   metadata?: Record<string, unknown>;
   /** 0 (highest) to 4; null sets the default. */
   priority?: number | null;
@@ -125,6 +131,8 @@ export interface MutationResult {
   events: TaskEvent[];
   /** create with a `key` only: the key was a task's already, which is returned as it is and nothing was written. */
   alreadyApplied?: boolean;
+  /** With `completeParents`: the parents this completion completed by themselves, nearest first. */
+  completedParents?: number[];
 }
 
 /** Options for claims (docs/protocol.md, "Owners, claims and leases"). */

@@ -169,6 +169,15 @@ export class Transaction {
     return this.indexRefresh;
   }
 
+  /** Whether this change gives a task that was there another parent: the board index must have it before the locks go (parents.ts). */
+  movesParents(): boolean {
+    for (const [id, task] of this.staged) {
+      const before = this.current.get(id);
+      if (before !== undefined && before.parent !== task.parent && !this.removed.has(id)) return true;
+    }
+    return false;
+  }
+
   /** Asks for locks this transaction does not hold (throws NeedLocks, the transaction starts over). */
   need(scope: Partial<TxScope>): void {
     const missing: Partial<TxScope> = {};

@@ -13,6 +13,8 @@ export interface Task {
   status: TaskStatus;
   owner: string;
   activeForm?: string;
+  /** The task this one is part of (docs/protocol.md, "Parents"); absent for none. Kept in the child only: children are derived. */
+  parent?: number;
   blockedBy: number[];
   blocks: number[];
   /** 0 (highest) to 4; absent means DEFAULT_PRIORITY and stays absent on rewrite. */
@@ -43,7 +45,7 @@ export interface TaskNote {
   text: string;
 }
 
-/** Known keys in canonical order (the planning fields and the file scope after `blocks`). */
+/** Known keys in canonical order (the parent before the edges; the planning fields and the file scope after `blocks`). */
 export const TASK_KEYS = [
   'id',
   'subject',
@@ -51,6 +53,7 @@ export const TASK_KEYS = [
   'status',
   'owner',
   'activeForm',
+  'parent',
   'blockedBy',
   'blocks',
   'priority',
@@ -208,6 +211,8 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
     reader.fail('metadata', `"metadata" must be an object, got ${show(metadata)}`);
   for (const key of Object.keys(obj)) if (!KNOWN.has(key)) setOwn(task.extra, key, obj[key]);
   if (obj.activeForm !== undefined) task.activeForm = obj.activeForm as string;
+  const parent = parentField(reader, obj);
+  if (parent !== undefined) task.parent = parent;
   const links = readLinkFields(obj, (key, problem) => reader.fail(key, problem), show);
   Object.assign(task, planning, links);
   if (metadata !== undefined) task.metadata = cloneJson(metadata) as Record<string, unknown>;
@@ -264,6 +269,15 @@ function edgeField(reader: FieldReader, obj: Record<string, unknown>, key: 'bloc
       reader.fail(key, `"${key}" must hold positive integer ids, got ${show(item)} (run 'tasks doctor --fix' to normalise)`);
   }
   return value as number[];
+}
+
+/** `parent`: a positive integer id; absent or null (written by hand for none) is none. */
+function parentField(reader: FieldReader, obj: Record<string, unknown>): number | undefined {
+  const value = obj.parent;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    reader.fail('parent', `"parent" must be a task id (a positive integer), got ${show(value)}; leave it out for none`);
+  return value;
 }
 
 /** The planning fields that are present: priority, labels, paths, notes. */
@@ -327,6 +341,7 @@ export function serializeTask(task: Task): string {
   setOwn(out, 'status', task.status);
   setOwn(out, 'owner', task.owner);
   if (task.activeForm !== undefined) setOwn(out, 'activeForm', task.activeForm);
+  if (task.parent !== undefined) setOwn(out, 'parent', task.parent);
   setOwn(out, 'blockedBy', normalizeIds(task.blockedBy));
   setOwn(out, 'blocks', normalizeIds(task.blocks));
   // The default priority and empty lists are written as nothing: one logical task, one byte form.

@@ -1,6 +1,7 @@
 /**
  * Moving a task to another id, and everything that names it with it: the
- * edges of the tasks that wait for it or that it waits for, the `#N`
+ * edges of the tasks that wait for it or that it waits for, its children's
+ * `parent`, the `#N`
  * mentions in the text written on its side, and its worktree's branch. Used
  * where two sides handed out one id to two tasks: a sync (sync/board-merge.ts)
  * and a branch merge (git/branch-merge.ts).
@@ -42,9 +43,13 @@ export function moveMentions(task: Task, before: Task | undefined, moves: Readon
   return changed;
 }
 
-/** Replaces moved ids in a task's edges and soft links. */
+/** Replaces moved ids in a task's edges, soft links and parent. */
 export function moveEdges(task: Task, moves: ReadonlyMap<number, number>): boolean {
   let moved = false;
+  if (task.parent !== undefined && moves.has(task.parent)) {
+    task.parent = moves.get(task.parent);
+    moved = true;
+  }
   for (const key of ['blockedBy', 'blocks', ...LINK_FIELDS] as const) {
     const ids = task[key];
     if (!ids?.some((x) => moves.has(x))) continue;

@@ -1,8 +1,17 @@
 import { isClosed, type Task } from '../format/format.js';
 import { searchPath } from './walk.js';
 
-/** Looks a task up by id; undefined when missing (or unreadable). */
-export type TaskLookup = (id: number) => Task | undefined;
+/**
+ * Looks a task up by id; undefined when missing (or unreadable). A lookup
+ * over a whole board also knows each task's open children (hierarchy.ts,
+ * `boardLookup`), which readiness needs: a parent with open children waits
+ * for them (docs/protocol.md, "Parents"). A plain function knows none.
+ */
+export interface TaskLookup {
+  (id: number): Task | undefined;
+  /** The open tasks whose parent is `id`, ascending; absent on a lookup that does not know the board's hierarchy. */
+  openChildren?: (id: number) => readonly number[];
+}
 
 /**
  * Would the edge "`blocker` blocks `waiter`" close a cycle? Walks `blocks`
@@ -31,9 +40,10 @@ export function openBlockers(task: Task, lookup: TaskLookup): number[] {
   });
 }
 
-/** Ready = pending, unowned, and every blocker completed or deleted (docs/protocol.md, "Ready"). */
+/** Ready = pending, unowned, every blocker completed or deleted, and no open child (docs/protocol.md, "Ready"). */
 export function isReady(task: Task, lookup: TaskLookup, forOwner?: string): boolean {
   if (task.status !== 'pending') return false;
   if (task.owner !== '' && task.owner !== forOwner) return false;
-  return openBlockers(task, lookup).length === 0;
+  if (openBlockers(task, lookup).length !== 0) return false;
+  return !lookup.openChildren?.(task.id).length;
 }

@@ -1,5 +1,6 @@
 import { isClosed, priorityOf, type Task } from '../format/format.js';
 import { isReady, type TaskLookup } from './graph.js';
+import { AncestorPriority } from './hierarchy.js';
 import { walkDepthFirst, type DepthFirstVisitor } from './walk.js';
 
 /**
@@ -7,7 +8,9 @@ import { walkDepthFirst, type DepthFirstVisitor } from './walk.js';
  * ready`, the agent tool's claim): priority first (0 before 4), a task
  * ranking with the most urgent priority of the open work waiting behind it
  * (so the P3 blocker of a P0 release goes before plain P2 work; only a
- * priority a file sets flows, the default does not), then the work
+ * priority a file sets flows, the default does not), a child ranking at
+ * least as urgent as the priorities set on its open ancestors (docs/protocol.md,
+ * "Parents"), then the work
  * a task unblocks, the length of the longest chain of open tasks waiting
  * behind it (so the critical path starts first), then the lower id
  * (docs/protocol.md, "Ready").
@@ -16,12 +19,16 @@ import { walkDepthFirst, type DepthFirstVisitor } from './walk.js';
 /** Why a ready task stands where it does. */
 export interface ReadyRank {
   id: number;
-  /** The priority it ranks with: its own, or the most urgent of the open tasks waiting behind it. */
+  /** The priority it ranks with: its own, its ancestors', or the most urgent of the open tasks waiting behind it. */
   priority: number;
   /** The task's own priority (the default when it has none), as its file has it. */
   ownPriority: number;
   /** When `priority` comes from behind: the open task it comes from (the first such on its chain, lowest id first). */
   through?: number;
+  /** When `priority` comes from above: the open ancestor that sets it (the nearest of the most urgent). */
+  fromParent?: number;
+  /** With `fromParent`: true when that is an ancestor further up than the task's own parent. */
+  fromAncestor?: boolean;
   /** How many open tasks the longest chain behind this one holds (0: nothing waits for it). */
   unblocks: number;
   /** That chain, this task first: `[3, 5, 8]` for #3 → #5 → #8. */
@@ -36,8 +43,8 @@ export function compareRanks(a: ReadyRank, b: ReadyRank): number {
 /**
  * What waits behind one open task, through `blocks` and open tasks only: the
  * longest chain's length (itself counted) and its next step, and the most
- * urgent priority a file sets on it or on any task of what waits, with the
- * task it is set on.
+ * urgent priority a file sets on it (or on its open ancestors) or on any task
+ * of what waits, with the task it is set on.
  */
 interface Behind {
   length: number;
@@ -61,13 +68,23 @@ class WorkBehind {
   private readonly visited = new Set<number>();
   private readonly visitor: DepthFirstVisitor;
 
-  constructor(private readonly lookup: TaskLookup) {
+  constructor(
+    private readonly lookup: TaskLookup,
+    parents: AncestorPriority,
+  ) {
     // What the tasks on the walk's current path have learnt so far, settled when left.
     const current = new Map<number, Behind>();
+    // Only a priority a file sets flows (a task's own, or its ancestors'): a task left at the default pushes nothing ahead of it.
+    const set = (id: number) => {
+      const task = this.lookup(id);
+      if (!task) return Number.POSITIVE_INFINITY;
+      const own = task.priority ?? Number.POSITIVE_INFINITY;
+      return task.parent === undefined ? own : Math.min(own, parents.of(task)?.priority ?? Number.POSITIVE_INFINITY);
+    };
     this.visitor = {
       next: (id) => this.openDependents(id),
       enter: (id) => {
-        current.set(id, { length: 1, priority: this.lookup(id)?.priority ?? Number.POSITIVE_INFINITY, source: id });
+        current.set(id, { length: 1, priority: set(id), source: id });
       },
       // A task on the current path closes a cycle: cut, not followed.
       revisit: (id, edge) => {
@@ -128,22 +145,39 @@ function absorb(into: Behind, via: number, behind: Behind): void {
   }
 }
 
-/** A task's rank; its chain only when asked for (the summary's ten ids need none). */
-function rankOf(task: Task, behind: WorkBehind, withChain: boolean): ReadyRank {
+/**
+ * A task's rank; its chain only when asked for (the summary's ten ids need
+ * none). Its own priority, raised by its open ancestors' (a child ranks at
+ * least as urgent as the work it is part of), then by the open work behind
+ * it, which wins only when more urgent still.
+ */
+function rankOf(task: Task, behind: WorkBehind, parents: AncestorPriority, withChain: boolean): ReadyRank {
   const ownPriority = priorityOf(task);
-  // Most tasks have nothing behind them: their own priority and no chain, with no walk.
-  if (task.blocks.length === 0) return { id: task.id, priority: ownPriority, ownPriority, unblocks: 0, chain: withChain ? [task.id] : NO_CHAIN };
-  const most = behind.of(task.id);
-  // Only a priority a file sets flows: a task left at the default pushes nothing ahead of it.
-  const inherited = most.priority < ownPriority;
-  const rank: ReadyRank = {
-    id: task.id,
-    priority: inherited ? most.priority : ownPriority,
-    ownPriority,
-    unblocks: most.length - 1,
-    chain: withChain ? behind.chain(task.id) : NO_CHAIN,
-  };
-  if (inherited) rank.through = most.source;
+  const above = task.parent === undefined ? undefined : parents.of(task);
+  const fromParent = above !== undefined && above.priority < ownPriority ? above : undefined;
+  const ranked = fromParent ? fromParent.priority : ownPriority;
+  let rank: ReadyRank;
+  // Most tasks have nothing behind them: no chain and no walk.
+  if (task.blocks.length === 0) rank = { id: task.id, priority: ranked, ownPriority, unblocks: 0, chain: withChain ? [task.id] : NO_CHAIN };
+  else {
+    const most = behind.of(task.id);
+    const inherited = most.source !== task.id && most.priority < ranked;
+    rank = {
+      id: task.id,
+      priority: inherited ? most.priority : ranked,
+      ownPriority,
+      unblocks: most.length - 1,
+      chain: withChain ? behind.chain(task.id) : NO_CHAIN,
+    };
+    if (inherited) {
+      rank.through = most.source;
+      return rank;
+    }
+  }
+  if (fromParent) {
+    rank.fromParent = fromParent.source;
+    if (fromParent.source !== task.parent) rank.fromAncestor = true;
+  }
   return rank;
 }
 
@@ -151,8 +185,9 @@ const NO_CHAIN: number[] = [];
 
 /** The ranks of `tasks` (all of them, ready or not), best first. */
 export function rankTasks(tasks: readonly Task[], lookup: TaskLookup): ReadyRank[] {
-  const behind = new WorkBehind(lookup);
-  return tasks.map((t) => rankOf(t, behind, true)).sort(compareRanks);
+  const parents = new AncestorPriority(lookup);
+  const behind = new WorkBehind(lookup, parents);
+  return tasks.map((t) => rankOf(t, behind, parents, true)).sort(compareRanks);
 }
 
 /**
@@ -162,10 +197,11 @@ export function rankTasks(tasks: readonly Task[], lookup: TaskLookup): ReadyRank
  */
 export function firstRanked(tasks: readonly Task[], lookup: TaskLookup, count: number): number[] {
   if (count <= 0) return [];
-  const behind = new WorkBehind(lookup);
+  const parents = new AncestorPriority(lookup);
+  const behind = new WorkBehind(lookup, parents);
   const best: ReadyRank[] = [];
   for (const task of tasks) {
-    const rank = rankOf(task, behind, false);
+    const rank = rankOf(task, behind, parents, false);
     if (best.length === count && compareRanks(rank, best[count - 1]) >= 0) continue;
     let at = best.length;
     while (at > 0 && compareRanks(rank, best[at - 1]) < 0) at--;
@@ -183,9 +219,11 @@ export function readyOrder(tasks: readonly Task[], lookup: TaskLookup, forOwner?
   );
 }
 
-/** `P1 · unblocks 3 (#3 → #5 → #8 → #9) · #3`: why a task stands where it does. */
+/** `P1 · unblocks 3 (#3 → #5 → #8 → #9) · id 3`, `P0 from parent #4 (own P2) · …`: why a task stands where it does. */
 export function explainRank(rank: ReadyRank): string {
   const behind = rank.unblocks === 0 ? 'unblocks nothing' : `unblocks ${rank.unblocks} (${rank.chain.map((id) => `#${id}`).join(' → ')})`;
-  const priority = rank.through === undefined ? `P${rank.priority}` : `P${rank.priority} through #${rank.through} (own P${rank.ownPriority})`;
+  let priority = `P${rank.priority}`;
+  if (rank.through !== undefined) priority += ` through #${rank.through} (own P${rank.ownPriority})`;
+  else if (rank.fromParent !== undefined) priority += ` from ${rank.fromAncestor ? 'ancestor' : 'parent'} #${rank.fromParent} (own P${rank.ownPriority})`;
   return `${priority} · ${behind} · id ${rank.id}`;
 }
