@@ -22,6 +22,8 @@ export type FindingCode =
   | 'closed_blocker'
   | 'one_sided_link'
   | 'bad_link'
+  | 'parent_cycle'
+  | 'missing_parent'
   | 'non_canonical'
   | 'highwatermark'
   | 'stale_lock'

@@ -18,6 +18,8 @@ const ALL_CODES: Record<FindingCode, true> = {
   one_sided_edge: true,
   missing_task: true,
   cycle: true,
+  parent_cycle: true,
+  missing_parent: true,
   closed_blocker: true,
   one_sided_link: true,
   bad_link: true,

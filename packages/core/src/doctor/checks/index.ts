@@ -9,6 +9,7 @@ import { canonicalForm } from './canonical-form.js';
 import type { DoctorCheck } from './check.js';
 import { duplicateIds } from './duplicate-ids.js';
 import { graph } from './graph.js';
+import { hierarchy } from './hierarchy.js';
 import { highWaterMark } from './high-water-mark.js';
 import { idClashes } from './id-clashes.js';
 import { unfinishedChanges } from './journals.js';
@@ -28,6 +29,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   duplicateIds,
   graph,
   links,
+  hierarchy,
   badScopes,
   canonicalForm,
   highWaterMark,
