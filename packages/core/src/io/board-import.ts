@@ -4,7 +4,7 @@ import { TasksError } from '../errors.js';
 import { TASK_KEYS, cloneJson, createRecord, isClosed, normalizeIds, serializeTask, setOwn, type Task } from '../format/format.js';
 import { createLease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
-import { checkImported, checkLimits, checkNoCycle, checkReadable, shortSubject, workInProgressWarnings } from './import-checks.js';
+import { checkImported, checkLimits, checkNoCycle, checkNoParentCycle, checkReadable, shortSubject, workInProgressWarnings } from './import-checks.js';
 import { changedFields, findImportedBefore, refreshTask, standingWarning } from './import-again.js';
 import { becomesLinkField, wireLinks } from './import-links.js';
 import type { ForeignList, ForeignTask, ImportAction, ImportMapping, ImportPlan, ImportResult, ImportTarget } from './import-shapes.js';
@@ -25,7 +25,7 @@ function idKey(id: string): string {
 }
 
 /** The fields every reader fills itself; `ForeignTask.fields` never overrides them. */
-const BASIC_KEYS = ['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata'] as const;
+const BASIC_KEYS = ['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'parent', 'blockedBy', 'blocks', 'metadata'] as const;
 
 /** A task's metadata with where it came from (`importedFrom`, first) and the relations that are no link field (import-links.ts), resolved to new ids. */
 function importMetadata(tool: string | undefined, t: ForeignTask, toNew: Map<string, number>, source: string | undefined): Record<string, unknown> | undefined {
@@ -98,6 +98,8 @@ export function planImport(list: ForeignList, at: number | ImportTarget): Import
     const current = before.get(list.tasks[i].sourceId);
     return current ? refreshTask(current, task) : task;
   });
+  wireParents(list, tasks, toNew, before, warnings);
+  checkNoParentCycle(list, tasks, ids, target);
   const beforeIds = new Set([...before.values()].map((t) => t.id));
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const edges = sourceEdges(list, toNew, (id) => beforeIds.has(id) && byId.get(id)!.status === 'deleted', beforeIds, warnings);
@@ -128,6 +130,38 @@ export function planImport(list: ForeignList, at: number | ImportTarget): Import
   const summary: Record<ImportAction, number> = { created: 0, updated: 0, unchanged: 0 };
   for (const m of mapping) summary[m.action]++;
   return { source: list.source, mapping, tasks: [...tasks].sort((a, b) => a.id - b.id), summary, warnings, notes: [...(list.notes ?? [])] };
+}
+
+/**
+ * Each new task's `parent`, the new id of its parent in the source; a parent
+ * not in the list, the task itself, or a task deleted on the board is kept in
+ * `metadata.links` instead, with a warning. A task imported before keeps the
+ * parent the board gave it (where it stands is the board's, as its edges).
+ */
+function wireParents(list: ForeignList, tasks: Task[], toNew: Map<string, number>, before: Map<string, Task>, warnings: string[]): void {
+  const deleted = new Set([...before.values()].filter((t) => t.status === 'deleted').map((t) => t.id));
+  list.tasks.forEach((t, i) => {
+    if (t.parent === undefined || before.has(t.sourceId)) return;
+    const task = tasks[i];
+    const parent = toNew.get(idKey(t.parent));
+    const why =
+      parent === undefined
+        ? 'is not in the list'
+        : parent === task.id
+          ? 'is the task itself'
+          : deleted.has(parent)
+            ? `is #${parent}, deleted on the board`
+            : undefined;
+    if (why === undefined) {
+      task.parent = parent;
+      return;
+    }
+    warnings.push(`${t.sourceId} (${shortSubject(t.subject)}): its parent ${JSON.stringify(t.parent)} ${why}; kept in metadata.links`);
+    const metadata = task.metadata ?? createRecord();
+    const links = Array.isArray(metadata.links) ? metadata.links : [];
+    setOwn(metadata, 'links', [...links, { type: 'parent', id: t.parent, ...(parent === undefined ? {} : { task: parent }) }]);
+    task.metadata = metadata;
+  });
 }
 
 /** Each source task's id on the board: the one it was imported under before, else the next free one, in the source's order. */

@@ -10,6 +10,7 @@ import { MAX_TASK_FILE_BYTES, normalizeIds, parseTask, serializeTask, taskFileNa
 import { checkLabels, checkNesting, checkNoteText, checkPaths, checkPriority, checkSubject } from '../engine/rules.js';
 import { checkResult, checkVerifyCommand } from '../engine/outcome-fields.js';
 import { BoardGraph } from '../consistency/reconcile.js';
+import { parentCycles } from '../graph/hierarchy.js';
 import type { ForeignList, ForeignTask, ImportTarget } from './import-shapes.js';
 
 /** A subject in a message: cut short. */
@@ -115,5 +116,18 @@ export function checkNoCycle(list: ForeignList, tasks: Task[], ids: number[], ta
     'E_CYCLE',
     `${list.source} has a cycle ${cycle.map((id) => (fromNew.has(id) ? JSON.stringify(fromNew.get(id)) : `#${id}`)).join(' -> ')}; remove one of its edges in the source, nothing was imported`,
     { cycle },
+  );
+}
+
+/** Refuses an import that would close a cycle of parents (docs/protocol.md, "Parents"), spelled with the source's ids. */
+export function checkNoParentCycle(list: ForeignList, tasks: Task[], ids: number[], target: ImportTarget): void {
+  const mine = new Set(ids);
+  const cycle = parentCycles([...(target.board ?? []).filter((t) => !mine.has(t.id)), ...tasks]).find((c) => c.some((id) => mine.has(id)));
+  if (!cycle) return;
+  const fromNew = new Map(list.tasks.map((t, i) => [ids[i], t.sourceId]));
+  throw new TasksError(
+    'E_CYCLE',
+    `${list.source} has a cycle of parents ${cycle.map((id) => (fromNew.has(id) ? JSON.stringify(fromNew.get(id)) : `#${id}`)).join(' -> ')}; take one of them out of it in the source, nothing was imported`,
+    { cycle, kind: 'parent' },
   );
 }

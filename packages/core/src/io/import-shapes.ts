@@ -22,7 +22,9 @@ export interface ForeignTask {
   extra: Record<string, unknown>;
   /** Task fields beyond the basic ones, by name (what `planningFields` puts on the task itself). */
   fields?: Record<string, unknown>;
-  /** Relations that are not edges (a parent, a related task): kept in `metadata.links`, with the new id where the other task came along. */
+  /** The source id of the task this one is part of: its `parent` when that task comes along (docs/protocol.md, "Parents"). */
+  parent?: string;
+  /** Relations that are not edges (a related task, a parent that did not come along): kept in `metadata.links`, with the new id where the other task came along. */
   links?: { type: string; id: string }[];
 }
 

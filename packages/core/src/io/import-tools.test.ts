@@ -63,8 +63,10 @@ describe('imports from other tools (core)', () => {
         status: 'pending',
         description: 'Note which tests fail without a change, and why.',
         labels: ['ci'],
-        metadata: { links: [{ type: 'parent', id: 'task-4', task: 13 }] },
+        // Its parent_task_id is its parent (docs/protocol.md, "Parents"), not a link.
+        parent: 13,
       });
+      expect(triage.metadata).not.toHaveProperty('links');
       expect(triage).not.toHaveProperty('priority');
       expect(triage.metadata).not.toHaveProperty('labels');
       expect(plan.warnings).toEqual([
@@ -131,7 +133,7 @@ describe('imports from other tools (core)', () => {
   });
 
   describe('beads', () => {
-    it('reads issues.jsonl: blocks dependencies are edges, related and discovered-from soft links, the other types metadata.links, tombstones left out', () => {
+    it('reads issues.jsonl: blocks dependencies are edges, parent-child ones parents, related and discovered-from soft links, the other types metadata.links, tombstones left out', () => {
       const list = readBeadsIssues(beadsProject);
       expect(list.source).toBe(join(beadsProject, '.beads', 'issues.jsonl'));
       const plan = planImport(list, 1);
@@ -158,9 +160,12 @@ describe('imports from other tools (core)', () => {
         metadata: {
           importedFrom: { tool: 'beads', id: 'bd-7f3a.1' },
           beads: { close_reason: 'Done', closed_at: '2025-11-03T16:00:00.000000-08:00' },
-          links: [{ type: 'parent-child', id: 'bd-7f3a', task: 1 }],
         },
+        // Its parent-child dependency on the epic is its parent, not a link.
+        parent: 1,
       });
+      expect(client.metadata).not.toHaveProperty('links');
+      expect(webhook.parent).toBe(1);
       // A closed blocker keeps the edge on its side only (docs/protocol.md, "Edges").
       expect(webhook).toMatchObject({ status: 'in_progress', owner: 'bob', blockedBy: [], blocks: [5], discovered: [5] });
       expect(webhook.description).toBe('Handle payment_intent events.\n\n## Design\n\nVerify the signature first; store the raw event.');
@@ -212,6 +217,28 @@ describe('imports from other tools (core)', () => {
           .join('\n'),
       );
       expect(() => planImport(readBeadsIssues(file), 1)).toThrow('has a cycle "bd-1" -> "bd-2" -> "bd-1"');
+    });
+
+    it('a parent not in the list stays a link, with a warning; a cycle of parents is refused with the beads ids', () => {
+      const file = join(temp(), 'issues.jsonl');
+      const child = (from: string, on: string) => ({ issue_id: from, depends_on_id: on, type: 'parent-child' });
+      const write = (issues: Record<string, unknown>[]) => writeFileSync(file, issues.map((i) => JSON.stringify(i)).join('\n'));
+      write([
+        { id: 'bd-1', title: 'A', status: 'open', priority: 2, dependencies: [child('bd-1', 'bd-9')] },
+        { id: 'bd-2', title: 'B', status: 'open', priority: 2, dependencies: [child('bd-2', 'bd-1'), child('bd-2', 'bd-3')] },
+        { id: 'bd-3', title: 'C', status: 'open', priority: 2 },
+      ]);
+      const plan = planImport(readBeadsIssues(file), 1);
+      expect(plan.tasks.map((t) => t.parent)).toEqual([undefined, 1, undefined]);
+      expect(plan.tasks[0].metadata?.links).toEqual([{ type: 'parent', id: 'bd-9' }]);
+      // A second parent (beads allows it) stays a link.
+      expect(plan.tasks[1].metadata?.links).toEqual([{ type: 'parent-child', id: 'bd-3', task: 3 }]);
+      expect(plan.warnings).toEqual(['bd-1 (A): its parent "bd-9" is not in the list; kept in metadata.links']);
+      write([
+        { id: 'bd-1', title: 'A', status: 'open', priority: 2, dependencies: [child('bd-1', 'bd-2')] },
+        { id: 'bd-2', title: 'B', status: 'open', priority: 2, dependencies: [child('bd-2', 'bd-1')] },
+      ]);
+      expect(() => planImport(readBeadsIssues(file), 1)).toThrow('has a cycle of parents "bd-1" -> "bd-2" -> "bd-1"');
     });
 
     it('an issue nested 20,000 deep is refused with its line; a link where issues.jsonl belongs is not read', () => {

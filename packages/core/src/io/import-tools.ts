@@ -214,7 +214,7 @@ export async function readBacklogTasks(dir: string): Promise<ForeignList> {
   const resolve = backlogIdResolver(read.map((r) => r.task.sourceId));
   for (const r of read) {
     r.task.blockedBy = r.dependencies.map(resolve);
-    if (r.parent) r.task.links = [{ type: 'parent', id: resolve(r.parent) }];
+    if (r.parent) r.task.parent = resolve(r.parent);
   }
   if (read.length === 0) throw new TasksError('E_NOT_FOUND', `${folder} holds no Backlog.md tasks; nothing to import`, { dir });
   return { source: folder, tool: 'backlog', tasks: read.map((r) => r.task), warnings, notes };
@@ -335,7 +335,8 @@ function beadsFile(path: string): { file: string; found: boolean } {
  * Reads beads' `issues.jsonl`, one issue a line (`id` like `bd-a1b2`, title,
  * description, status open/in_progress/blocked/closed, priority 0–4, labels,
  * assignee, dependencies `{issue_id, depends_on_id, type}`). A `blocks`
- * dependency is an edge (the issue waits for `depends_on_id`); `related` and
+ * dependency is an edge (the issue waits for `depends_on_id`), a
+ * `parent-child` one its parent (the epic it belongs to); `related` and
  * `discovered-from` become the soft links of the same names (import-links.ts);
  * the other types are kept in `metadata.links`. Tombstones (deleted issues)
  * are left out.
@@ -397,6 +398,8 @@ export function readBeadsIssues(path: string): ForeignList {
   for (const d of deps) {
     const dependent = byId.get(d.dependent) ?? d.task;
     if (d.type === 'blocks') dependent.blockedBy.push(d.on);
+    // The epic an issue belongs to is its parent; a second one (bd allows it) stays a link.
+    else if (d.type === 'parent-child' && dependent.parent === undefined) dependent.parent = d.on;
     else (dependent.links ??= []).push({ type: d.type, id: d.on });
   }
   if (tasks.length === 0) throw new TasksError('E_NOT_FOUND', `${file} holds no issues${tombstones ? ' but tombstones' : ''}; nothing to import`, { file });
@@ -483,6 +486,7 @@ export function readDotasksExport(file: string): ForeignList {
       extra: extras(view, VIEW_KEYS),
     };
     if (typeof view.activeForm === 'string' && view.activeForm !== '') task.activeForm = view.activeForm;
+    if (typeof view.parent === 'number' || typeof view.parent === 'string') task.parent = String(view.parent);
     if (isObject(view.metadata) && Object.keys(view.metadata).length) task.metadata = cloneJson(view.metadata) as Record<string, unknown>;
     // An export made once the format has priority and labels carries them as fields, as they are: planImport
     // applies the limits of create to them (a priority of 99 is refused, not written for every reader to refuse).
