@@ -7,7 +7,7 @@
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { TaskStore, renderBoard, filterTasks, countTasks, toTaskView, type BoardSnapshot } from '@dotasks/core';
-import { EVENTS_FILE, watchFolder, type Follower } from '@dotasks/core/internal';
+import { EVENTS_FILE, boardLookup, watchFolder, type Follower } from '@dotasks/core/internal';
 import { portableSchema } from './strict-schema.js';
 import { createTodoTool, renderToolResult, type TodoTool } from './todo-tool.js';
 
@@ -38,7 +38,7 @@ const CHANGE_POLL_MS = 2_000;
 
 /** The board as tasks://board.json serves it. */
 function boardJson(snapshot: BoardSnapshot): string {
-  const lookup = (id: number) => snapshot.byId.get(id);
+  const lookup = boardLookup(snapshot);
   const view = { tasks: filterTasks(snapshot).map((t) => toTaskView(t, lookup)), problems: snapshot.problems, counts: countTasks(snapshot) };
   return JSON.stringify(view, null, 2);
 }

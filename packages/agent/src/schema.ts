@@ -50,6 +50,7 @@ const todoItem: JsonSchema = {
     active_form: { type: 'string', description: 'present-tense progress text, e.g. "writing schema"' },
     owner: { type: 'string', description: 'who works on it' },
     blocked_by: idList('ids of existing tasks this one waits for (replaces the list)'),
+    parent: taskId('the task this one is part of; "none" removes it'),
     priority,
     labels: labelList('labels, e.g. ["parser", "bug"] (replaces the list)'),
   },
@@ -83,6 +84,9 @@ export const todoInputSchema: ObjectSchema = {
     related: idList('ids of tasks this one is related to (create, update: adds); a link on both sides that blocks nothing'),
     remove_related: idList('ids this task is no longer related to (update)'),
     discovered_from: idList('the task you were working on when you found this one, e.g. [3] (create, update: adds); kept on both sides, blocks nothing'),
+    parent: taskId(
+      'the task this one is part of (create, update; "none" removes it): a parent completes after its children, and its children rank with its priority',
+    ),
     paths: {
       type: 'array',
       description:

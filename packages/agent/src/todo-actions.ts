@@ -6,6 +6,7 @@ import {
   type BatchItem,
   type BoardSnapshot,
   type Task,
+  type TaskLookup,
   type TaskStore,
   type UpdateTaskInput,
 } from '@dotasks/core';
@@ -17,6 +18,7 @@ import {
   idFrom,
   idsFrom,
   labelsFrom,
+  parentFrom,
   pathsFrom,
   present,
   priorityFrom,
@@ -54,6 +56,7 @@ export async function createAction({ owner, store }: TodoContext, input: TodoInp
       activeForm: stringFrom(input.active_form, 'active_form') || undefined,
       owner: stringFrom(input.owner, 'owner'),
       blockedBy: idsFrom(input.add_blocked_by, 'add_blocked_by'),
+      parent: parentFrom(input.parent, 'parent', false) ?? undefined,
       paths: pathsFrom(input.paths),
       priority: priorityFrom(input.priority),
       labels: labelsFrom(input.add_labels, 'add_labels'),
@@ -86,6 +89,7 @@ function patchFrom(input: TodoInput): UpdateTaskInput {
     owner: stringFrom(input.owner, 'owner'),
     addBlockedBy: idsFrom(input.add_blocked_by, 'add_blocked_by'),
     removeBlockedBy: idsFrom(input.remove_blocked_by, 'remove_blocked_by'),
+    parent: parentFrom(input.parent, 'parent', true),
     paths: pathsFrom(input.paths),
     priority: priorityFrom(input.priority),
     addLabels: labelsFrom(input.add_labels, 'add_labels'),
@@ -110,7 +114,7 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
   if (!hasFields && status === undefined)
     throw new InputError(
       'update changes nothing',
-      'give status, subject, description, active_form, owner, priority, add_labels, remove_labels, add_blocked_by, remove_blocked_by, paths, related, remove_related or discovered_from.',
+      'give status, subject, description, active_form, owner, priority, add_labels, remove_labels, add_blocked_by, remove_blocked_by, parent, paths, related, remove_related or discovered_from.',
     );
   const s = store();
   const current = s.getTask(id);
@@ -122,6 +126,7 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
     });
 
   let unblocked: number[] = [];
+  let parents: number[] = [];
   let task: Task;
   if (status === 'completed' && current.status !== 'completed') {
     // Check before writing anything, so a refused completion leaves the fields alone too.
@@ -129,6 +134,9 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
     const stillOpen = openBlockers(afterPatch, (n) => s.peekTask(n));
     if (stillOpen.length)
       throw new TasksError('E_BLOCKED', `task #${id} cannot be completed: it still waits for ${idList(stillOpen)}`, { task: id, blockedBy: stillOpen });
+    const children = s.openChildrenOf(id);
+    if (children.length)
+      throw new TasksError('E_BLOCKED', `task #${id} cannot be completed: its children ${idList(children)} are still open`, { task: id, children });
     // The task's check before done runs first, without locks; the other fields are written only once it passed.
     const result = stringFrom(input.result, 'result');
     const done = await s.finishTask(id, {
@@ -138,6 +146,7 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
     });
     task = done.task;
     unblocked = done.unblocked;
+    parents = done.completedParents ?? [];
   } else if (status === 'pending' && current.status === 'in_progress') {
     if (hasFields) await s.updateTask(id, patch, { actor: owner });
     task = (await s.releaseTask(id, { actor: owner })).task;
@@ -145,10 +154,13 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
     const result = await s.updateTask(id, { ...patch, status: status === 'pending' ? undefined : status }, { actor: owner });
     task = result.task;
     unblocked = result.unblocked;
+    parents = result.completedParents ?? [];
   }
   const { snapshot, board } = after(s);
   const verb = status === 'completed' ? 'Completed' : status === 'in_progress' ? 'Started' : status === 'deleted' ? 'Deleted' : 'Updated';
-  const tail = unblocked.length ? `; unblocked ${idList(unblocked)}` : '';
+  const tail =
+    (parents.length ? `; completed ${idList(parents)} (${parents.length === 1 ? 'its' : 'their'} children are done)` : '') +
+    (unblocked.length ? `; unblocked ${idList(unblocked)}` : '');
   return {
     ok: true,
     action: 'update',
@@ -183,11 +195,13 @@ export function getAction({ store }: TodoContext, input: TodoInput): TodoResult 
   // What the tasks it waits for came to (their results), for whoever works on it next.
   const snapshot = s.loadBoard();
   const upstream = upstreamOf(task, snapshot.tasks, (n) => snapshot.byId.get(n));
+  const lookup: TaskLookup = (n) => s.peekTask(n);
+  lookup.openChildren = (n) => s.openChildrenOf(n);
   return {
     ok: true,
     action: 'get',
     message: `#${task.id}: ${task.subject}${upstream.length ? `; upstream: ${upstreamLine(upstream)}` : ''}`,
-    task: toTaskView(task, (n) => s.peekTask(n)),
+    task: toTaskView(task, lookup),
     ...(upstream.length ? { upstream } : {}),
   };
 }

@@ -13,8 +13,12 @@ export function hintFor(error: TasksError, owner: string): string {
     case 'E_NOT_FOUND':
       return 'task_id must name a task on the board (see the board below, or action "list"); create it first if it does not exist.';
     case 'E_CYCLE':
+      if (d.kind === 'parent')
+        return `That parent would make a task its own ancestor (${formatCycle(d.cycle as number[])}), and none of them could ever complete. Choose another parent, or leave it out.`;
       return `Adding that dependency would close the loop ${formatCycle(d.cycle as number[])}, and a loop can never finish. Leave this edge out, or remove an edge of the loop first (update with remove_blocked_by).`;
     case 'E_BLOCKED':
+      if (Array.isArray(d.children))
+        return `A parent completes after its children: finish ${ids(d.children)} first (or claim one of them), or move a child elsewhere with update and parent "none".`;
       return `Finish ${ids(d.blockedBy) || 'its blockers'} first: completing them unblocks this task. If a dependency no longer applies, remove it with remove_blocked_by.`;
     case 'E_CLAIMED':
       return `Another owner holds it${d.owner ? ` (${String(d.owner)})` : ''}. Leave it to them and take another task: action "claim" without task_id takes the next ready one.`;

@@ -17,7 +17,20 @@ export type TodoInput = Record<string, unknown>;
 
 /** Fields each action reads; anything else given is a mistake worth reporting. */
 const FIELDS: Record<TodoAction, string[]> = {
-  create: ['subject', 'description', 'active_form', 'owner', 'add_blocked_by', 'priority', 'add_labels', 'paths', 'related', 'discovered_from', 'key'],
+  create: [
+    'subject',
+    'description',
+    'active_form',
+    'owner',
+    'add_blocked_by',
+    'parent',
+    'priority',
+    'add_labels',
+    'paths',
+    'related',
+    'discovered_from',
+    'key',
+  ],
   update: [
     'task_id',
     'subject',
@@ -27,6 +40,7 @@ const FIELDS: Record<TodoAction, string[]> = {
     'owner',
     'add_blocked_by',
     'remove_blocked_by',
+    'parent',
     'priority',
     'add_labels',
     'remove_labels',
@@ -45,7 +59,7 @@ const FIELDS: Record<TodoAction, string[]> = {
   note: ['task_id', 'text'],
 };
 const ALL_FIELDS = new Set(['action', ...Object.keys(todoInputSchema.properties as object)]);
-const ITEM_FIELDS = new Set(['task_id', 'subject', 'description', 'status', 'active_form', 'owner', 'blocked_by', 'priority', 'labels']);
+const ITEM_FIELDS = new Set(['task_id', 'subject', 'description', 'status', 'active_form', 'owner', 'blocked_by', 'parent', 'priority', 'labels']);
 
 /** Present = given and not null; models often send null (or []) for fields they do not use. */
 export function present(value: unknown): boolean {
@@ -78,6 +92,13 @@ export function idsFrom(value: unknown, field: string, options: { single?: boole
   if (options.single && !Array.isArray(value)) return [idFrom(value, field)];
   if (!Array.isArray(value)) throw new InputError(`${field} must be a list of task ids`, `write ${field}: [2, 3] (or ["#2", "#3"]).`, { field });
   return value.map((v, i) => idFrom(v, `${field}[${i}]`));
+}
+
+/** A parent: a task id, or (where it can be removed) "none" for no parent; undefined when not given. */
+export function parentFrom(value: unknown, field: string, allowNone: boolean): number | null | undefined {
+  if (!present(value)) return undefined;
+  if (allowNone && typeof value === 'string' && value.trim().toLowerCase() === 'none') return null;
+  return idFrom(value, field);
 }
 
 export function stringFrom(value: unknown, field: string): string | undefined {
@@ -183,6 +204,7 @@ function batchItemFrom(raw: unknown, at: string): BatchItem {
     status: statusFrom(entry.status, `${at}.status`),
     owner: stringFrom(entry.owner, `${at}.owner`),
     blockedBy: present(entry.blocked_by) || Array.isArray(entry.blocked_by) ? idsFrom(entry.blocked_by, `${at}.blocked_by`) : undefined,
+    parent: parentFrom(entry.parent, `${at}.parent`, present(entry.task_id)),
     priority: priorityFrom(entry.priority, `${at}.priority`),
     labels: present(entry.labels) || Array.isArray(entry.labels) ? labelsFrom(entry.labels, `${at}.labels`) : undefined,
   };

@@ -1,4 +1,5 @@
 import {
+  boardLookup,
   isReady,
   openBlockers,
   presentLinks,
@@ -19,6 +20,8 @@ export interface TaskSummary {
   status: TaskStatus;
   owner: string;
   activeForm: string | null;
+  /** The task it is part of, only when it has one. */
+  parent?: number;
   /** Open blockers only: what it still waits for. */
   blockedBy: number[];
   blocks: number[];
@@ -71,6 +74,7 @@ export function summarize(task: Task, lookup: TaskLookup): TaskSummary {
     status: task.status,
     owner: task.owner,
     activeForm: task.activeForm ?? null,
+    ...(task.parent !== undefined ? { parent: task.parent } : {}),
     blockedBy: task.status === 'completed' || task.status === 'deleted' ? [] : openBlockers(task, lookup),
     blocks: [...task.blocks],
     ...(task.paths ? { paths: [...task.paths] } : {}),
@@ -86,9 +90,9 @@ export function renderResultBoard(snapshot: BoardSnapshot, budget?: number): str
   return renderAgentBoard(snapshot, { budget });
 }
 
-/** Looks tasks up in one snapshot, so a result's tasks and its board agree. */
+/** Looks tasks up in one snapshot, so a result's tasks and its board agree (their open children too, for `ready`). */
 export function lookupIn(snapshot: BoardSnapshot): TaskLookup {
-  return (id) => snapshot.byId.get(id);
+  return boardLookup(snapshot);
 }
 
 /** "#2, #3": ids as results spell them. */

@@ -87,6 +87,32 @@ describe('todo tool actions', () => {
     expect(deleted.board).not.toContain('Emit JS');
   });
 
+  it('create, update and write take a parent; a parent completes after its children, and a cycle of parents is refused', async () => {
+    await ok({ action: 'create', subject: 'Payments' });
+    const child = await ok({ action: 'create', subject: 'Stripe client', parent: '#1' });
+    expect(child.task).toMatchObject({ id: 2, parent: 1, ready: true });
+    expect(child.board).toContain('[ ] #1: Payments (0/1 done)');
+    const written = await ok({ action: 'write', todos: [{ subject: 'Webhooks', parent: 1 }] });
+    expect(written.tasks?.[0]).toMatchObject({ id: 3, parent: 1 });
+    const listed = await ok({ action: 'list' });
+    expect(listed.tasks?.find((t) => t.id === 1)).toMatchObject({ ready: false });
+    expect(await tool.execute({ action: 'get', task_id: 1 })).toMatchObject({ ok: true, task: { ready: false } });
+    const early = await refused({ action: 'update', task_id: 1, status: 'completed', subject: 'Payments v2' }, 'E_BLOCKED');
+    expect(early.error).toMatchObject({ children: [2, 3] });
+    expect(early.error.hint).toContain('A parent completes after its children');
+    // Refused before anything was written.
+    expect(store.getTask(1).subject).toBe('Payments');
+    const cycle = await refused({ action: 'update', task_id: 1, parent: 3 }, 'E_CYCLE');
+    expect(cycle.error.hint).toContain('its own ancestor (#1 -> #3 -> #1)');
+    await ok({ action: 'update', task_id: 3, parent: 'none' });
+    expect(store.getTask(3)).not.toHaveProperty('parent');
+    await refused({ action: 'create', subject: 'x', parent: 'none' }, 'E_INVALID');
+    writeFileSync(join(root, '.tasks', 'config.json'), JSON.stringify({ completeParents: true }));
+    const done = await ok({ action: 'update', task_id: 2, status: 'completed' }, createTodoTool({ dir: join(root, '.tasks'), owner: 'agent-1' }));
+    expect(done.message).toBe('Completed #2: Stripe client; completed #1 (its children are done)');
+    expect(store.getTask(1).status).toBe('completed');
+  });
+
   it('list is a compact summary without descriptions; include_deleted shows tombstones', async () => {
     await ok({ action: 'create', subject: 'Parse AST', description: 'a long description that list must not repeat' });
     await ok({ action: 'create', subject: 'Old idea' });

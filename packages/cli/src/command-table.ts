@@ -116,6 +116,7 @@ export const COMMANDS = {
       blocks: { ...ids, describe: 'ids that wait for this task' },
       related: { ...ids, describe: 'ids of tasks it is related to, a link on both sides that blocks nothing (repeat, or 1,2)' },
       'discovered-from': { ...ids, describe: 'the id of the task you found it while working on (repeat, or 1,2)' },
+      parent: { type: 'string', describe: 'the task this one is part of (it completes after its children)' },
       path: { type: 'string', array: true, describe: 'a glob of the files it will change, from the top of the repository (repeat)' },
       priority,
       label: labels,
@@ -128,6 +129,7 @@ export const COMMANDS = {
       ["$0 create 'Parser' --path 'packages/parser/**' --path docs/parser.md", 'claim --next keeps it apart from tasks in progress on those files'],
       ['$0 create "Fix the crash" --priority 0 --label bug,parser', 'urgent, labelled'],
       ['$0 create "Flaky lexer test" --discovered-from 3 --related 5', 'found while on #3, related to #5; neither waits for the other'],
+      ['$0 create "Write the lexer" --parent 4', 'a part of #4, which waits for it'],
     ],
   },
   list: {
@@ -135,9 +137,14 @@ export const COMMANDS = {
     aliases: ['ls'],
     describe: 'print the board, one task a line',
     fast: true,
-    options: { ...listOptions, ready: { type: 'boolean', describe: 'only ready tasks' } },
+    options: {
+      ...listOptions,
+      ready: { type: 'boolean', describe: 'only ready tasks' },
+      tree: { type: 'boolean', describe: 'children indented under their parents, each parent with its progress' },
+    },
     examples: [
       ['$0 list --status in_progress', 'what is being worked on'],
+      ['$0 list --tree', 'the hierarchy: epics, their stories, their tasks'],
       ['$0 list --owner agent-1', "agent-1's tasks"],
     ],
   },
@@ -216,6 +223,7 @@ export const COMMANDS = {
       'remove-related': { ...ids, describe: 'no longer related to these tasks (repeat, or 1,2)' },
       'discovered-from': { ...ids, describe: 'record that it was found while working on these tasks (repeat, or 1,2)' },
       'remove-discovered-from': { ...ids, describe: 'forget that it was found while working on these tasks' },
+      parent: { type: 'string', describe: 'make it part of this task; none removes its parent' },
       path: { type: 'string', array: true, describe: 'add a glob to the files it will change (repeat)' },
       'remove-path': { type: 'string', array: true, describe: 'remove a glob from its paths (repeat)' },
       priority,
@@ -229,6 +237,7 @@ export const COMMANDS = {
       ['$0 update 4 --add-blocked-by 2 --meta size=S', 'link and annotate'],
       ['$0 update 4 --priority 1 --label ui --remove-label backend', 'plan'],
       ['$0 update 4 --related 7 --remove-related 2', 'soft links, written on both sides'],
+      ['$0 update 7 --parent 2', 'move #7 under #2'],
     ],
   },
   start: {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 // The read path and the store only, not the whole core (see read.ts in the core): the fast path's commands start sooner.
-import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task, printable } from './core-read.js';
+import { findBoard, parseTaskId, resolveOwner, toTaskView, TasksError, type Task, type TaskLookup, printable } from './core-read.js';
 import { TaskStore } from '@dotasks/core/store';
 import { reportLockWait } from './lock-wait.js';
 
@@ -48,6 +48,13 @@ export function parseIdList(values: unknown): number[] {
   return out;
 }
 
+/** `--parent ID`: the id, or (where `none` is allowed, for update) null for `none` or `""`; a word that is not an id is a usage error. */
+export function parseParent(value: string | undefined, allowNone: boolean): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (allowNone && (value.trim() === '' || value.trim().toLowerCase() === 'none')) return null;
+  return parseTaskId(value);
+}
+
 /** Parses `--meta k=v` pairs: v is JSON when it parses, else a string; `k=` removes k. */
 export function parseMeta(values: unknown): Record<string, unknown> | undefined {
   if (values === undefined) return undefined;
@@ -88,9 +95,19 @@ export function label(task: Task): string {
   return `#${task.id}: ${printable(task.subject)}`;
 }
 
-/** The JSON view of a task, reading its neighbours from the board. */
+/** The JSON view of a task, reading its neighbours (and its open children, for `ready`) from the board. */
 export function viewTask(store: TaskStore, task: Task) {
-  return toTaskView(task, (id) => (id === task.id ? task : store.peekTask(id)));
+  const lookup: TaskLookup = (id) => (id === task.id ? task : store.peekTask(id));
+  lookup.openChildren = (id) => (id === task.id ? store.openChildrenOf(id) : []);
+  return toTaskView(task, lookup);
+}
+
+/** `completed #2: Parser (its children are done)` lines for the parents a completion completed by themselves (completeParents). */
+export function describeCompletedParents(store: TaskStore, ids: number[]): string[] {
+  return ids.map((id) => {
+    const task = store.peekTask(id);
+    return `completed #${id}${task ? `: ${printable(task.subject)}` : ''} (its children are done)`;
+  });
 }
 
 /** `unblocked: #2 Transform AST, #3 Emit output` lines for people. */

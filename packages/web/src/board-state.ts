@@ -70,6 +70,7 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
       notes: (task.notes ?? []).map((n) => ({ at: n.at, owner: n.owner, text: n.text })),
       paths: [...(task.paths ?? [])],
       ...linkLists(task),
+      ...(task.parent !== undefined ? { parent: task.parent } : {}),
     };
     const lease = leases.get(task.id);
     // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing.

@@ -57,6 +57,8 @@ export interface WebTask {
   related: number[];
   discoveredFrom: number[];
   discovered: number[];
+  /** The task it is part of, when it has one (docs/protocol.md, "Parents"). */
+  parent?: number;
   /**
    * Ready column only: the place in the order `claim --next` takes ready
    * work (0 first: priority, the chain of open work behind, id; the core's

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ClaimError,
   EVENTS_FILE,
+  boardLookup,
   TasksError,
   claimWithSync,
   claimWithWorktree,
@@ -642,8 +643,10 @@ function commandExited(child: ChildProcess, onStartError: (message: string) => v
  * or a process that can die) so that the task itself comes back.
  */
 export function waitingOn(store: TaskStore, owner: string, excluded: ReadonlySet<number> = new Set()): number[] | undefined {
-  const { tasks, byId } = store.loadBoard();
-  const lookup = (id: number) => byId.get(id);
+  const snapshot = store.loadBoard();
+  const { tasks } = snapshot;
+  // Knows the open children: a parent waiting for them is not a task to wait for.
+  const lookup = boardLookup(snapshot);
   const wanted = (t: Task) => t.status === 'pending' && (t.owner === '' || t.owner === owner) && !excluded.has(t.id);
   const leases = new Map(readLeases(store).map((l) => [l.task, l]));
   const inProgress = tasks.filter((t) => t.status === 'in_progress');

@@ -1,7 +1,10 @@
 // The read path only (@dotasks/core/read), not the whole core: see read.ts there.
 import {
+  boardLookup,
   explainRank,
   filterTasks,
+  hierarchyOf,
+  openBlockers,
   findBoard,
   loadBoardSnapshot,
   readConfig,
@@ -15,7 +18,7 @@ import {
   type BoardSnapshot,
   type ListFilter,
   type ReadyRank,
-  type Task,
+  type TaskLookup,
   type TaskStatus,
   printable,
   printableTask,
@@ -62,7 +65,7 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
     ...(ready.scopes?.parallel ? { ids: new Set(ready.scopes.parallel) } : {}),
   };
   if (options.json) return listJson(ready, filter, options.explain === true, boardNotes);
-  return listText(ready, filter, owner, options.explain === true, boardNotes);
+  return listText(ready, filter, owner, { explain: options.explain === true, tree: options.tree === true }, boardNotes);
 }
 
 /** A fresh clone of a board that lives on its board branch, and a merge that left work for doctor: the one command that settles each. */
@@ -87,7 +90,7 @@ function notesAbout(snapshot: BoardSnapshot, config: ReturnType<typeof readConfi
 /** The board as a listing shows it, and for `tasks ready` the claim order and why each task stands where it does. */
 interface RankedBoard {
   snapshot: BoardSnapshot;
-  lookup: (id: number) => Task | undefined;
+  lookup: TaskLookup;
   why: Map<number, ReadyRank>;
   scopes?: ReadyScopes;
   heldNote: (id: number, scopes: ReadyScopes | undefined) => string;
@@ -95,7 +98,8 @@ interface RankedBoard {
 
 /** tasks ready: the ready tasks first, in the order claim --next takes them (docs/protocol.md, "Ready"); scopes only when asked for. */
 async function rankReady(loaded: BoardSnapshot, dir: string, options: ListOptions): Promise<RankedBoard> {
-  const lookup = (id: number) => loaded.byId.get(id);
+  // Knows each task's open children: a parent waits for them (docs/protocol.md, "Parents").
+  const lookup = boardLookup(loaded);
   if (!options.ready) return { snapshot: loaded, lookup, why: new Map(), heldNote: () => '' };
   const ranks = readyOrder(loaded.tasks, lookup);
   const at = new Map(ranks.map((r, i) => [r.id, i]));
@@ -121,6 +125,7 @@ function listJson(board: RankedBoard, filter: ListFilter, explain: boolean, boar
             priority: rank.priority,
             ownPriority: rank.ownPriority,
             ...(rank.through !== undefined ? { through: rank.through } : {}),
+            ...(rank.fromParent !== undefined ? { fromParent: rank.fromParent } : {}),
             unblocks: rank.unblocks,
             chain: rank.chain,
             ...(scopes?.heldBy.has(t.id) ? { heldBackBy: scopes.heldBy.get(t.id) } : {}),
@@ -131,18 +136,36 @@ function listJson(board: RankedBoard, filter: ListFilter, explain: boolean, boar
       }),
       problems: snapshot.problems,
       counts: countTasks(snapshot),
+      ...(explain ? { waitingForChildren: waitingForChildren(board, filter) } : {}),
     },
     exitCode: reportProblems(snapshot).exitCode,
     ...(boardNotes.length ? { warnings: boardNotes } : {}),
   };
 }
 
-function listText(board: RankedBoard, filter: ListFilter, owner: string | undefined, explain: boolean, boardNotes: string[]): CommandOutput {
-  const { snapshot, why, scopes, heldNote } = board;
+/** The parents `tasks ready --explain` names as waiting for their children: pending, unowned, unblocked, with open children; as the filter (but for readiness) allows. */
+function waitingForChildren(board: RankedBoard, filter: ListFilter): { id: number; done: number; total: number; open: number[] }[] {
+  const { snapshot, lookup } = board;
+  const hierarchy = hierarchyOf(snapshot);
+  return filterTasks(snapshot, { ...filter, ready: false })
+    .filter((t) => t.status === 'pending' && t.owner === '' && openBlockers(t, lookup).length === 0 && hierarchy.openChildren(t.id).length > 0)
+    .sort((a, b) => a.id - b.id)
+    .map((t) => ({ id: t.id, ...hierarchy.progress(t.id)!, open: [...hierarchy.openChildren(t.id)] }));
+}
+
+function listText(
+  board: RankedBoard,
+  filter: ListFilter,
+  owner: string | undefined,
+  how: { explain: boolean; tree: boolean },
+  boardNotes: string[],
+): CommandOutput {
+  const { snapshot, why, scopes, heldNote, lookup } = board;
+  const explain = how.explain;
   const style = styleFor(false);
   const shown = { ...snapshot, tasks: snapshot.tasks.map(printableTask), problems: [] };
   const printableFilter = { ...filter, owner: owner === undefined ? undefined : printable(owner) };
-  let text = renderBoard(shown, printableFilter, { style });
+  let text = renderBoard(shown, printableFilter, { style, tree: how.tree });
   if (explain && why.size) {
     // One line under each ready task: its priority, the chain it unblocks, its id (the keys of the order, in order).
     const lines = text.split('\n');
@@ -153,6 +176,14 @@ function listText(board: RankedBoard, filter: ListFilter, owner: string | undefi
         return rank ? [line, style.muted(`    ${i + 1}. ${explainRank(rank)}${heldNote(rank.id, scopes)}`)] : [line];
       })
       .join('\n');
+  }
+  if (explain) {
+    // Not ready, and why: a parent is claimable once its children are done.
+    for (const w of waitingForChildren(board, filter)) {
+      const subject = printable(snapshot.byId.get(w.id)!.subject);
+      const open = w.open.map((c) => `#${c}`).join(', ');
+      text += `\n${style.muted(`#${w.id}: ${subject} waits for its children (${w.done}/${w.total} done: ${open} open); claim --next takes it once they are done`)}`;
+    }
   }
   const reported = reportProblems(snapshot, style);
   return { text, ...reported, ...(boardNotes.length ? { warnings: [...(reported.warnings ?? []), ...boardNotes] } : {}) };

@@ -1,25 +1,30 @@
 import { parseTaskId, renderTaskDetail, toTaskView } from '@dotasks/core';
 import { openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
-import { printable, printableLines, printableTask } from '../core-read.js';
+import { ancestorsOf, boardLookup, hierarchyOf, printable, printableLines, printableTask, type Task } from '../core-read.js';
 
 /** What `tasks show` takes, as declared in the command table. */
 export interface ShowOptions extends CommandArgs<'show'>, GlobalOptions {}
 
-/** One task in full. */
+/** One task in full, with its parents and its children (read from the whole board: children are known from their files only). */
 export async function show(options: ShowOptions): Promise<CommandOutput> {
   const id = parseTaskId(options.id);
   const store = openStore(options);
+  // Its own file first: a missing or bad one is refused as such.
   const task = store.getTask(id);
-  const cache = new Map<number, ReturnType<typeof store.peekTask>>();
-  const lookup = (n: number) => {
-    if (!cache.has(n)) cache.set(n, store.peekTask(n));
-    return cache.get(n);
-  };
-  const shownLookup = (n: number) => {
-    const t = lookup(n);
-    return t && printableTask(t);
-  };
+  const snapshot = store.loadBoard();
+  const byId = new Map(snapshot.byId).set(id, task);
+  const board = { tasks: snapshot.tasks.map((t) => byId.get(t.id) ?? t), byId };
+  const lookup = boardLookup(board);
+  const hierarchy = hierarchyOf(board);
+  const shownTasks = board.tasks.map(printableTask);
+  const shown = { tasks: shownTasks, byId: new Map<number, Task>(shownTasks.map((t) => [t.id, t])) };
   const boardVerify = store.config.verify === undefined ? {} : { boardVerify: printable(store.config.verify) };
-  return { text: printableLines(renderTaskDetail(printableTask(task), shownLookup, boardVerify)), json: toTaskView(task, lookup) };
+  const text = printableLines(renderTaskDetail(printableTask(task), boardLookup(shown), { ...boardVerify, hierarchy: hierarchyOf(shown) }));
+  const children = hierarchy
+    .children(id)
+    .filter((t) => t.status !== 'deleted')
+    .map((t) => t.id);
+  const json = { ...toTaskView(task, lookup), ancestors: ancestorsOf(task, lookup), children, progress: hierarchy.progress(id) ?? { done: 0, total: 0 } };
+  return { text, json };
 }

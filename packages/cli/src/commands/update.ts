@@ -2,11 +2,13 @@ import { parseTaskId, type TaskStatus, type UpdateTaskInput } from '@dotasks/cor
 import {
   readDescription,
   actingOwner,
+  describeCompletedParents,
   describeUnblocked,
   label,
   openStore,
   parseIdList,
   parseMeta,
+  parseParent,
   parsePriorities,
   splitList,
   viewTask,
@@ -36,6 +38,7 @@ export async function update(options: UpdateOptions): Promise<CommandOutput> {
     removeRelated: parseIdList(options.removeRelated),
     addDiscoveredFrom: parseIdList(options.discoveredFrom),
     removeDiscoveredFrom: parseIdList(options.removeDiscoveredFrom),
+    parent: parseParent(options.parent, true),
     priority: parsePriorities(options.priority)[0],
     addLabels: splitList(options.label),
     removeLabels: splitList(options.removeLabel),
@@ -45,6 +48,10 @@ export async function update(options: UpdateOptions): Promise<CommandOutput> {
   };
   const store = openStore(options);
   const result = await store.updateTask(id, patch, { actor: actingOwner(options), force: options.force });
-  const lines = [`updated ${label(result.task)}`, ...describeUnblocked(store, result.unblocked)];
-  return { text: lines.join('\n'), json: { task: viewTask(store, result.task), unblocked: result.unblocked } };
+  const parents = result.completedParents ?? [];
+  const lines = [`updated ${label(result.task)}`, ...describeCompletedParents(store, parents), ...describeUnblocked(store, result.unblocked)];
+  return {
+    text: lines.join('\n'),
+    json: { task: viewTask(store, result.task), unblocked: result.unblocked, ...(parents.length ? { completedParents: parents } : {}) },
+  };
 }

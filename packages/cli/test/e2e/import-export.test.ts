@@ -250,17 +250,19 @@ describe('tasks import and export', () => {
       },
     });
     expect(readTaskFile(t.board, 6)).toMatchObject({ owner: 'carol', blockedBy: [4, 5], priority: 3 });
-    expect(readTaskFile(t.board, 7)).toMatchObject({ metadata: { links: [{ type: 'parent', id: 'task-4', task: 6 }] } });
+    // Its parent_task_id is its parent (docs/protocol.md, "Parents").
+    expect(readTaskFile(t.board, 7)).toMatchObject({ parent: 6 });
+    expect(readTaskFile(t.board, 7).metadata).not.toHaveProperty('links');
     // bob's work in progress counts as his claim, as any imported in-progress task does.
     expect(JSON.parse(readFileSync(join(t.board, '.runtime', 'leases', 'task_4.json'), 'utf8'))).toMatchObject({ task: 4, owner: 'bob', expiresAt: null });
     expect(tasks(t.root, ['doctor']).code).toBe(0);
     expect(run(t.root, ['list'])).toContain(
       // Priority and labels came over as the task's own planning fields.
-      '[x] #3: Set up the database schema P1 #backend #db\n[>] #4: Write the REST API #backend (bob)\n[ ] #5: Build the web client #frontend\n[ ] #6: End-to-end tests P3 (blocked by: #4, #5; owner: carol)\n',
+      '[x] #3: Set up the database schema P1 #backend #db\n[>] #4: Write the REST API #backend (bob)\n[ ] #5: Build the web client #frontend\n[ ] #6: End-to-end tests P3 (blocked by: #4, #5; owner: carol; 0/1 done)\n',
     );
   });
 
-  it('imports beads issues: blocks dependencies become edges, related and discovered-from soft links, tombstones left out', () => {
+  it('imports beads issues: blocks dependencies become edges, parent-child ones parents, related and discovered-from soft links, tombstones left out', () => {
     const t = board();
     const file = join(t.root, 'issues.jsonl');
     cpSync(join(FIXTURES, 'beads-project', '.beads', 'issues.jsonl'), file);

@@ -10,6 +10,7 @@
 import { DEFAULT_CONFIG } from '../board-config.js';
 import type { Task } from '../format/format.js';
 import { isReady, type TaskLookup } from '../graph/graph.js';
+import { boardLookup } from '../graph/hierarchy.js';
 import { rankTasks, readyOrder } from '../graph/ready-order.js';
 import type { BoardSnapshot } from '../store.js';
 import { createLineRenderer, renderProblem } from './render.js';
@@ -77,7 +78,7 @@ const FOLD_LINE_ROOM = 160;
  * every task folded is less urgent than every task shown.
  */
 function mostUrgentFitting(open: Task[], lines: Map<Task, string>, snapshot: BoardSnapshot, room: number): Set<Task> {
-  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const lookup: TaskLookup = boardLookup(snapshot);
   const byId = (id: number) => snapshot.byId.get(id)!;
   const inProgress = open.filter((task) => task.status === 'in_progress');
   const pending = open.filter((task) => task.status === 'pending');
@@ -100,7 +101,7 @@ function mostUrgentFitting(open: Task[], lines: Map<Task, string>, snapshot: Boa
 
 /** `(… 1200 more open tasks not shown: 40 ready, 1160 waiting; list returns every task)`. */
 function foldedOpenLine(open: Task[], shown: Set<Task>, snapshot: BoardSnapshot): string {
-  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const lookup: TaskLookup = boardLookup(snapshot);
   let inProgress = 0;
   let ready = 0;
   let waiting = 0;

@@ -1,6 +1,7 @@
 import { DEFAULT_PRIORITY, isClosed, priorityOf, type Task, type TaskNote, type TaskStatus } from '../format/format.js';
 import { presentLinks } from '../format/task-links.js';
 import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
+import { ancestorsOf, boardLookup, hierarchyOf, type Hierarchy, type Progress } from '../graph/hierarchy.js';
 import { firstRanked } from '../graph/ready-order.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
 
@@ -41,6 +42,8 @@ export interface TaskView {
   status: TaskStatus;
   owner: string;
   activeForm: string | null;
+  /** The task it is part of, only when it has one (docs/protocol.md, "Parents"). */
+  parent?: number;
   blockedBy: number[];
   blocks: number[];
   /** The task's file scope (globs), only when it declares one. */
@@ -90,6 +93,7 @@ export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
     status: task.status,
     owner: task.owner,
     activeForm: task.activeForm ?? null,
+    ...(task.parent !== undefined ? { parent: task.parent } : {}),
     blockedBy: [...task.blockedBy],
     blocks: [...task.blocks],
     ...(task.paths !== undefined ? { paths: [...task.paths] } : {}),
@@ -124,7 +128,7 @@ export interface ListFilter {
 
 /** Applies a listing filter to a snapshot's tasks. */
 export function filterTasks(snapshot: BoardSnapshot, filter: ListFilter = {}): Task[] {
-  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  const lookup = boardLookup(snapshot);
   return snapshot.tasks.filter((t) => {
     if (filter.ids && !filter.ids.has(t.id)) return false;
     if (filter.status?.length) {
@@ -177,17 +181,18 @@ export function searchTasks(snapshot: BoardSnapshot, text: string, options: { al
 
 /** Counts of a board, for summaries. */
 export function countTasks(snapshot: BoardSnapshot): BoardCounts {
-  return countWith(snapshot.tasks, openBlockersOf(snapshot));
+  return countWith(snapshot.tasks, openBlockersOf(snapshot), hierarchyOf(snapshot));
 }
 
-function countWith(tasks: readonly Task[], open: (task: Task) => readonly number[]): BoardCounts {
+/** A parent with open children is neither ready nor blocked: it waits for its children (docs/protocol.md, "Parents"). */
+function countWith(tasks: readonly Task[], open: (task: Task) => readonly number[], hierarchy: Hierarchy): BoardCounts {
   const counts: BoardCounts = { total: 0, pending: 0, in_progress: 0, completed: 0, deleted: 0, ready: 0, blocked: 0 };
   for (const t of tasks) {
     counts.total++;
     counts[t.status]++;
     if (t.status === 'pending') {
       if (open(t).length) counts.blocked++;
-      else if (t.owner === '') counts.ready++;
+      else if (t.owner === '' && hierarchy.openChildren(t.id).length === 0) counts.ready++;
     }
   }
   return counts;
@@ -213,12 +218,12 @@ function openBlockersOf(snapshot: BoardSnapshot): (task: Task) => readonly numbe
 }
 
 /** `[>] #2: Transform AST (agent-1: transforming)`, `[ ] #4: Run tests (blocked by: #2, #3)` (docs/protocol.md, "Output"). */
-export function renderTaskLine(task: Task, lookup: TaskLookup, style: RenderStyle = PLAIN_STYLE): string {
-  return taskLine(task, task.status === 'pending' ? openBlockers(task, lookup) : NONE, style);
+export function renderTaskLine(task: Task, lookup: TaskLookup, style: RenderStyle = PLAIN_STYLE, progress?: Progress): string {
+  return taskLine(task, task.status === 'pending' ? openBlockers(task, lookup) : NONE, style, progress);
 }
 
-/** renderTaskLine with the task's open blockers already known (only a pending task's are used). */
-function taskLine(task: Task, open: readonly number[], style: RenderStyle): string {
+/** renderTaskLine with the task's open blockers already known (only a pending task's are used), and its children's progress when it has children. */
+function taskLine(task: Task, open: readonly number[], style: RenderStyle, progress?: Progress): string {
   let notes = '';
   let paint = style.muted;
   if (task.status === 'in_progress') {
@@ -231,6 +236,11 @@ function taskLine(task: Task, open: readonly number[], style: RenderStyle): stri
     paint = open.length || task.owner ? style.blocked : style.ready;
   } else if (task.status === 'deleted') notes = 'deleted';
   else paint = style.completed;
+  if (progress) {
+    // `3/5 done`: a parent waits for its open children, so a pending one is not ready (docs/protocol.md, "Parents").
+    notes = notes ? `${notes}; ${progress.done}/${progress.total} done` : `${progress.done}/${progress.total} done`;
+    if (task.status === 'pending' && progress.done < progress.total) paint = style.blocked;
+  }
   return paint(`${MARKS[task.status]} #${task.id}: ${task.subject}${planningTags(task)}${notes ? ` (${notes})` : ''}`);
 }
 
@@ -260,13 +270,14 @@ export function renderSummary(snapshot: BoardSnapshot): string {
  */
 function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly number[], matched?: readonly Task[]): string {
   const tasks = matched ?? snapshot.tasks;
-  const c = countWith(tasks, open);
+  const hierarchy = hierarchyOf(snapshot);
+  const c = countWith(tasks, open, hierarchy);
   const live = c.total - c.deleted;
-  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
-  // Ready as isReady has it, from the blockers the listing computed already.
+  const lookup = boardLookup(snapshot);
+  // Ready as isReady has it, from the blockers the listing computed already (and the open children: a parent waits for them).
   const ready = c.ready
     ? firstRanked(
-        tasks.filter((t) => t.status === 'pending' && t.owner === '' && open(t).length === 0),
+        tasks.filter((t) => t.status === 'pending' && t.owner === '' && open(t).length === 0 && hierarchy.openChildren(t.id).length === 0),
         lookup,
         10,
       ).map((id) => `#${id}`)
@@ -291,33 +302,87 @@ function isFiltered(filter: ListFilter): boolean {
   );
 }
 
-/** The board for people: one line per task, ascending id, then problems and a summary. */
-export function renderBoard(snapshot: BoardSnapshot, filter: ListFilter = {}, options: { summary?: boolean; style?: RenderStyle } = {}): string {
+/**
+ * The board for people: one line per task, ascending id, then problems and a
+ * summary. With `tree`, each task's children follow it, indented by two
+ * spaces a level (`tasks list --tree`).
+ */
+export function renderBoard(
+  snapshot: BoardSnapshot,
+  filter: ListFilter = {},
+  options: { summary?: boolean; style?: RenderStyle; tree?: boolean } = {},
+): string {
   const style = options.style ?? PLAIN_STYLE;
   const open = openBlockersOf(snapshot);
+  const hierarchy = hierarchyOf(snapshot);
   const matched = filterTasks(snapshot, filter);
-  const lines = matched.map((t) => taskLine(t, t.status === 'pending' ? open(t) : NONE, style));
+  const line = (t: Task) => taskLine(t, t.status === 'pending' ? open(t) : NONE, style, hierarchy.progress(t.id));
+  const lines = options.tree ? treeLines(matched, line) : matched.map(line);
   if (lines.length === 0) lines.push(snapshot.tasks.length ? '(no tasks match)' : '(no tasks yet: add one with \'tasks create "subject"\')');
   for (const p of snapshot.problems) lines.push(renderProblem(p, style));
   if (options.summary !== false && snapshot.tasks.length) lines.push(style.muted(summaryWith(snapshot, open, isFiltered(filter) ? matched : undefined)));
   return lines.join('\n');
 }
 
+/**
+ * `tasks`, in their order, each task's children (those among them) after it,
+ * indented two spaces a level; a task whose parent is not among them is at
+ * the top level, and so is each task of a cycle of parents made by hand
+ * (which has no top), once.
+ */
+export function treeLines(tasks: readonly Task[], line: (task: Task) => string): string[] {
+  const shown = new Set(tasks.map((t) => t.id));
+  const children = new Map<number, Task[]>();
+  for (const t of tasks) {
+    if (t.parent === undefined || t.parent === t.id || !shown.has(t.parent)) continue;
+    const list = children.get(t.parent);
+    if (list) list.push(t);
+    else children.set(t.parent, [t]);
+  }
+  const out: string[] = [];
+  const seen = new Set<number>();
+  const roots = tasks.filter((t) => t.parent === undefined || t.parent === t.id || !shown.has(t.parent));
+  for (const root of [...roots, ...tasks]) {
+    const stack: [Task, number][] = [[root, 0]];
+    while (stack.length) {
+      const [task, depth] = stack.pop()!;
+      if (seen.has(task.id)) continue;
+      seen.add(task.id);
+      out.push(`${'  '.repeat(depth)}${line(task)}`);
+      const kids = children.get(task.id) ?? [];
+      for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], depth + 1]);
+    }
+  }
+  return out;
+}
+
 /** One line per task of one snapshot, each task's open blockers computed once (for the agents' board). */
 export function createLineRenderer(snapshot: BoardSnapshot): { line(task: Task): string; summary(): string } {
   const open = openBlockersOf(snapshot);
+  const hierarchy = hierarchyOf(snapshot);
   return {
-    line: (task) => taskLine(task, task.status === 'pending' ? open(task) : NONE, PLAIN_STYLE),
+    line: (task) => taskLine(task, task.status === 'pending' ? open(task) : NONE, PLAIN_STYLE, hierarchy.progress(task.id)),
     summary: () => summaryWith(snapshot, open),
   };
 }
 
-/** A task in full, for `tasks show`; `boardVerify` is the board's check, shown for a task without one of its own. */
-export function renderTaskDetail(task: Task, lookup: TaskLookup, options: { boardVerify?: string } = {}): string {
+/**
+ * A task in full, for `tasks show`; `boardVerify` is the board's check, shown
+ * for a task without one of its own; with the board's `hierarchy`, its parents
+ * and its children with their progress.
+ */
+export function renderTaskDetail(task: Task, lookup: TaskLookup, options: { boardVerify?: string; hierarchy?: Hierarchy } = {}): string {
+  const hierarchy = options.hierarchy;
   const view = toTaskView(task, lookup);
-  const lines = [renderTaskLine(task, lookup), `  status:      ${task.status}${view.ready ? ' (ready)' : ''}`];
+  const progress = hierarchy?.progress(task.id);
+  const waits = task.status === 'pending' && !!lookup.openChildren?.(task.id).length;
+  const lines = [
+    renderTaskLine(task, lookup, PLAIN_STYLE, progress),
+    `  status:      ${task.status}${view.ready ? ' (ready)' : waits ? ' (waits for its children)' : ''}`,
+  ];
   lines.push(`  owner:       ${task.owner || '(none)'}`);
   if (task.activeForm) lines.push(`  activeForm:  ${task.activeForm}`);
+  if (task.parent !== undefined) lines.push(`  parent:      ${parentChain(task, lookup)}`);
   lines.push(`  blockedBy:   ${task.blockedBy.length ? task.blockedBy.map((id) => `#${id}`).join(', ') : '(none)'}`);
   lines.push(`  blocks:      ${task.blocks.length ? task.blocks.map((id) => `#${id}`).join(', ') : '(none)'}`);
   lines.push(`  priority:    P${priorityOf(task)}${task.priority === undefined || task.priority === DEFAULT_PRIORITY ? ' (default)' : ''}`);
@@ -333,6 +398,11 @@ export function renderTaskDetail(task: Task, lookup: TaskLookup, options: { boar
   if (links.related) lines.push(`  related:     ${links.related.map((id) => `#${id}`).join(', ')}`);
   if (links.discoveredFrom) lines.push(`  discoveredFrom: ${links.discoveredFrom.map((id) => `#${id}`).join(', ')} (found while working on it)`);
   if (links.discovered) lines.push(`  discovered:  ${links.discovered.map((id) => `#${id}`).join(', ')} (found while working on this one)`);
+  if (hierarchy && progress) {
+    lines.push(`  children:    ${progress.done}/${progress.total} done`);
+    for (const child of hierarchy.children(task.id))
+      if (child.status !== 'deleted') lines.push(`    ${renderTaskLine(child, lookup, PLAIN_STYLE, hierarchy.progress(child.id))}`);
+  }
   if (task.metadata && Object.keys(task.metadata).length) {
     for (const key of Object.keys(task.metadata)) lines.push(`  meta.${key}: ${JSON.stringify(task.metadata[key])}`);
   }
@@ -347,4 +417,13 @@ export function renderTaskDetail(task: Task, lookup: TaskLookup, options: { boar
     }
   }
   return lines.join('\n');
+}
+
+/** `#2: Parser, under #1: Ship v2`: a task's parent, then each ancestor above it. */
+function parentChain(task: Task, lookup: TaskLookup): string {
+  const names = ancestorsOf(task, lookup).map((id) => {
+    const parent = lookup(id);
+    return parent ? `#${id}: ${parent.subject}` : `#${id} (missing)`;
+  });
+  return names.join(', under ');
 }
