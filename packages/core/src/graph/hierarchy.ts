@@ -19,6 +19,7 @@ export interface Progress {
 /** The children of every task of a board, from each child's `parent`. */
 export class Hierarchy {
   private readonly kids = new Map<number, Task[]>();
+  private readonly open = new Map<number, readonly number[]>();
 
   constructor(tasks: Iterable<Task>) {
     for (const task of tasks) {
@@ -35,12 +36,16 @@ export class Hierarchy {
     return this.kids.get(id) ?? [];
   }
 
-  /** The open (pending or in progress) children of `id`, ascending. */
+  /** The open (pending or in progress) children of `id`, ascending (computed once: readiness asks for every task). */
   openChildren(id: number): readonly number[] {
     const list = this.kids.get(id);
     if (!list) return NONE;
-    const open = list.filter((t) => !isClosed(t.status)).map((t) => t.id);
-    return open.length ? open : NONE;
+    let open = this.open.get(id);
+    if (open === undefined) {
+      const ids = list.filter((t) => !isClosed(t.status)).map((t) => t.id);
+      this.open.set(id, (open = ids.length ? ids : NONE));
+    }
+    return open;
   }
 
   /** Completed of all children but the deleted ones; undefined for a task with none. */
@@ -81,7 +86,8 @@ export function hierarchyOf(board: { tasks: readonly Task[] }): Hierarchy {
 /** A lookup over a whole board that knows each task's open children (so readiness does: graph.ts, isReady). */
 export function boardLookup(board: TaskSet): TaskLookup {
   const lookup: TaskLookup = (id) => board.byId.get(id);
-  lookup.openChildren = (id) => hierarchyOf(board).openChildren(id);
+  let hierarchy: Hierarchy | undefined;
+  lookup.openChildren = (id) => (hierarchy ??= hierarchyOf(board)).openChildren(id);
   return lookup;
 }
 
@@ -165,6 +171,8 @@ export class AncestorPriority {
   /** What `task`'s ancestors pass down to it, if anything. */
   of(task: Task): ParentUrgency | undefined {
     if (task.parent === undefined) return undefined;
+    const known = this.memo.get(task.id);
+    if (known !== undefined) return known ?? undefined;
     // Up the chain while the parent is open and its answer unknown; then the answers down again.
     const chain: Task[] = [];
     const seen = new Set<number>();
