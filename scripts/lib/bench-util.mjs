@@ -27,8 +27,11 @@ export function percentile(values, p) {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
 }
 
-/** A temp directory holding a board of `count` tasks written directly in canonical form. */
-export function makeBoard(count, { edges = true, hubs = [], planning = false } = {}) {
+/**
+ * A temp directory holding a board of `count` tasks written directly in
+ * canonical form; with `parents`, a hierarchy as a planned board has one.
+ */
+export function makeBoard(count, { edges = true, hubs = [], planning = false, parents = false } = {}) {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-bench-')));
   const dir = join(root, '.tasks');
   mkdirSync(join(dir, '.runtime'), { recursive: true });
@@ -70,6 +73,7 @@ export function makeBoard(count, { edges = true, hubs = [], planning = false } =
       if (t.id > 20 && t.id % 5 === 0) link(tasks[t.id - 1 - 17], t);
     }
   }
+  if (parents) addParents(tasks, 1);
   // Hubs: pending tasks with 10 pending dependents each, for `done` timing.
   for (const hub of hubs) {
     const h = tasks[hub - 1];
@@ -90,7 +94,7 @@ export function makeBoard(count, { edges = true, hubs = [], planning = false } =
  * last `open` are completed (the history), the open ones pending and ready,
  * some of them waiting for completed tasks. For `claim --next` timing.
  */
-export function makeHistoryBoard(count, open) {
+export function makeHistoryBoard(count, open, { parents = false } = {}) {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-bench-')));
   const dir = join(root, '.tasks');
   mkdirSync(join(dir, '.runtime'), { recursive: true });
@@ -113,9 +117,36 @@ export function makeHistoryBoard(count, open) {
     if (t.id > 10 && t.id % 3 === 0) link(tasks[t.id - 1 - 5], t);
     if (t.id > 20 && t.id % 5 === 0) link(tasks[t.id - 1 - 17], t);
   }
+  if (parents) {
+    // The history's epics, completed with their children; and among the open tasks an urgent epic with four
+    // children, which claim --next passes over for them (docs/protocol.md, "Parents").
+    addParents(tasks.slice(0, count - open), 1);
+    const epic = tasks[count - open];
+    Object.assign(epic, { priority: 1 });
+    for (const child of tasks.slice(count - open + 1, count - open + 5)) child.parent = epic.id;
+  }
   for (const t of tasks) writeFileSync(join(dir, `task_${t.id}.json`), serializeTask(t));
   writeFileSync(join(dir, '.highwatermark'), `${count}\n`);
   return { root, dir };
+}
+
+/**
+ * Epics: every 100th task from `first` (P1) and the 20 tasks after it: four
+ * stories, each with the two tasks after it as its children, and eight tasks
+ * of the epic's own, so the hierarchy has three levels. A parent with an open
+ * child is not completed (the rule the commands keep): it is made pending.
+ */
+function addParents(tasks, first) {
+  for (let at = first - 1; at < tasks.length; at += 100) {
+    const epic = tasks[at];
+    epic.priority = 1;
+    const children = tasks.slice(at + 1, at + 21);
+    for (const [k, child] of children.entries()) child.parent = k % 5 === 1 || k % 5 === 2 ? children[k - (k % 5)].id : epic.id;
+    const isOpen = (t) => t.status !== 'completed';
+    for (const parent of [...children.filter((_, k) => k % 5 === 0), epic]) {
+      if (parent.status === 'completed' && children.some((t) => t.parent === parent.id && isOpen(t))) Object.assign(parent, { status: 'pending', owner: '' });
+    }
+  }
 }
 
 function link(blocker, waiter) {
