@@ -147,7 +147,7 @@ describe('what the board watches', () => {
     [join(board, '.runtime'), true],
     [join(board, '.runtime', 'leases'), true],
     [join(board, '.runtime', 'leases', 'task_3.json'), true],
-    [join(board, '.runtime', 'board-index.v1'), false],
+    [join(board, '.runtime', 'board-index.v2'), false],
     [join(board, '.runtime', 'events.jsonl'), false],
     [join(board, '.runtime', 'journal'), false],
     [join(board, 'task_3.json.lock'), false],

@@ -11,7 +11,17 @@ import { CorruptTaskError } from '../errors.js';
 import { createRecord, isClosed, parseTask, taskFileName, type Task } from '../format/format.js';
 import { readTaskFile } from '../format/task-file.js';
 import { loadBoardSnapshot, readBoardNames, readHighWaterMarkQuiet, statBoardDir, taskIdOf } from './board-index.js';
-import { RUNTIME, boardIndexPath, inRanges, parseOpenLine, readIndexHead, readIndexVerifiedAt, taskFromRaw, type IndexHead } from './index-file.js';
+import {
+  RUNTIME,
+  boardIndexPath,
+  inRanges,
+  parseOpenLine,
+  readIndexHead,
+  readIndexVerifiedAt,
+  taskFromRaw,
+  type IndexHead,
+  type IndexHeader,
+} from './index-file.js';
 import {
   FINAL_TRUST_MS,
   REFRESH_TURN,
@@ -151,7 +161,7 @@ function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimVie
   const open = head.open;
   const unsure = new Set(header.unsure);
   const closed = header.closed;
-  const { unknown, present } = unknownIds(dir, head);
+  const { unknown, present } = unknownIds(dir, header, (id) => open.has(id) || unsure.has(id) || inRanges(closed, id));
   const candidates = [...open.keys(), ...unsure, ...unknown].filter((id) => !present || present.has(id)).sort((a, b) => a - b);
   const memo = new Map<number, Task | undefined>();
   const stale = new Set<number>();
@@ -210,10 +220,7 @@ function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimVie
  * folder is listed, and `present` holds every task id in it (an id the index
  * has that is not there is gone).
  */
-export function unknownIds(dir: string, head: IndexHead): { unknown: Set<number>; present?: Set<number> } {
-  const { header, open } = head;
-  const unsure = new Set(header.unsure);
-  const known = (id: number) => open.has(id) || unsure.has(id) || inRanges(header.closed, id);
+export function unknownIds(dir: string, header: IndexHeader, known: (id: number) => boolean): { unknown: Set<number>; present?: Set<number> } {
   const unknown = new Set<number>();
   if (header.dir && sameDir(header.dir, statBoardDir(dir))) return { unknown };
   const hwm = readHighWaterMarkQuiet(dir);

@@ -38,6 +38,8 @@ export async function claimTask(board: BoardFiles, id: number, options: ClaimOpt
 interface ScopeCheck {
   mode: 'refuse' | 'warn';
   board?: boolean;
+  /** claimNext's candidate: the view it was ranked on judged its open children already (parents.ts, openChildrenAmong). */
+  childrenJudged?: boolean;
 }
 
 /** A claimNext candidate whose scope overlaps a task in progress; never leaves claimNext. */
@@ -81,7 +83,7 @@ async function claimOne(
             blockedBy: open,
           });
         // A parent with open children is not work to claim: its children are (docs/protocol.md, "Parents").
-        assertNoOpenChildren(board, tx, id, 'claim');
+        if (!scopes?.childrenJudged) assertNoOpenChildren(board, tx, id, 'claim');
       }
       if (!alreadyHeld) assertOwnerFree(board, tx, owner, new Set([id]));
       if (scopes && !alreadyHeld && task.paths?.length) {
@@ -274,7 +276,14 @@ async function scopeBusy(pass: NextClaim, task: Task): Promise<boolean> {
 async function attemptClaim(pass: NextClaim, task: Task, noWait: boolean): Promise<ClaimResult | undefined> {
   const id = task.id;
   try {
-    return await claimOne(pass.board, id, pass.options, 'claimed', { noWaitTasks: noWait }, { mode: 'refuse', board: !!task.paths?.length });
+    return await claimOne(
+      pass.board,
+      id,
+      pass.options,
+      'claimed',
+      { noWaitTasks: noWait },
+      { mode: 'refuse', board: !!task.paths?.length, childrenJudged: true },
+    );
   } catch (error) {
     if (error instanceof ScopeBusy) {
       pass.held.add(id);

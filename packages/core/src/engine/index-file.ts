@@ -1,5 +1,5 @@
 /**
- * The board index's file format (`.tasks/.runtime/board-index.v1`): a header
+ * The board index's file format (`.tasks/.runtime/board-index.v2`): a header
  * line, the open tasks' entries, a seal, the closed tasks' and unsure ids'
  * entries, a seal; how it is written (a temp file renamed into place) and
  * read back, whole or only its header and open part. Whether an entry may
@@ -19,11 +19,12 @@ const { join } = process.getBuiltinModule('node:path');
 export const RUNTIME = '.runtime';
 
 /** The index file, in the board's runtime folder. The version is in the name so two versions of dotasks do not take turns rewriting it. */
-export const BOARD_INDEX_FILE = 'board-index.v1';
+export const BOARD_INDEX_FILE = 'board-index.v2';
 
 const FORMAT = 'dotasks-board-index';
 
-const VERSION = 1;
+// 2: the header lists the parents of open tasks (IndexHeader.parents).
+const VERSION = 2;
 
 // The fields this dotasks knows: an index written by one that knew others (a key it kept among the unknown ones) is not used.
 const KNOWN_KEYS = TASK_KEYS.join(',');
@@ -58,6 +59,12 @@ export interface IndexHeader {
   unsure: number[];
   /** Names that look like task files but are not (`task_01.json`), reported as problems. */
   bad: string[];
+  /**
+   * The ids an open task of the open part names as its parent, ascending:
+   * whether a task may have open children, from the header line alone
+   * (engine/parents.ts; docs/protocol.md, "Parents").
+   */
+  parents: number[];
   /** Bytes from the start of the file to the seal of the open part. */
   openBytes: number;
   /** Entries in the open part and in the rest. */
@@ -68,11 +75,12 @@ export interface IndexHeader {
 /** An entry: `[id, ino, size, mtimeMs, ctimeMs, task]` for a trusted file, `[id]` for one read every time. */
 export type EntryItem = [number, number, number, number, number, Task] | [number];
 
-/** An entry of the index being written: its line, and its task's status unless it is unsure. */
+/** An entry of the index being written: its line, and its task's status unless it is unsure (and its parent, when it is open and has one). */
 export interface IndexLine {
   id: number;
   line: string;
   status?: TaskStatus;
+  parent?: number;
 }
 
 /** The index file of the board at `dir`. */
@@ -81,7 +89,7 @@ export function boardIndexPath(dir: string): string {
 }
 
 export function taskLine(task: Task, stat: Stats): IndexLine {
-  return { id: task.id, status: task.status, line: JSON.stringify([task.id, stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs, task]) };
+  return { id: task.id, status: task.status, parent: task.parent, line: JSON.stringify([task.id, stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs, task]) };
 }
 
 export function unsureLine(id: number): IndexLine {
@@ -156,6 +164,7 @@ export function encodeIndex(dir: DirId | null, hwm: number | null, bad: string[]
   const rest: string[] = [];
   const unsure: number[] = [];
   const closed: [number, number][] = [];
+  const parents = new Set<number>();
   for (const entry of entries) {
     if (entry.status === undefined) {
       unsure.push(entry.id);
@@ -165,7 +174,10 @@ export function encodeIndex(dir: DirId | null, hwm: number | null, bad: string[]
       if (last && last[1] === entry.id - 1) last[1] = entry.id;
       else closed.push([entry.id, entry.id]);
       rest.push(entry.line);
-    } else open.push(entry.line);
+    } else {
+      open.push(entry.line);
+      if (entry.parent !== undefined) parents.add(entry.parent);
+    }
   }
   const openText = `[${open.join(',\n')}]\n`;
   const restText = `[${rest.join(',\n')}]\n`;
@@ -179,6 +191,7 @@ export function encodeIndex(dir: DirId | null, hwm: number | null, bad: string[]
     closed,
     unsure,
     bad,
+    parents: [...parents].sort((a, b) => a - b),
     openBytes: 0,
     open: open.length,
     rest: rest.length,
@@ -224,7 +237,7 @@ function parseHeader(text: string): IndexHeader | undefined {
   if (header === null || typeof header !== 'object' || header.format !== FORMAT || header.version !== VERSION || header.keys !== KNOWN_KEYS) return undefined;
   if (!Number.isSafeInteger(header.openBytes) || !Number.isSafeInteger(header.open) || !Number.isSafeInteger(header.rest)) return undefined;
   if (header.hwm !== null && !Number.isSafeInteger(header.hwm)) return undefined;
-  if (!Array.isArray(header.closed) || !Array.isArray(header.unsure) || !Array.isArray(header.bad)) return undefined;
+  if (!Array.isArray(header.closed) || !Array.isArray(header.unsure) || !Array.isArray(header.bad) || !Array.isArray(header.parents)) return undefined;
   return header;
 }
 
@@ -295,7 +308,7 @@ export function parseEntries(index: IndexFile): { items: EntryItem[]; positions:
     lineAt(at) {
       lines ??= splitLines(index.openText).concat(splitLines(index.restText));
       const item = items[at];
-      return { id: item[0], line: lines[at], status: item.length === 6 ? item[5].status : undefined };
+      return { id: item[0], line: lines[at], status: item.length === 6 ? item[5].status : undefined, parent: item.length === 6 ? item[5].parent : undefined };
     },
   };
 }
@@ -325,6 +338,17 @@ export function readIndexHead(file: string): IndexHead | undefined {
  */
 export function readIndexVerifiedAt(file: string): number | undefined {
   return withIndexFile(file, (fd) => (readHeaderLine(fd) ? fstatSync(fd).mtimeMs : undefined));
+}
+
+/**
+ * The header line alone, parsed: which ids the index holds and which tasks
+ * have open children (IndexHeader.parents), for a question that most tasks
+ * answer with no (parents.ts). The file is renamed into place whole, so a
+ * header line that parses is one an exact pass wrote; a wrong one costs what
+ * a stale index costs, and the open part read after it is checked.
+ */
+export function readIndexHeader(file: string): IndexHeader | undefined {
+  return withIndexFile(file, (fd) => readHeaderLine(fd)?.header);
 }
 
 function withIndexFile<T>(file: string, read: (fd: number) => T | undefined): T | undefined {

@@ -13,15 +13,17 @@ import { findParentCycle, hierarchyOf } from '../graph/hierarchy.js';
 import type { BoardFiles } from './board-files.js';
 import { loadBoardSnapshot } from './board-index.js';
 import { unknownIds, type ClaimView } from './claim-view.js';
-import { boardIndexPath, readIndexHead } from './index-file.js';
+import { boardIndexPath, inRanges, readIndexHead, readIndexHeader } from './index-file.js';
 import type { Transaction } from './transaction.js';
 
 /**
  * The open tasks whose parent is `parent`, ascending, as the files (and this
  * transaction's staged tasks) have them now. The candidates come from the
- * board index's open part, where every open task is (a look for
- * `"parent":N` in its lines), its unsure entries and the ids above its
- * high-water mark: what dotasks writes reaches the index before anyone acts
+ * board index: none from its open part when its header does not list
+ * `parent` among the parents of open tasks (most tasks: the header line is
+ * all that is read), else the open lines that say `"parent":N`; and its
+ * unsure entries and the ids above its high-water mark. What dotasks writes
+ * reaches the index before anyone acts
  * on it (a change of parent refreshes it before its locks go,
  * run-transaction.ts), and each candidate is then read from its file. A
  * parent set by hand on a task the index holds counts from the next exact
@@ -56,18 +58,31 @@ export function openChildrenAmong(view: ClaimView): Map<number, number[]> {
   return out;
 }
 
+// The most task files a look for children reads one by one before it reads the index's open part instead.
+const MAX_READ_AHEAD = 256;
+
 function childCandidates(dir: string, parent: number): Set<number> {
-  const head = readIndexHead(boardIndexPath(dir));
+  const file = boardIndexPath(dir);
+  // Most tasks are nobody's parent: the header line says so, and only the files it is unsure of, or new since, are read.
+  const header = readIndexHeader(file);
+  if (header && !header.parents.includes(parent)) {
+    // Without the open part, an open task the index has looks new: many such (a mark the pass did not know) are cheaper read from it.
+    const since = unknownIds(dir, header, (id) => inRanges(header.closed, id));
+    if (!since.present && since.unknown.size <= MAX_READ_AHEAD) return new Set([...header.unsure, ...since.unknown]);
+  }
+  const head = readIndexHead(file);
   if (!head)
     return new Set(
       loadBoardSnapshot(dir)
         .tasks.filter((t) => t.parent === parent && !isClosed(t.status))
         .map((t) => t.id),
     );
-  const out = new Set<number>(head.header.unsure);
+  const unsure = new Set<number>(head.header.unsure);
+  const out = new Set<number>(unsure);
   const needle = `"parent":${parent}`;
   for (const [id, line] of head.open) if (namesParent(line, needle)) out.add(id);
-  for (const id of unknownIds(dir, head).unknown) out.add(id);
+  const known = (id: number) => head.open.has(id) || unsure.has(id) || inRanges(head.header.closed, id);
+  for (const id of unknownIds(dir, head.header, known).unknown) out.add(id);
   return out;
 }
 
