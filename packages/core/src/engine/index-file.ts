@@ -12,7 +12,7 @@ import { TASK_KEYS, cloneJson, createRecord, isClosed, setOwn, type Task, type T
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
 // about 4 ms to build, and every module of the read path (read.ts) must do without it.
-const { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readSync, renameSync, unlinkSync, writeSync } = process.getBuiltinModule('node:fs');
+const { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } = process.getBuiltinModule('node:fs');
 const { join } = process.getBuiltinModule('node:path');
 
 // store.ts's RUNTIME_DIR; not imported, because store.js loads the whole write path.
@@ -59,11 +59,7 @@ export interface IndexHeader {
   unsure: number[];
   /** Names that look like task files but are not (`task_01.json`), reported as problems. */
   bad: string[];
-  /**
-   * The ids an open task of the open part names as its parent, ascending:
-   * whether a task may have open children, from the header line alone
-   * (engine/parents.ts; docs/protocol.md, "Parents").
-   */
+  /** The ids the open part's tasks name as their parent, ascending: who may have open children, from this line alone (parents.ts). */
   parents: number[];
   /** Bytes from the start of the file to the seal of the open part. */
   openBytes: number;
@@ -341,15 +337,19 @@ export function readIndexVerifiedAt(file: string): number | undefined {
 }
 
 /**
- * The header line alone, parsed: which ids the index holds and which tasks
- * have open children (IndexHeader.parents), for a question that most tasks
- * answer with no (parents.ts). The file is renamed into place whole, so a
- * header line that parses is one an exact pass wrote; a wrong one costs what
- * a stale index costs, and the open part read after it is checked.
+ * The header line alone: which tasks have open children (IndexHeader.parents),
+ * a question most tasks answer with no (parents.ts). The file is renamed into
+ * place whole, so a header that parses is one an exact pass wrote. The header
+ * this process wrote last is answered without opening the file while the file
+ * keeps the identity it wrote (a command's own refresh, then its output).
  */
 export function readIndexHeader(file: string): IndexHeader | undefined {
+  const st = lastWritten?.file === file ? statSync(file, { throwIfNoEntry: false }) : undefined;
+  if (st && st.ino === lastWritten!.ino && st.size === lastWritten!.size && st.mtimeMs === lastWritten!.mtimeMs) return lastWritten!.header;
   return withIndexFile(file, (fd) => readHeaderLine(fd)?.header);
 }
+
+let lastWritten: { file: string; ino: number; size: number; mtimeMs: number; header: IndexHeader } | undefined;
 
 function withIndexFile<T>(file: string, read: (fd: number) => T | undefined): T | undefined {
   let fd: number;
@@ -472,10 +472,13 @@ export class IndexWriter {
       let off = 0;
       while (off < data.length) off += writeSync(temp.fd, data, off, data.length - off);
       touch(temp.fd, verifiedAt);
+      const { ino, size, mtimeMs } = fstatSync(temp.fd);
       closeSync(temp.fd);
       temp.fd = undefined;
       renameSync(temp.path, target);
       this.temp = null;
+      const header = parseHeader(data.toString('utf8', 0, data.indexOf(10)));
+      lastWritten = header && { file: target, ino, size, mtimeMs, header };
     } catch {
       // No index this time; the next reader tries again.
     }
