@@ -94,7 +94,7 @@ export {
 } from './git/worktrees.js';
 export { buildGraph, GRAPH_FORMATS, type GraphFormat, type GraphOptions, renderGraph } from './graph/graph-render.js';
 export { findCycle, isReady, openBlockers, type TaskLookup } from './graph/graph.js';
-export { ancestorsOf, boardLookup, Hierarchy, hierarchyOf, type Progress } from './graph/hierarchy.js';
+export { ancestorsOf, boardLookup, Hierarchy, hierarchyOf, shareHierarchy, type Progress } from './graph/hierarchy.js';
 export { explainRank, rankTasks, readyOrder, type ReadyRank } from './graph/ready-order.js';
 export { searchPath } from './graph/walk.js';
 export { EXPORT_FORMATS, exportBoard, type ExportFormat, type ExportOptions } from './io/board-export.js';

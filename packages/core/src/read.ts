@@ -29,7 +29,7 @@ export {
   type TaskStatus,
 } from './format/format.js';
 export { isReady, openBlockers, type TaskLookup } from './graph/graph.js';
-export { ancestorsOf, boardLookup, Hierarchy, hierarchyOf, type Progress } from './graph/hierarchy.js';
+export { ancestorsOf, boardLookup, Hierarchy, hierarchyOf, shareHierarchy, type Progress } from './graph/hierarchy.js';
 export { hintWord, ownerFlag } from './hints.js';
 export { explainRank, readyOrder, type ReadyRank } from './graph/ready-order.js';
 export {

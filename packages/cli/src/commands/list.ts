@@ -5,6 +5,7 @@ import {
   filterTasks,
   hierarchyOf,
   openBlockers,
+  shareHierarchy,
   findBoard,
   loadBoardSnapshot,
   readConfig,
@@ -104,6 +105,7 @@ async function rankReady(loaded: BoardSnapshot, dir: string, options: ListOption
   const ranks = readyOrder(loaded.tasks, lookup);
   const at = new Map(ranks.map((r, i) => [r.id, i]));
   const snapshot = { ...loaded, tasks: [...loaded.tasks].sort((a, b) => (at.get(a.id) ?? Infinity) - (at.get(b.id) ?? Infinity) || a.id - b.id) };
+  shareHierarchy(snapshot.tasks, loaded);
   const why = new Map(ranks.map((r) => [r.id, r]));
   if (!options.explain && options.parallel === undefined) return { snapshot, lookup, why, heldNote: () => '' };
   // Why a ready task waits (its files overlap a task in progress) and what can start at once.
@@ -164,6 +166,7 @@ function listText(
   const explain = how.explain;
   const style = styleFor(false);
   const shown = { ...snapshot, tasks: snapshot.tasks.map(printableTask), problems: [] };
+  shareHierarchy(shown.tasks, snapshot);
   const printableFilter = { ...filter, owner: owner === undefined ? undefined : printable(owner) };
   let text = renderBoard(shown, printableFilter, { style, tree: how.tree });
   if (explain && why.size) {

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ClaimError, CorruptTaskError, TasksError } from '../errors.js';
 import { isClosed, type Task } from '../format/format.js';
-import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
+import { isReady, openBlockers, readyWith, type TaskLookup } from '../graph/graph.js';
 import { rankTasks } from '../graph/ready-order.js';
 import { isLockHeld } from '../fs/locks.js';
 import { createLease, leaseExpiry, leaseLengthOf, listLeases, readLease, type Lease } from '../runtime/leases.js';
@@ -240,7 +240,7 @@ function readyCandidates(pass: NextClaim): Task[] {
   for (const id of view.candidates) {
     if (pass.exclude.has(id)) continue;
     const task = view.peek(id);
-    if (task && isReady(task, readiness, options.owner)) ready.push(task);
+    if (task && readyWith(task, readiness, options.owner, readiness.openChildren)) ready.push(task);
   }
   return ready;
 }

@@ -83,9 +83,21 @@ export function hierarchyOf(board: { tasks: readonly Task[] }): Hierarchy {
   return hierarchy;
 }
 
+/**
+ * Lets `tasks` (copies of a board's tasks: the printable ones a listing
+ * shows) share the hierarchy of the tasks they were copied from, instead of
+ * deriving it again: what it answers (open children, progress) depends on
+ * ids and statuses, which a copy keeps.
+ */
+export function shareHierarchy(tasks: readonly Task[], from: { tasks: readonly Task[] }): void {
+  built.set(tasks, hierarchyOf(from));
+}
+
 /** A lookup over a whole board that knows each task's open children (so readiness does: graph.ts, isReady). */
 export function boardLookup(board: TaskSet): TaskLookup {
-  const lookup: TaskLookup = (id) => board.byId.get(id);
+  // The map itself, not `board.byId` on every call: every listing's lookups share this closure, over snapshots of several shapes.
+  const byId = board.byId;
+  const lookup: TaskLookup = (id) => byId.get(id);
   let hierarchy: Hierarchy | undefined;
   lookup.openChildren = (id) => (hierarchy ??= hierarchyOf(board)).openChildren(id);
   return lookup;

@@ -1,5 +1,5 @@
 import { isClosed, priorityOf, type Task } from '../format/format.js';
-import { isReady, type TaskLookup } from './graph.js';
+import { readyWith, type TaskLookup } from './graph.js';
 import { AncestorPriority } from './hierarchy.js';
 import { walkDepthFirst, type DepthFirstVisitor } from './walk.js';
 
@@ -213,8 +213,9 @@ export function firstRanked(tasks: readonly Task[], lookup: TaskLookup, count: n
 
 /** The ready tasks among `tasks` (for `forOwner`, as isReady), in the order they are handed out. */
 export function readyOrder(tasks: readonly Task[], lookup: TaskLookup, forOwner?: string): ReadyRank[] {
+  const children = lookup.openChildren;
   return rankTasks(
-    tasks.filter((t) => isReady(t, lookup, forOwner)),
+    tasks.filter((t) => readyWith(t, lookup, forOwner, children)),
     lookup,
   );
 }

@@ -1,6 +1,6 @@
 import { DEFAULT_PRIORITY, isClosed, priorityOf, type Task, type TaskNote, type TaskStatus } from '../format/format.js';
 import { presentLinks } from '../format/task-links.js';
-import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
+import { isReady, openBlockers, readyWith, type TaskLookup } from '../graph/graph.js';
 import { ancestorsOf, boardLookup, hierarchyOf, type Hierarchy, type Progress } from '../graph/hierarchy.js';
 import { firstRanked } from '../graph/ready-order.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
@@ -129,13 +129,14 @@ export interface ListFilter {
 /** Applies a listing filter to a snapshot's tasks. */
 export function filterTasks(snapshot: BoardSnapshot, filter: ListFilter = {}): Task[] {
   const lookup = boardLookup(snapshot);
+  const children = lookup.openChildren;
   return snapshot.tasks.filter((t) => {
     if (filter.ids && !filter.ids.has(t.id)) return false;
     if (filter.status?.length) {
       if (!filter.status.includes(t.status)) return false;
     } else if (!filter.all && t.status === 'deleted') return false;
     if (filter.owner !== undefined && t.owner !== filter.owner) return false;
-    if (filter.ready && !isReady(t, lookup)) return false;
+    if (filter.ready && !readyWith(t, lookup, undefined, children)) return false;
     if (filter.labels?.length && !t.labels?.some((l) => filter.labels!.includes(l))) return false;
     if (filter.priorities?.length && !filter.priorities.includes(priorityOf(t))) return false;
     if (filter.grep !== undefined && matchField(t, filter.grep.toLowerCase()) === undefined) return false;
