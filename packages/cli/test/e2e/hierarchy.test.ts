@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
@@ -90,6 +90,26 @@ describe('a three-level hierarchy', () => {
     expect(completed.map((e) => e.task)).toEqual([4, 2, 1]);
     expect(new Set(completed.map((e) => e.tx)).size).toBe(1);
     expect(readTaskFile(t.board, 5).status).toBe('pending');
+  });
+
+  it('a parent with a check before done: refused before its check runs, and not completed by its children', () => {
+    const t = threeLevels();
+    const marker = join(t.root, 'checked');
+    // The story's own check leaves a mark: it must not run while the story's children are open.
+    ok(t.root, ['update', '2', '--verify', `touch ${marker}`]);
+    const refused = tasks(t.root, ['done', '2']);
+    expect([refused.code, refused.stderr]).toEqual([
+      1,
+      'tasks: task #2 waits for its children: #3, #4 are open (0/2 done); complete them first, or move them: tasks update 3 --parent none\n',
+    ]);
+    expect(existsSync(marker)).toBe(false);
+    writeFileSync(join(t.board, 'config.json'), '{"completeParents": true}\n');
+    ok(t.root, ['done', '3']);
+    ok(t.root, ['done', '4']);
+    // The story has a check, so it waits for 'tasks done', which runs it; the epic waits for the story.
+    expect([1, 2].map((id) => readTaskFile(t.board, id).status)).toEqual(['pending', 'pending']);
+    expect(JSON.parse(ok(t.root, ['done', '2', '--json']).stdout).completedParents).toEqual([1]);
+    expect(existsSync(marker)).toBe(true);
   });
 
   it('a cycle of parents is refused, directly and through update, and nothing is written', () => {
@@ -279,10 +299,11 @@ describe('imports', () => {
     const issues = join(t.root, 'issues.jsonl');
     cpSync(join(FIXTURES, 'beads-project', '.beads', 'issues.jsonl'), issues);
     ok(t.root, ['import', 'beads', issues]);
-    // bd-7f3a (#1) is the epic of bd-7f3a.1 (#2) and bd-7f3a.2 (#3); the other links stay links.
+    // bd-7f3a (#1) is the epic of bd-7f3a.1 (#2) and bd-7f3a.2 (#3); related and discovered-from stay soft links.
     expect([2, 3].map((id) => readTaskFile(t.board, id).parent)).toEqual([1, 1]);
     expect(readTaskFile(t.board, 2).metadata).not.toHaveProperty('links');
-    expect((readTaskFile(t.board, 5).metadata as { links: unknown[] }).links).toHaveLength(2);
+    expect(readTaskFile(t.board, 5)).toMatchObject({ related: [4], discoveredFrom: [3] });
+    expect(readTaskFile(t.board, 5)).not.toHaveProperty('parent');
     expect(ok(t.root, ['list', '--tree']).stdout.split('\n').slice(0, 3)).toEqual([
       '[ ] #1: Payments P1 #payments (1/2 done)',
       '  [x] #2: Add the Stripe client P1 #backend #payments',

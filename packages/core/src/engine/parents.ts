@@ -160,14 +160,15 @@ export function assertNoOpenChildren(board: BoardFiles, tx: Transaction, id: num
 /**
  * With `completeParents` (config.json): the parent of `child`, which has just
  * completed, when that parent should now complete by itself: it is open, has
- * no other open child and no open blocker (a parent blocked by other work
- * stays open, and is then ready once that work is done).
+ * no other open child, no open blocker (a parent blocked by other work stays
+ * open, and is then ready once that work is done) and no check before done.
  */
 export function parentToComplete(board: BoardFiles, tx: Transaction, child: Task): number | undefined {
   if (!board.config.completeParents || child.status !== 'completed' || child.parent === undefined) return undefined;
   const id = child.parent;
   const seen = tx.view(id);
-  if (!seen || isClosed(seen.status)) return undefined;
+  // A check before done runs before any lock is taken, never inside a change: a parent that has one waits for `tasks done`.
+  if (!seen || isClosed(seen.status) || seen.verify !== undefined || board.config.verify !== undefined) return undefined;
   tx.need({ board: true, tasks: [id] });
   const parent = tx.read(id);
   if (isClosed(parent.status) || openBlockers(parent, (n) => tx.view(n)).length) return undefined;

@@ -16,6 +16,7 @@ import { describeCheckEnd, runCheck, VerifyError, type CheckRun, type CheckSpec 
 import { printable } from '../views/printable.js';
 import type { BoardFiles } from './board-files.js';
 import { assertCompletable, completeTask } from './closing.js';
+import { openChildrenNow } from './parents.js';
 import { checkResult } from './outcome-fields.js';
 import { appendNote, checkTransition } from './rules.js';
 import type { ActorOptions, MutationResult } from './store-types.js';
@@ -96,6 +97,8 @@ export async function finishTask(board: BoardFiles, id: number, options: FinishO
   // the task: then the completion judges it as that left it, and the caller checked what it could).
   checkTransition(task, 'completed');
   if (!options.beforeComplete) assertCompletable(task, options.actor, (n) => board.peekTask(n));
+  // A parent with open children: the completion refuses it (naming them), so before a check that would run for nothing.
+  if (openChildrenNow(board.dir, id, (n) => board.peekTask(n)).length) return completeTask(board, id, base);
   options.onCheck?.(spec);
   const run = await runTaskCheck(board, spec, { env: checkEnv(board, task, options.env ?? process.env, options.actor), signal: options.signal });
   if (run.interrupted) throw new VerifyError(id, run, `the check of #${id} was interrupted; nothing was written`);
