@@ -178,7 +178,7 @@ describe('imports from other tools (core)', () => {
       expect(plan.notes).toEqual(['left out 1 tombstone (deleted issues)']);
     });
 
-    it('keeps a related or discovered-from link to an issue not in the list in metadata.links, and a parent-child one always', () => {
+    it('keeps a related or discovered-from link to an issue not in the list in metadata.links; a parent-child one is the parent', () => {
       const file = join(temp(), 'issues.jsonl');
       const dep = (from: string, on: string, type: string) => ({ issue_id: from, depends_on_id: on, type });
       writeFileSync(
@@ -191,11 +191,8 @@ describe('imports from other tools (core)', () => {
           .join('\n'),
       );
       const [a, b] = planImport(readBeadsIssues(file), 1).tasks;
-      expect(a).toMatchObject({ related: [2], discovered: [2] });
-      expect(a.metadata?.links).toEqual([
-        { type: 'related', id: 'bd-gone' },
-        { type: 'parent-child', id: 'bd-2', task: 2 },
-      ]);
+      expect(a).toMatchObject({ related: [2], discovered: [2], parent: 2 });
+      expect(a.metadata?.links).toEqual([{ type: 'related', id: 'bd-gone' }]);
       expect(b).toMatchObject({ related: [1], discoveredFrom: [1] });
       expect(b.metadata).not.toHaveProperty('links');
       expect(a.blockedBy).toEqual([]);
