@@ -72,8 +72,9 @@ const { S_IFMT, S_IFREG } = constants;
  * changed since the index saw them. Updates the index when it learned
  * something.
  */
-export function loadBoardSnapshot(dir: string): BoardSnapshot {
-  const verifiedAt = Date.now();
+export function loadBoardSnapshot(dir: string, options: { claimTrust?: boolean } = {}): BoardSnapshot {
+  // claimTrust false (a look for a parent's children, parents.ts): the index it writes is not one claimNext ranks on unchecked.
+  const verifiedAt = options.claimTrust === false ? 0 : Date.now();
   // Before listing: a task made meanwhile is then either listed or above this mark (see viewFromIndex).
   const hwm = readHighWaterMarkQuiet(dir);
   const old = readIndex(boardIndexPath(dir));
@@ -104,7 +105,7 @@ export function loadBoardSnapshot(dir: string): BoardSnapshot {
         ),
         verifiedAt,
       );
-    else if (!(verifiedAt - old.verifiedAt >= 0 && verifiedAt - old.verifiedAt < REFRESH_MS)) touch(old.fd, verifiedAt);
+    else if (verifiedAt && !(verifiedAt - old.verifiedAt >= 0 && verifiedAt - old.verifiedAt < REFRESH_MS)) touch(old.fd, verifiedAt);
     return { tasks, byId: new Map(tasks.map((t) => [t.id, t])), problems };
   } finally {
     writer.close();

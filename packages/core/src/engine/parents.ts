@@ -71,12 +71,11 @@ function childCandidates(dir: string, parent: number): Set<number> {
     if (!since.present && since.unknown.size <= MAX_READ_AHEAD) return new Set([...header.unsure, ...since.unknown]);
   }
   const head = readIndexHead(file);
-  if (!head)
-    return new Set(
-      loadBoardSnapshot(dir)
-        .tasks.filter((t) => t.parent === parent && !isClosed(t.status))
-        .map((t) => t.id),
-    );
+  // No index yet: one exact pass, which writes one, but not one claim --next may rank on without its own pass (its edges can go stale).
+  if (!head) {
+    const tasks = loadBoardSnapshot(dir, { claimTrust: false }).tasks;
+    return new Set(tasks.filter((t) => t.parent === parent && !isClosed(t.status)).map((t) => t.id));
+  }
   const unsure = new Set<number>(head.header.unsure);
   const out = new Set<number>(unsure);
   const needle = `"parent":${parent}`;
