@@ -13,7 +13,9 @@ let tmp = '';
 let project = '';
 
 function sh(cmd: string, args: string[], cwd: string): string {
-  return execFileSync(cmd, args, { cwd, encoding: 'utf8', env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  // npm may ask the registry, through whatever certificates this machine names; `tasks` and npx's run of it open no TLS connection.
+  const certs: Record<string, string> = cmd === 'npm' && process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {};
+  return execFileSync(cmd, args, { cwd, encoding: 'utf8', env: cleanEnv(certs), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 beforeAll(() => {
