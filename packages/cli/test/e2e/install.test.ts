@@ -89,9 +89,11 @@ console.log(parseTaskId('#' + task.id), renderBoard(store.loadBoard()).includes(
   });
 
   it("the stop guard's nudge, run by npx as a hook, works in the agent's shell (no node_modules/.bin on PATH, no TASKS_OWNER)", () => {
-    sh('npx', ['tasks', 'create', 'Guarded work'], project);
-    const id = JSON.parse(sh('npx', ['tasks', 'list', '--json'], project)).tasks.find((t: { subject: string }) => t.subject === 'Guarded work').id as number;
-    sh('npx', ['tasks', 'start', String(id), '--owner', 'claude'], project);
+    // The task in progress, through the installed bin itself (npx, half a second of CPU each, is what the hook runs).
+    const bin = join(project, 'node_modules', '.bin', 'tasks');
+    sh(bin, ['create', 'Guarded work'], project);
+    const id = JSON.parse(sh(bin, ['list', '--json'], project)).tasks.find((t: { subject: string }) => t.subject === 'Guarded work').id as number;
+    sh(bin, ['start', String(id), '--owner', 'claude'], project);
     const answer = execFileSync('npx', ['--no-install', 'tasks', 'guard', '--hook', 'claude', '--owner', 'claude'], {
       cwd: project,
       env: cleanEnv(),
