@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TaskStore } from '@dotasks/core';
+import { TaskStore, resolveOwner, type CreateTaskInput } from '@dotasks/core';
 
 /** The built `tasks` bin. */
 export const TASKS_BIN = fileURLToPath(new URL('../bin/tasks.js', import.meta.url));
@@ -62,6 +62,18 @@ export function tempBoard(options: { init?: boolean } = {}): { root: string; boa
   // What `tasks init` does, in process (its own tests run the command): ~200 tests start from a board.
   if (options.init !== false) TaskStore.init(board);
   return { root, board, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/**
+ * Makes tasks on `board` in process, one after the other, through the core
+ * call `tasks create` makes, as the owner a command run beside the board
+ * acts as: for a test whose subject is not creation (a `tasks create` each
+ * costs a Node start; create's own tests run the command).
+ */
+export async function createTasks(board: string, items: (string | CreateTaskInput)[]): Promise<void> {
+  const store = new TaskStore(board);
+  const actor = resolveOwner({ cwd: dirname(board), env: cleanEnv() }).owner;
+  for (const item of items) await store.createTask(typeof item === 'string' ? { subject: item } : item, { actor });
 }
 
 /** Reads and parses `.tasks/task_N.json`. */

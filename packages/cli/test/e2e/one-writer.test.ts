@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskStore } from '@dotasks/core';
 import { createHash } from 'node:crypto';
-import { TASKS_BIN, cleanEnv, collectOutput, readTaskFile, tasks, tempBoard, type RunResult } from '../helpers.js';
+import { TASKS_BIN, cleanEnv, collectOutput, createTasks, readTaskFile, tasks, tempBoard, type RunResult } from '../helpers.js';
 
 /**
  * One writer, tested from outside (docs/decisions.md, "One writer"): real
@@ -95,7 +95,7 @@ describe('a writer frozen past the stale time at each step of a commit', () => {
     await Promise.all(
       STEPS.map(async (step) => {
         const b = staleBoard();
-        ok(b.root, ['create', 'contested']);
+        await createTasks(b.board, ['contested']);
         const a = start(b.root, ['claim', '1', '--owner', 'A'], { TASKS_TEST_PAUSE: step });
         await stopped(a.child, a.done);
         // B waits for A's lock to go stale, takes it over (finishing A's committed change first, if any).
@@ -123,9 +123,7 @@ describe('a writer frozen past the stale time at each step of a commit', () => {
     await Promise.all(
       STEPS.map(async (step) => {
         const b = staleBoard();
-        ok(b.root, ['create', 'hub']);
-        ok(b.root, ['create', 'two', '--blocked-by', '1']);
-        ok(b.root, ['create', 'three', '--blocked-by', '1']);
+        await createTasks(b.board, ['hub', { subject: 'two', blockedBy: [1] }, { subject: 'three', blockedBy: [1] }]);
         const a = start(b.root, ['done', '1'], { TASKS_TEST_PAUSE: step });
         await stopped(a.child, a.done);
         const edit = await start(b.root, ['update', '2', '--meta', 'seen=1']).done;
@@ -155,8 +153,7 @@ describe('a writer frozen past the stale time at each step of a commit', () => {
 describe('locks removed from under a running command', () => {
   it('a board lock removed while a completion runs: it starts over and completes once', async () => {
     const b = staleBoard();
-    ok(b.root, ['create', 'hub']);
-    ok(b.root, ['create', 'two', '--blocked-by', '1']);
+    await createTasks(b.board, ['hub', { subject: 'two', blockedBy: [1] }]);
     const a = start(b.root, ['done', '1'], { TASKS_TEST_PAUSE: 'staged' });
     await stopped(a.child, a.done);
     rmSync(join(b.board, '.board.lock'), { recursive: true });
@@ -170,8 +167,7 @@ describe('locks removed from under a running command', () => {
 
   it('an owner lock removed while a claim runs: the owner still never holds two tasks', async () => {
     const b = staleBoard();
-    ok(b.root, ['create', 'one']);
-    ok(b.root, ['create', 'two']);
+    await createTasks(b.board, ['one', 'two']);
     const a = start(b.root, ['claim', '1', '--owner', 'ann'], { TASKS_TEST_PAUSE: 'staged' });
     await stopped(a.child, a.done);
     const ownerLocks = readdirSync(join(b.board, '.runtime')).filter((n) => n.startsWith('owner-') && n.endsWith('.lock'));
@@ -277,9 +273,9 @@ describe('input the board could not read back', () => {
     ok(b.root, ['create', 'small', '-d', '-'], {}).stdout;
   });
 
-  it('a folder named task_N.json is reported by list, ready, graph, export and doctor, and skipped', () => {
+  it('a folder named task_N.json is reported by list, ready, graph, export and doctor, and skipped', async () => {
     const b = staleBoard();
-    ok(b.root, ['create', 'one']);
+    await createTasks(b.board, ['one']);
     mkdirSync(join(b.board, 'task_14.json'));
     const list = tasks(b.root, ['list']);
     expect(list.code).toBe(1);
@@ -294,9 +290,9 @@ describe('input the board could not read back', () => {
     expect(doctor.stderr).not.toMatch(/unexpected error|EISDIR/);
   });
 
-  it('a .highwatermark with conflict markers stops create until doctor --fix sets it past every id seen', () => {
+  it('a .highwatermark with conflict markers stops create until doctor --fix sets it past every id seen', async () => {
     const b = staleBoard();
-    ok(b.root, ['create', 'one']);
+    await createTasks(b.board, ['one']);
     writeFileSync(join(b.board, '.highwatermark'), '<<<<<<< HEAD\n7\n=======\n9\n>>>>>>> theirs\n');
     const refused = tasks(b.root, ['create', 'two']);
     expect(refused.code).toBe(1);
@@ -311,11 +307,10 @@ describe('input the board could not read back', () => {
 const hasStrace = spawnSync('strace', ['-V']).status === 0;
 
 describe('rename failures injected by strace into a real process', () => {
-  it('at every rename of a completion: one line, exit 1, the board exactly as before', () => {
+  it('at every rename of a completion: one line, exit 1, the board exactly as before', async () => {
     expect(hasStrace, 'strace is needed for this test (.ci/run installs it)').toBe(true);
     const b = staleBoard();
-    ok(b.root, ['create', 'hub']);
-    for (let i = 0; i < 3; i++) ok(b.root, ['create', `dependent ${i}`, '--blocked-by', '1']);
+    await createTasks(b.board, ['hub', ...[0, 1, 2].map((i) => ({ subject: `dependent ${i}`, blockedBy: [1] }))]);
     ok(b.root, ['claim', '1', '--owner', 'ann']);
     const digest = () => {
       const h = createHash('sha1');
@@ -358,12 +353,10 @@ describe('rename failures injected by strace into a real process', () => {
     statSync(b.board);
   });
 
-  it("writes in the order a power cut needs: each file fsync'd before its rename, the journal and its folder first, the folders and the log after", () => {
+  it("writes in the order a power cut needs: each file fsync'd before its rename, the journal and its folder first, the folders and the log after", async () => {
     expect(hasStrace, 'strace is needed for this test (.ci/run installs it)').toBe(true);
     const b = staleBoard();
-    ok(b.root, ['create', 'hub']);
-    ok(b.root, ['create', 'two', '--blocked-by', '1']);
-    ok(b.root, ['create', 'three', '--blocked-by', '1']);
+    await createTasks(b.board, ['hub', { subject: 'two', blockedBy: [1] }, { subject: 'three', blockedBy: [1] }]);
     ok(b.root, ['claim', '1', '--owner', 'ann']);
     const traced = spawnSync('strace', ['-f', '-qq', '-y', '-e', 'trace=fsync,rename,unlink,write', process.execPath, TASKS_BIN, 'done', '1'], {
       cwd: b.root,
@@ -414,8 +407,7 @@ describe('rename failures injected by strace into a real process', () => {
 describe('a writer killed after its commit point', () => {
   it('has its change finished, events once, by the next command that takes its locks', async () => {
     const b = staleBoard();
-    ok(b.root, ['create', 'hub']);
-    ok(b.root, ['create', 'two', '--blocked-by', '1']);
+    await createTasks(b.board, ['hub', { subject: 'two', blockedBy: [1] }]);
     const a = start(b.root, ['done', '1'], { TASKS_TEST_PAUSE: 'renamed' });
     await stopped(a.child, a.done);
     a.child.kill('SIGKILL');
