@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, vi } from 'vitest';
 import { TASKS_BIN, cleanEnv } from '../../cli/test/helpers.js';
 
-export { TASKS_BIN, cleanEnv, readTaskFile, tasks, tasksAsync, tempBoard } from '../../cli/test/helpers.js';
+export { TASKS_BIN, cleanEnv, createTasks, readTaskFile, tasks, tasksAsync, tempBoard } from '../../cli/test/helpers.js';
 
 /** Generous: two cores are shared with other developers' builds and tests. */
 export const WAIT = { timeout: 45_000, interval: 40 };

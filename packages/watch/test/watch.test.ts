@@ -3,7 +3,19 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, rm
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TASKS_BIN, WAIT, cleanEnv, editTask, readTaskFile, startWatcher, tasks, tempBoard, type WatchEventLine, type WatcherProcess } from './helpers.js';
+import {
+  TASKS_BIN,
+  WAIT,
+  cleanEnv,
+  createTasks,
+  editTask,
+  readTaskFile,
+  startWatcher,
+  tasks,
+  tempBoard,
+  type WatchEventLine,
+  type WatcherProcess,
+} from './helpers.js';
 
 /** The board's event log, as written. */
 const logEvents = (board: string): WatchEventLine[] =>
@@ -22,9 +34,7 @@ describe('tasks watch', () => {
   async function boardWithWatcher(args: string[] = [], env: Record<string, string> = {}): Promise<{ root: string; board: string; w: WatcherProcess }> {
     const t = tempBoard();
     cleanups.push(t.cleanup);
-    expect(tasks(t.root, ['create', 'Parse AST']).code).toBe(0);
-    expect(tasks(t.root, ['create', 'Transform AST', '--blocked-by', '1']).code).toBe(0);
-    expect(tasks(t.root, ['create', 'Write docs']).code).toBe(0);
+    await createTasks(t.board, ['Parse AST', { subject: 'Transform AST', blockedBy: [1] }, 'Write docs']);
     const w = startWatcher(t.root, args, env);
     cleanups.push(() => w.stop());
     await w.ready();
@@ -99,8 +109,7 @@ describe('tasks watch', () => {
     const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: t.root, encoding: 'utf8' });
     git('init', '-q', '-b', 'main');
     expect(tasks(t.root, ['init']).code).toBe(0);
-    expect(tasks(t.root, ['create', 'Parse AST']).code).toBe(0);
-    expect(tasks(t.root, ['create', 'Transform AST', '--blocked-by', '1']).code).toBe(0);
+    await createTasks(t.board, ['Parse AST', { subject: 'Transform AST', blockedBy: [1] }]);
     git('add', '-A');
     git('commit', '-qm', 'two tasks');
     git('checkout', '-q', '-b', 'parsed');
@@ -260,8 +269,7 @@ describe('tasks watch', () => {
   it('reconciles on start what changed while it was not running', async () => {
     const t = tempBoard();
     cleanups.push(t.cleanup);
-    expect(tasks(t.root, ['create', 'Parse AST']).code).toBe(0);
-    expect(tasks(t.root, ['create', 'Transform AST', '--blocked-by', '1']).code).toBe(0);
+    await createTasks(t.board, ['Parse AST', { subject: 'Transform AST', blockedBy: [1] }]);
     editTask(t.board, 1, (task) => (task.status = 'completed'));
     const w = startWatcher(t.root);
     cleanups.push(() => w.stop());
