@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskStore, isRunning } from '@dotasks/core/internal';
-import { TASKS_BIN, readTaskFile, tasks, tempBoard } from '../helpers.js';
+import { TASKS_BIN, createTasks, readTaskFile, tasks, tempBoard } from '../helpers.js';
 import { isAlive, leftovers, readEventLog, startTasks } from '../agents-helpers.js';
 
 /** A seeded random number generator, so a failing DAG can be reproduced. */
@@ -73,8 +73,10 @@ describe('tasks worker (real processes)', () => {
   it('gives the command TASK_* in its environment and completes the task on exit 0', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Parse AST', '-d', 'read the source']);
-    tasks(t.root, ['create', 'Transform AST', '--blocked-by', '1']);
+    await createTasks(t.board, [
+      { subject: 'Parse AST', description: 'read the source' },
+      { subject: 'Transform AST', blockedBy: [1] },
+    ]);
     const out = join(t.root, 'out');
     mkdirSync(out);
     const script = `require('fs').writeFileSync(require('path').join(${JSON.stringify(out)}, process.env.TASK_ID + '.json'), JSON.stringify(process.env))`;
@@ -101,7 +103,7 @@ describe('tasks worker (real processes)', () => {
   it('a failing command releases the task with metadata.lastError; a one-string command runs in the shell', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Flaky']);
+    await createTasks(t.board, ['Flaky']);
     const w = startTasks(t.root, ['worker', '--owner', 'agent-1', '--max-failures', '1', '--json', '--', 'echo "boom on $TASK_ID"; exit 7']);
     const r = await w.done;
     expect(r.code).toBe(1);
@@ -121,7 +123,7 @@ describe('tasks worker (real processes)', () => {
   it('retries a task that failed once and then completes it', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Flaky once']);
+    await createTasks(t.board, ['Flaky once']);
     const marker = join(t.root, 'failed-once');
     const cmd = `if [ -e ${marker} ]; then exit 0; else touch ${marker}; exit 1; fi`;
     const r = await startTasks(t.root, ['worker', '--owner', 'agent-1', '--', cmd]).done;
@@ -134,8 +136,7 @@ describe('tasks worker (real processes)', () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     writeFileSync(join(t.board, 'config.json'), JSON.stringify({ leaseSeconds: 2 }) + '\n');
-    tasks(t.root, ['create', 'Long job']);
-    tasks(t.root, ['create', 'After it', '--blocked-by', '1']);
+    await createTasks(t.board, ['Long job', { subject: 'After it', blockedBy: [1] }]);
     const marker = join(t.root, 'hung.pid');
     // The first run of #1 hangs (recording its pid); every other run succeeds at once.
     const cmd = `if [ "$TASK_ID" = 1 ] && [ ! -e ${marker} ]; then echo $$ > ${marker}; exec sleep 120; fi`;
@@ -164,7 +165,7 @@ describe('tasks worker (real processes)', () => {
   it('a reaped task is not completed by the worker that lost it', { timeout: 300_000 }, async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Slow']);
+    await createTasks(t.board, ['Slow']);
     const started = join(t.root, 'started');
     const go = join(t.root, 'go');
     const cmd = `touch ${started}; while [ ! -e ${go} ]; do sleep 0.05; done`;
@@ -182,7 +183,7 @@ describe('tasks worker (real processes)', () => {
   it('SIGTERM stops the command with everything it started and releases the task', { timeout: 300_000 }, async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Endless']);
+    await createTasks(t.board, ['Endless']);
     const pids = join(t.root, 'pids');
     // A command with a grandchild in the background: both must go.
     const cmd = `sleep 300 & echo $! > ${pids}; wait`;
@@ -203,9 +204,7 @@ describe('tasks worker (real processes)', () => {
   it("waits while a person's task in progress blocks more work, and goes on when it is done", { timeout: 300_000 }, async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Refactor auth']);
-    tasks(t.root, ['create', 'OAuth endpoint', '--blocked-by', '1']);
-    tasks(t.root, ['create', 'Unrelated']);
+    await createTasks(t.board, ['Refactor auth', { subject: 'OAuth endpoint', blockedBy: [1] }, 'Unrelated']);
     tasks(t.root, ['start', '1', '--owner', 'alice']);
     const w = startTasks(t.root, ['worker', '--owner', 'bot', '--', 'true']);
     await vi.waitFor(() => expect(w.stderr()).toContain('[bot] nothing ready; waiting for #1'), { timeout: 60_000, interval: 50 });
@@ -219,10 +218,7 @@ describe('tasks worker (real processes)', () => {
   it('--idle-exit stops a waiting worker; --max-tasks stops after N tasks', { timeout: 300_000 }, async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Held by a person']);
-    tasks(t.root, ['create', 'Waits for it', '--blocked-by', '1']);
-    tasks(t.root, ['create', 'Free one']);
-    tasks(t.root, ['create', 'Free two']);
+    await createTasks(t.board, ['Held by a person', { subject: 'Waits for it', blockedBy: [1] }, 'Free one', 'Free two']);
     tasks(t.root, ['start', '1', '--owner', 'alice']);
     const one = await startTasks(t.root, ['worker', '--owner', 'bot', '--max-tasks', '1', '--json', '--', 'true']).done;
     expect(one.code).toBe(0);
@@ -285,7 +281,7 @@ describe('tasks worker (real processes)', () => {
     it('released by another owner: the command and its grandchild stop within 5 s, and the task stays released', async () => {
       const t = tempBoard();
       cleanup = t.cleanup;
-      tasks(t.root, ['create', 'Endless']);
+      await createTasks(t.board, ['Endless']);
       const pids = join(t.root, 'pids');
       const w = start(t.root, ['worker', '--owner', 'agent-1', '--json', '--', treeCommand(pids)]);
       const tree = await pidsIn(pids);
@@ -313,7 +309,7 @@ describe('tasks worker (real processes)', () => {
     it("released and claimed by another owner: the command stops and the new owner's claim is left alone", async () => {
       const t = tempBoard();
       cleanup = t.cleanup;
-      tasks(t.root, ['create', 'Contested']);
+      await createTasks(t.board, ['Contested']);
       const pids = join(t.root, 'pids');
       const w = start(t.root, ['worker', '--owner', 'agent-1', '--json', '--', treeCommand(pids)]);
       const tree = await pidsIn(pids);
@@ -337,7 +333,7 @@ describe('tasks worker (real processes)', () => {
     it('reaped after its lease lapsed: the command stops within 5 s and the worker does not complete the task', async () => {
       const t = tempBoard();
       cleanup = t.cleanup;
-      tasks(t.root, ['create', 'Overslept']);
+      await createTasks(t.board, ['Overslept']);
       const pids = join(t.root, 'pids');
       const w = start(t.root, ['worker', '--owner', 'sleepy', '--json', '--', treeCommand(pids)]);
       const tree = await pidsIn(pids);
@@ -366,7 +362,7 @@ describe('tasks worker (real processes)', () => {
     it('the command claiming its own task again is no loss: the worker completes it', async () => {
       const t = tempBoard();
       cleanup = t.cleanup;
-      tasks(t.root, ['create', 'Self-aware']);
+      await createTasks(t.board, ['Self-aware']);
       // `tasks claim` writes a new claim record (new claimedAt) for the same
       // owner; the worker looks several times before the command ends.
       const cmd = `"${process.execPath}" "${TASKS_BIN}" claim "$TASK_ID" && sleep 2`;
