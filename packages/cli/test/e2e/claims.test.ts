@@ -3,7 +3,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskStore } from '@dotasks/core';
-import { cleanEnv, collectOutput, readTaskFile, tasks, tasksAsync, tempBoard, type RunResult } from '../helpers.js';
+import { cleanEnv, collectOutput, readTaskFile, tasks, tasksAsync, tempBoard, type RunResult, createTasks } from '../helpers.js';
 import { readEventLog } from '../agents-helpers.js';
 
 /**
@@ -80,7 +80,10 @@ describe('claims (real processes)', () => {
   it('claim --next moves on to the next ready task when it loses a race', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    for (let i = 1; i <= 8; i++) tasks(t.root, ['create', `Task ${i}`]);
+    await createTasks(
+      t.board,
+      Array.from({ length: 8 }, (_, i) => `Task ${i + 1}`),
+    );
     const results = await Promise.all(Array.from({ length: 8 }, (_, k) => tasksAsync(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: `agent-${k}` })));
     expect(results.map((r) => r.code)).toEqual(Array(8).fill(0));
     const ids = results.map((r) => (JSON.parse(r.stdout) as { task: { id: number } }).task.id).sort((a, b) => a - b);
@@ -90,12 +93,10 @@ describe('claims (real processes)', () => {
     expect(JSON.parse(none.stdout)).toMatchObject({ claimed: false, reason: 'nothing_ready' });
   });
 
-  it('prints the claimed task or the reason with --json; owner_busy names the task held', () => {
+  it('prints the claimed task or the reason with --json; owner_busy names the task held', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'One']);
-    tasks(t.root, ['create', 'Two']);
-    tasks(t.root, ['create', 'Three', '--blocked-by', '1']);
+    await createTasks(t.board, ['One', 'Two', { subject: 'Three', blockedBy: [1] }]);
     const ok = tasks(t.root, ['claim', '1', '--json', '--owner', 'alice']);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({
@@ -124,11 +125,10 @@ describe('claims (real processes)', () => {
     expect(JSON.parse(missing.stdout)).toMatchObject({ claimed: false, reason: 'not_found', task: 9 });
   });
 
-  it("releasing or completing someone else's task needs --force", () => {
+  it("releasing or completing someone else's task needs --force", async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'One']);
-    tasks(t.root, ['create', 'Two']);
+    await createTasks(t.board, ['One', 'Two']);
     tasks(t.root, ['claim', '1', '--owner', 'alice']);
     tasks(t.root, ['claim', '2', '--owner', 'carol']);
 
@@ -168,7 +168,7 @@ describe('claims (real processes)', () => {
   it('heartbeat renews a lease; only the owner can', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'One']);
+    await createTasks(t.board, ['One']);
     tasks(t.root, ['claim', '1', '--owner', 'alice', '--lease', '60']);
     const leaseFile = join(t.board, '.runtime', 'leases', 'task_1.json');
     const before = JSON.parse(readFileSync(leaseFile, 'utf8')) as { expiresAt: string; claimedAt: string };
@@ -189,8 +189,7 @@ describe('claims (real processes)', () => {
   it('reap --dry-run shows an expired lease without touching it; reap releases it with a reaped event', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'One']);
-    tasks(t.root, ['create', 'Two']);
+    await createTasks(t.board, ['One', 'Two']);
     tasks(t.root, ['claim', '1', '--owner', 'crashed', '--lease', '1']);
     tasks(t.root, ['start', '2', '--owner', 'human']);
     await vi.waitFor(
@@ -216,7 +215,7 @@ describe('claims (real processes)', () => {
   it('reap releases a claim whose process is gone', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'One']);
+    await createTasks(t.board, ['One']);
     const gone = spawn(process.execPath, ['-e', '0']);
     const pid = gone.pid!;
     await new Promise((resolve) => gone.on('close', resolve));
@@ -225,11 +224,10 @@ describe('claims (real processes)', () => {
     expect(JSON.parse(r.stdout).reaped).toEqual([{ task: 1, owner: 'agent', reason: 'process_gone' }]);
   });
 
-  it('events --since prints only newer events, one JSON object a line', () => {
+  it('events --since prints only newer events, one JSON object a line', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'One']);
-    tasks(t.root, ['create', 'Two']);
+    await createTasks(t.board, ['One', 'Two']);
     const all = tasks(t.root, ['events', '--json'])
       .stdout.trim()
       .split('\n')

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TASKS_BIN, cleanEnv, tasks, tempBoard } from '../helpers.js';
+import { TASKS_BIN, cleanEnv, tasks, tempBoard, createTasks } from '../helpers.js';
 
 function run(cwd: string, args: string[]): string {
   const r = tasks(cwd, args);
@@ -22,18 +22,20 @@ describe('tasks graph', () => {
   afterEach(() => cleanup());
 
   /** The classic plan: parse → transform + emit → test. */
-  function exampleBoard(): string {
+  async function exampleBoard(): Promise<string> {
     const t = tempBoard();
     cleanup = t.cleanup;
-    run(t.root, ['create', 'Parse AST']);
-    run(t.root, ['create', 'Transform AST', '--blocked-by', '1']);
-    run(t.root, ['create', 'Emit output', '--blocked-by', '1']);
-    run(t.root, ['create', 'Run tests', '--blocked-by', '2,3']);
+    await createTasks(t.board, [
+      'Parse AST',
+      { subject: 'Transform AST', blockedBy: [1] },
+      { subject: 'Emit output', blockedBy: [1] },
+      { subject: 'Run tests', blockedBy: [2, 3] },
+    ]);
     return t.root;
   }
 
-  it('draws the example board as text, Mermaid and dot', () => {
-    const root = exampleBoard();
+  it('draws the example board as text, Mermaid and dot', async () => {
+    const root = await exampleBoard();
     expect(run(root, ['graph'])).toMatchInlineSnapshot(`
       "[ ] #1: Parse AST (ready; critical path)
       ├── [ ] #2: Transform AST (critical path)
@@ -81,8 +83,8 @@ describe('tasks graph', () => {
     `);
   });
 
-  it('shows progress: done, in progress, ready, and a critical path that moves on', () => {
-    const root = exampleBoard();
+  it('shows progress: done, in progress, ready, and a critical path that moves on', async () => {
+    const root = await exampleBoard();
     run(root, ['done', '1']);
     run(root, ['start', '2', '--owner', 'agent-1', '--active-form', 'transforming']);
     expect(run(root, ['graph'])).toMatchInlineSnapshot(`
@@ -126,20 +128,22 @@ describe('tasks graph', () => {
     ]);
   });
 
-  it('draws a refactor-auth plan, hiding deleted tasks unless --all', () => {
+  it('draws a refactor-auth plan, hiding deleted tasks unless --all', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     const root = t.root;
-    run(root, ['create', 'Audit current auth flows']); // 1
-    run(root, ['create', 'Design token service', '--blocked-by', '1']); // 2
-    run(root, ['create', 'Extract session store', '--blocked-by', '1']); // 3
-    run(root, ['create', 'Issue JWTs', '--blocked-by', '2']); // 4
-    run(root, ['create', 'Migrate login endpoint', '--blocked-by', '3,4']); // 5
-    run(root, ['create', 'Migrate API middleware', '--blocked-by', '4']); // 6
-    run(root, ['create', 'Update integration tests', '--blocked-by', '5,6']); // 7
-    run(root, ['create', 'Remove legacy "remember me" cookies', '--blocked-by', '7']); // 8
-    run(root, ['create', 'Write <migration> guide', '--blocked-by', '2']); // 9
-    run(root, ['create', 'Evaluate OAuth vendors']); // 10
+    await createTasks(t.board, [
+      'Audit current auth flows', // 1
+      { subject: 'Design token service', blockedBy: [1] }, // 2
+      { subject: 'Extract session store', blockedBy: [1] }, // 3
+      { subject: 'Issue JWTs', blockedBy: [2] }, // 4
+      { subject: 'Migrate login endpoint', blockedBy: [3, 4] }, // 5
+      { subject: 'Migrate API middleware', blockedBy: [4] }, // 6
+      { subject: 'Update integration tests', blockedBy: [5, 6] }, // 7
+      { subject: 'Remove legacy "remember me" cookies', blockedBy: [7] }, // 8
+      { subject: 'Write <migration> guide', blockedBy: [2] }, // 9
+      'Evaluate OAuth vendors', // 10
+    ]);
     run(root, ['done', '1']);
     run(root, ['start', '3', '--owner', 'agent-2']);
     run(root, ['delete', '10']);
@@ -223,8 +227,8 @@ describe('tasks graph', () => {
     `);
   });
 
-  it('names only the open blockers a task still waits for', () => {
-    const root = exampleBoard();
+  it('names only the open blockers a task still waits for', async () => {
+    const root = await exampleBoard();
     run(root, ['done', '1']);
     run(root, ['done', '2']);
     // #2.blocks keeps #4 as history, so #4 still hangs under #2 in the tree; it waits for #3 alone.

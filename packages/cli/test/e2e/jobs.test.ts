@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskStore } from '@dotasks/core';
-import { readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
+import { readTaskFile, tasks, tasksAsync, tempBoard, createTasks } from '../helpers.js';
 
 interface JobJson {
   id: string;
@@ -58,8 +58,7 @@ describe('background jobs', () => {
   it('exit 0 completes the task and unblocks its dependents', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Build']);
-    tasks(t.root, ['create', 'Deploy', '--blocked-by', '1']);
+    await createTasks(t.board, ['Build', { subject: 'Deploy', blockedBy: [1] }]);
     const started = tasks(t.root, ['run', '1', '--owner', 'ci', '--json', '--', process.execPath, '-e', "console.log('built ok')"]);
     expect(started.code).toBe(0);
     const { job: record, claimed } = JSON.parse(started.stdout) as { job: JobJson; claimed: boolean };
@@ -87,7 +86,7 @@ describe('background jobs', () => {
   it("a failure releases the task with a worker's record: metadata.lastError (exit code and tail) and a note", async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Test']);
+    await createTasks(t.board, ['Test']);
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', 'echo compiling; echo "3 tests failed" >&2; exit 3']).code).toBe(0);
     await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('failed'), WAIT);
     const task = readTaskFile(t.board, 1) as { status: string; owner: string; metadata: { lastError: Record<string, unknown> }; notes: { text: string }[] };
@@ -103,11 +102,10 @@ describe('background jobs', () => {
     expect(tasks(t.root, ['logs', 'bg_000002']).stdout).toContain('cannot start no-such-command-dotasks');
   });
 
-  it('refuses a task it cannot claim, and starts nothing', () => {
+  it('refuses a task it cannot claim, and starts nothing', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Build']);
-    tasks(t.root, ['create', 'Deploy', '--blocked-by', '1']);
+    await createTasks(t.board, ['Build', { subject: 'Deploy', blockedBy: [1] }]);
     expect(tasks(t.root, ['run', '2', '--', 'true']).code).toBe(1);
     tasks(t.root, ['claim', '1', '--owner', 'someone']);
     const lost = tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'true']);
@@ -120,7 +118,7 @@ describe('background jobs', () => {
   it('kill ends the whole process tree: children and grandchildren', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Serve']);
+    await createTasks(t.board, ['Serve']);
     const pids = join(t.root, 'pids');
     const script = `sleep 300 & echo $! >> ${pids}; sh -c 'sleep 300 & echo $! >> ${pids}; wait' & echo $! >> ${pids}; echo $$ >> ${pids}; wait`;
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', script]).code).toBe(0);
@@ -143,7 +141,7 @@ describe('background jobs', () => {
   it('a job whose task is released by another owner stops its whole tree within 5 s and ends lost, leaving the task alone', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Serve']);
+    await createTasks(t.board, ['Serve']);
     const pids = join(t.root, 'pids');
     const script = `sleep 300 & echo "$! $$" > ${pids}.tmp; mv ${pids}.tmp ${pids}; wait`;
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', script]).code).toBe(0);
@@ -181,7 +179,7 @@ describe('background jobs', () => {
     cleanup = t.cleanup;
     // Short enough to see renewals, long enough that a loaded machine never misses one (renewed every 2 s).
     writeFileSync(join(t.board, 'config.json'), JSON.stringify({ leaseSeconds: 6 }));
-    tasks(t.root, ['create', 'Long run']);
+    await createTasks(t.board, ['Long run']);
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sleep', '300']).code).toBe(0);
     await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('running'), WAIT);
     const record = job(t.root, 'bg_000001');
@@ -207,7 +205,10 @@ describe('background jobs', () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     const n = 5;
-    for (let i = 1; i <= n; i++) tasks(t.root, ['create', `Job ${i}`]);
+    await createTasks(
+      t.board,
+      Array.from({ length: n }, (_, i) => `Job ${i + 1}`),
+    );
     const results = await Promise.all(
       Array.from({ length: n }, (_, i) => tasksAsync(t.root, ['run', String(i + 1), '--owner', `w${i}`, '--json', '--', 'true'])),
     );
@@ -221,7 +222,7 @@ describe('background jobs', () => {
   it('logs --follow prints until the job ends', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Count']);
+    await createTasks(t.board, ['Count']);
     const gate = join(t.root, 'gate');
     const script = `echo one; while [ ! -e ${gate} ]; do sleep 0.05; done; echo two`;
     tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', script]);
@@ -235,7 +236,7 @@ describe('background jobs', () => {
   it('a job whose task is reaped between its command’s end and its completion leaves it reaped, and ends lost', { timeout: 120_000 }, async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Build']);
+    await createTasks(t.board, ['Build']);
     const go = join(t.root, 'go');
     // The command waits for the test, then succeeds.
     const wait = `const fs = require('fs'); const tick = () => (fs.existsSync(${JSON.stringify(go)}) ? process.exit(0) : setTimeout(tick, 20)); tick();`;

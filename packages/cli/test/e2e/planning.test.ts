@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { readTaskFile, tasks, tempBoard } from '../helpers.js';
+import { readTaskFile, tasks, tempBoard, createTasks } from '../helpers.js';
 
 // Planning through the CLI: --priority, --label, list filters, ready's order
 // and --explain, claim --next, notes and search (docs/protocol.md, "Ready").
@@ -49,7 +49,7 @@ describe('priority and labels', () => {
     expect(tasks(t.root, ['list', '--priority', 'high']).code).toBe(2);
   });
 
-  it('a file without the planning fields keeps its bytes through every rewrite', () => {
+  it('a file without the planning fields keeps its bytes through every rewrite', async () => {
     const t = board();
     ok(t.root, ['create', 'A', '--meta', 'k=1']);
     ok(t.root, ['create', 'B', '--blocked-by', '1']);
@@ -64,20 +64,22 @@ describe('priority and labels', () => {
 
 describe('ready and claim --next order', () => {
   // #1 → #3 → #4 (a chain of two behind #1), #2 alone, #5 P1 alone, #6 P4 → #7.
-  function dag() {
+  async function dag() {
     const t = board();
-    ok(t.root, ['create', 'head of chain']);
-    ok(t.root, ['create', 'alone']);
-    ok(t.root, ['create', 'middle', '--blocked-by', '1']);
-    ok(t.root, ['create', 'end', '--blocked-by', '3']);
-    ok(t.root, ['create', 'urgent', '--priority', '1']);
-    ok(t.root, ['create', 'someday', '--priority', '4']);
-    ok(t.root, ['create', 'after someday', '--blocked-by', '6']);
+    await createTasks(t.board, [
+      'head of chain',
+      'alone',
+      { subject: 'middle', blockedBy: [1] },
+      { subject: 'end', blockedBy: [3] },
+      { subject: 'urgent', priority: 1 },
+      { subject: 'someday', priority: 4 },
+      { subject: 'after someday', blockedBy: [6] },
+    ]);
     return t;
   }
 
-  it('ready lists priority first, then the work each unblocks, then id; --explain says why', () => {
-    const t = dag();
+  it('ready lists priority first, then the work each unblocks, then id; --explain says why', async () => {
+    const t = await dag();
     expect(ok(t.root, ['ready', '--explain']).stdout).toMatchInlineSnapshot(`
       "[ ] #5: urgent P1
           1. P1 · unblocks nothing · id 5
@@ -99,8 +101,8 @@ describe('ready and claim --next order', () => {
     ]);
   });
 
-  it('claim --next takes them in that order', () => {
-    const t = dag();
+  it('claim --next takes them in that order', async () => {
+    const t = await dag();
     const order = [];
     for (let i = 0; i < 4; i++) order.push(JSON.parse(ok(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: `agent-${i}` }).stdout).task.id);
     expect(order).toEqual([5, 1, 2, 6]);
@@ -109,17 +111,14 @@ describe('ready and claim --next order', () => {
 
 describe('priority that flows', () => {
   // The inversion: a P3 blocker of a P0 release, and two plain P2 tasks.
-  function inversion() {
+  async function inversion() {
     const t = board();
-    ok(t.root, ['create', 'blocker', '--priority', '3']);
-    ok(t.root, ['create', 'release', '--priority', '0', '--blocked-by', '1']);
-    ok(t.root, ['create', 'plain one']);
-    ok(t.root, ['create', 'plain two']);
+    await createTasks(t.board, [{ subject: 'blocker', priority: 3 }, { subject: 'release', priority: 0, blockedBy: [1] }, 'plain one', 'plain two']);
     return t;
   }
 
-  it('a blocker ranks with the most urgent open work behind it, and --explain says through which task', () => {
-    const t = inversion();
+  it('a blocker ranks with the most urgent open work behind it, and --explain says through which task', async () => {
+    const t = await inversion();
     expect(ok(t.root, ['ready', '--explain']).stdout).toMatchInlineSnapshot(`
       "[ ] #1: blocker P3
           1. P0 through #2 (own P3) · unblocks 1 (#1 → #2) · id 1
@@ -137,12 +136,14 @@ describe('priority that flows', () => {
     expect(JSON.parse(ok(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: 'agent-1' }).stdout).task.id).toBe(1);
   });
 
-  it('flows through a chain, and stops flowing when the urgent task is done', () => {
+  it('flows through a chain, and stops flowing when the urgent task is done', async () => {
     const t = board();
-    ok(t.root, ['create', 'first', '--priority', '4']);
-    ok(t.root, ['create', 'second', '--blocked-by', '1']);
-    ok(t.root, ['create', 'urgent', '--priority', '1', '--blocked-by', '2']);
-    ok(t.root, ['create', 'plain']);
+    await createTasks(t.board, [
+      { subject: 'first', priority: 4 },
+      { subject: 'second', blockedBy: [1] },
+      { subject: 'urgent', priority: 1, blockedBy: [2] },
+      'plain',
+    ]);
     expect(
       JSON.parse(ok(t.root, ['ready', '--json', '--explain']).stdout).tasks.map((x: { id: number; rank: { priority: number } }) => [x.id, x.rank.priority]),
     ).toEqual([
@@ -155,7 +156,7 @@ describe('priority that flows', () => {
 });
 
 describe('why a ready task waits, and what can start at once', () => {
-  function scoped() {
+  async function scoped() {
     const t = board();
     spawnSync('git', ['init', '-q'], { cwd: t.root });
     for (const file of ['src/parser/lexer.ts', 'src/parser/ast.ts', 'src/cli/help.ts', 'src/cli/main.ts', 'web/app.ts']) {
@@ -163,18 +164,20 @@ describe('why a ready task waits, and what can start at once', () => {
       writeFileSync(join(t.root, file), '');
     }
     spawnSync('git', ['add', '-A'], { cwd: t.root });
-    ok(t.root, ['create', 'parser', '--path', 'src/parser/**']);
-    ok(t.root, ['create', 'lexer', '--path', 'src/parser/lexer.ts']);
-    ok(t.root, ['create', 'cli', '--path', 'src/cli/**']);
-    ok(t.root, ['create', 'cli help', '--path', 'src/cli/help.ts']);
-    ok(t.root, ['create', 'notes']);
-    ok(t.root, ['create', 'web', '--path', 'web/**']);
+    await createTasks(t.board, [
+      { subject: 'parser', paths: ['src/parser/**'] },
+      { subject: 'lexer', paths: ['src/parser/lexer.ts'] },
+      { subject: 'cli', paths: ['src/cli/**'] },
+      { subject: 'cli help', paths: ['src/cli/help.ts'] },
+      'notes',
+      { subject: 'web', paths: ['web/**'] },
+    ]);
     ok(t.root, ['claim', '1'], { TASKS_OWNER: 'alice' });
     return t;
   }
 
-  it('ready --explain names the task in progress a held-back task overlaps, as claim --next passes it over', () => {
-    const t = scoped();
+  it('ready --explain names the task in progress a held-back task overlaps, as claim --next passes it over', async () => {
+    const t = await scoped();
     const explained = ok(t.root, ['ready', '--explain']).stdout;
     expect(explained).toContain(
       '[ ] #2: lexer\n    1. P2 · unblocks nothing · id 2 · held back: its files overlap #1 in progress (claim --next passes it over)\n',
@@ -186,8 +189,8 @@ describe('why a ready task waits, and what can start at once', () => {
     expect(JSON.parse(ok(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: 'bob' }).stdout).task.id).toBe(3);
   });
 
-  it('ready --parallel N gives up to N ready tasks whose scopes are pairwise disjoint and clear of the work in progress', () => {
-    const t = scoped();
+  it('ready --parallel N gives up to N ready tasks whose scopes are pairwise disjoint and clear of the work in progress', async () => {
+    const t = await scoped();
     const ids = (args: string[]) => JSON.parse(ok(t.root, ['ready', '--json', ...args]).stdout).tasks.map((x: { id: number }) => x.id);
     expect(ids(['--parallel', '3'])).toEqual([3, 5, 6]);
     expect(ids(['--parallel', '2'])).toEqual([3, 5]);
@@ -197,9 +200,9 @@ describe('why a ready task waits, and what can start at once', () => {
 });
 
 describe('notes', () => {
-  it('tasks note appends {at, owner, text} to the file; show prints them; stdin with --stdin', () => {
+  it('tasks note appends {at, owner, text} to the file; show prints them; stdin with --stdin', async () => {
     const t = board();
-    ok(t.root, ['create', 'Parse']);
+    await createTasks(t.board, ['Parse']);
     expect(ok(t.root, ['note', '1', 'CRLF', 'breaks', 'the', 'lexer'], { TASKS_OWNER: 'ann' }).stdout).toBe('noted on #1: Parse\n');
     ok(t.root, ['note', '1', '--stdin'], { TASKS_OWNER: 'bob' }, 'line one\nline two\n');
     const notes = readTaskFile(t.board, 1).notes as { at: string; owner: string; text: string }[];
@@ -216,14 +219,16 @@ describe('notes', () => {
 });
 
 describe('search', () => {
-  it('finds text in subject, labels, description and notes, ranked by field; list --grep filters', () => {
+  it('finds text in subject, labels, description and notes, ranked by field; list --grep filters', async () => {
     const t = board();
-    ok(t.root, ['create', 'Notes only']);
+    await createTasks(t.board, ['Notes only']);
     ok(t.root, ['note', '1', 'the Lexer fails here']);
-    ok(t.root, ['create', 'Description', '-d', 'rewrite the lexer']);
-    ok(t.root, ['create', 'Labelled', '--label', 'lexer']);
-    ok(t.root, ['create', 'Lexer in the subject']);
-    ok(t.root, ['create', 'Other']);
+    await createTasks(t.board, [
+      { subject: 'Description', description: 'rewrite the lexer' },
+      { subject: 'Labelled', labels: ['lexer'] },
+      'Lexer in the subject',
+      'Other',
+    ]);
     expect(ok(t.root, ['search', 'LEXER']).stdout).toMatchInlineSnapshot(`
       "[ ] #4: Lexer in the subject
       [ ] #3: Labelled #lexer [labels]
