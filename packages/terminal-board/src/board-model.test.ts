@@ -47,6 +47,16 @@ describe('the columns', () => {
     expect(columns.blocked[0].waitsFor).toEqual([2, 3]);
   });
 
+  it('a parent with open children waits for them in Blocked, not in Ready; with its children done it is ready', () => {
+    const epic = snapshot(task(1, { subject: 'Epic' }), task(2, { parent: 1 }), task(3, { parent: 1, status: 'completed' }), task(4, { parent: 1 }));
+    const columns = buildColumns(epic);
+    expect(ids(columns.ready)).toEqual([2, 4]);
+    expect(ids(columns.blocked)).toEqual([1]);
+    expect(columns.blocked[0].waitsFor).toEqual([2, 4]);
+    const done = snapshot(task(1, { subject: 'Epic' }), task(2, { parent: 1, status: 'completed' }));
+    expect(ids(buildColumns(done).ready)).toEqual([1]);
+  });
+
   it('lists Ready in the order claim --next takes it: priority, the chain of open work behind, id', () => {
     const planned = snapshot(
       task(1, { blocks: [5] }),

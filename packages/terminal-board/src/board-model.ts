@@ -1,4 +1,5 @@
 import {
+  boardLookup,
   openBlockers,
   planningTags,
   priorityOf,
@@ -78,13 +79,14 @@ export function matchesSearch(task: Task, search: string | undefined): boolean {
  * the log began, follow by descending id). Deleted tasks are not shown.
  */
 export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {}): Columns {
-  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  // Knows each task's open children: a parent waits for them as for its blockers (docs/protocol.md, "Parents").
+  const lookup = boardLookup(snapshot);
   const columns: Columns = { ready: [], blocked: [], in_progress: [], done: [] };
   for (const task of snapshot.tasks) {
     if (task.status === 'deleted' || !matchesSearch(task, options.search)) continue;
     if (options.priority !== undefined && priorityOf(task) !== options.priority) continue;
     if (task.status === 'pending') {
-      const waitsFor = openBlockers(task, lookup);
+      const waitsFor = [...openBlockers(task, lookup), ...(lookup.openChildren?.(task.id) ?? [])];
       columns[waitsFor.length ? 'blocked' : 'ready'].push({ task, waitsFor });
     } else if (task.status === 'in_progress') columns.in_progress.push({ task, waitsFor: [], lease: options.leases?.get(task.id) });
     else columns.done.push({ task, waitsFor: [] });

@@ -77,7 +77,7 @@ const Card = memo(function Card({ task, offset, open, drag }: CardProps) {
         <span class="subject">{task.subject}</span>
       </div>
       <PlanningTags task={task} />
-      {task.column === 'blocked' && <div class="meta">waits for {task.openBlockers.map((b) => `#${b}`).join(', ')}</div>}
+      {task.column === 'blocked' && <div class="meta">waits for {[...task.openBlockers, ...task.openChildren].map((b) => `#${b}`).join(', ')}</div>}
       {task.column === 'ready' && task.owner !== '' && <div class="meta">assigned to {task.owner}</div>}
       {task.column === 'in_progress' && (
         <div class="meta">

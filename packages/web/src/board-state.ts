@@ -1,4 +1,5 @@
 import {
+  boardLookup,
   buildGraph,
   describeBranchStatus,
   explainRank,
@@ -42,7 +43,8 @@ function text(value: unknown): string | undefined {
 export function readBoardState(store: TaskStore, actor: string, completedSeq: ReadonlyMap<number, number>, branchStatuses?: BranchStatusReader): WebState {
   const snapshot = store.loadBoard();
   const branches = readBranches(branchStatuses, snapshot.tasks);
-  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  // Knows each task's open children: a parent waits for them (docs/protocol.md, "Parents").
+  const lookup = boardLookup(snapshot);
   const graph = buildGraph(snapshot.tasks);
   const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
   const leases = new Map(readLeases(store).map((l) => [l.task, l]));
@@ -51,6 +53,7 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
     const node = nodes.get(task.id);
     if (!node) continue; // deleted: hidden, as in `tasks list`
     const open = task.status === 'pending' || task.status === 'in_progress' ? openBlockers(task, lookup) : [];
+    const children = task.status === 'pending' ? [...(lookup.openChildren?.(task.id) ?? [])] : [];
     const view: WebTask = {
       id: task.id,
       subject: task.subject,
@@ -61,8 +64,9 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
       blockedBy: [...task.blockedBy],
       blocks: [...task.blocks],
       openBlockers: open,
+      openChildren: children,
       ready: isReady(task, lookup),
-      column: columnOf(task, open),
+      column: columnOf(task, [...open, ...children]),
       state: node.state,
       critical: node.critical,
       priority: priorityOf(task),

@@ -40,6 +40,8 @@ export interface WebTask {
   blockedBy: number[];
   blocks: number[];
   openBlockers: number[];
+  /** A pending parent's children that are not closed: it waits for them as for its blockers. */
+  openChildren: number[];
   ready: boolean;
   column: Column;
   state: WebNodeState;
