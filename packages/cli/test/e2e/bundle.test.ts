@@ -57,6 +57,18 @@ describe('the bundle of the everyday commands', () => {
     }
   });
 
+  it('leaves the commands that answer and end to the fast path of the ES modules, without yargs', () => {
+    for (const args of [['doctor'], ['prime'], ['setup', 'claude', '--dry-run']]) {
+      const r = traceLoads(t.root, args);
+      expect(r.code, r.stderr).toBe(0);
+      expect(ours(r.files).modules, args.join(' ')).toContain('packages/cli/dist/main.js');
+      expect(
+        r.files.filter((f) => f.includes('/node_modules/yargs/')),
+        args.join(' '),
+      ).toEqual([]);
+    }
+  });
+
   it('answers what the ES modules answer', () => {
     for (const args of [
       ['list'],
