@@ -1,6 +1,7 @@
 /**
- * The commands agents call all day: the reads, the claims and the writes
- * create, update, note, dep and delete. The entry runs them from a bundle
+ * The commands agents call all day: the reads, the claims, the writes
+ * create, update, note, dep and delete, and the guard their hooks run at
+ * every stop and edit. The entry runs them from a bundle
  * (bundle-entry.ts, built into dist/bundle by scripts/build-bundle.mjs),
  * where each `import()` below becomes a CommonJS chunk of its own that only
  * its command loads. The yargs command line runs the same handlers from the
@@ -9,7 +10,7 @@
 import type { CommandName, Handler } from './command-table.js';
 
 type BundledName =
-  'list' | 'ready' | 'show' | 'search' | 'create' | 'update' | 'note' | 'dep' | 'delete' | 'start' | 'done' | 'claim' | 'release' | 'heartbeat';
+  'list' | 'ready' | 'show' | 'search' | 'create' | 'update' | 'note' | 'dep' | 'delete' | 'start' | 'done' | 'claim' | 'release' | 'heartbeat' | 'guard';
 
 export const BUNDLED_HANDLERS: { readonly [N in BundledName]: () => Promise<Handler<N>> } = {
   create: async () => (await import('./commands/create.js')).create,
@@ -29,6 +30,7 @@ export const BUNDLED_HANDLERS: { readonly [N in BundledName]: () => Promise<Hand
   claim: async () => (await import('./commands/claim.js')).claim,
   release: async () => (await import('./commands/release.js')).release,
   heartbeat: async () => (await import('./commands/heartbeat.js')).heartbeat,
+  guard: async () => (await import('./commands/guard.js')).guard,
 };
 
 /** The bundled handler of a command, if it has one. */

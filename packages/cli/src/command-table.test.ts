@@ -181,6 +181,15 @@ describe('one declaration per command: the fast path and yargs read the same tab
     });
   }
 
+  it('leaves to yargs alone only the commands that keep running or stream (fast-path.ts)', () => {
+    // Every command that answers and ends is parsed without yargs: prime runs at every agent session's start.
+    expect(
+      COMMAND_LIST.filter((c) => !c.fast)
+        .map((c) => c.name)
+        .sort(),
+    ).toEqual(['board', 'completion', 'events', 'logs', 'mcp', 'run', 'serve', 'wait', 'watch', 'worker']);
+  });
+
   it('a negative or missing lease is refused by heartbeat as by claim', async () => {
     for (const command of ['claim', 'heartbeat']) {
       const spec = COMMAND_LIST.find((c) => c.name === command)!;

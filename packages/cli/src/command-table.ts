@@ -375,6 +375,7 @@ export const COMMANDS = {
   },
   prime: {
     name: 'prime',
+    fast: true,
     describe:
       'print what an agent needs to work the board: the protocol, who it is, what it holds and the open board (for a session-start hook or a system prompt)',
     options: {
@@ -392,6 +393,7 @@ export const COMMANDS = {
   },
   setup: {
     name: 'setup',
+    fast: true,
     describe: 'wire an agent client to the board: its MCP server entry, hooks and instructions file, in this repository',
     positionals: [{ name: 'client', choices: ['claude', 'codex', 'gemini'], describe: 'the client: claude (Claude Code), codex (Codex), gemini (Gemini CLI)' }],
     options: {

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { BUNDLED_HANDLERS } from '../../src/bundled-commands.js';
 import { findCommand } from '../../src/command-table.js';
-import { cleanEnv, tasks, tempBoard, traceLoads } from '../helpers.js';
+import { TASKS_BIN, cleanEnv, tasks, tempBoard, traceLoads } from '../helpers.js';
 
 // The everyday commands run from dist/bundle (bundle-entry.ts); the rest from
 // the ES modules (main.ts). Each process must use one copy of the core, and
@@ -22,6 +22,20 @@ beforeAll(() => {
     expect(tasks(t.root, args, { TASKS_OWNER: 'agent-1' }).code).toBe(0);
 });
 afterAll(() => t.cleanup());
+
+/**
+ * The guard as the hooks call it, with the payload of a session: agent-1 holds #3; a stop (plain and as a Claude
+ * Code hook, which nudges once per task and session), an edit, and an owner holding nothing.
+ */
+const GUARD_CALLS: [string[], (session: string) => string][] = [
+  [['guard', '--owner', 'agent-1'], () => ''],
+  [['guard', '--owner', 'agent-2'], () => ''],
+  [['guard', '--hook', 'claude', '--owner', 'agent-1'], (session) => JSON.stringify({ session_id: session, hook_event_name: 'Stop', stop_hook_active: false })],
+  [
+    ['guard', '--hook', 'claude-edit', '--owner', 'agent-1'],
+    (session) => JSON.stringify({ session_id: session, hook_event_name: 'PreToolUse', tool_name: 'Edit', tool_input: { file_path: 'src/x.ts' } }),
+  ],
+];
 
 /** Our own modules a run opened: the bundle's files and the ES modules of packages/. */
 function ours(files: string[]): { bundle: string[]; modules: string[] } {
@@ -47,6 +61,15 @@ describe('the bundle of the everyday commands', () => {
     }
   });
 
+  it("runs the guard the agents' hooks start at every stop and every edit without loading any ES module of ours", () => {
+    for (const [args, input] of GUARD_CALLS) {
+      const r = traceLoads(t.root, args, input('traced'));
+      const { bundle, modules } = ours(r.files);
+      expect(bundle, args.join(' ')).toContain('guard.cjs');
+      expect(modules, args.join(' ')).toEqual([]);
+    }
+  });
+
   it('leaves the other commands to the ES modules, having run nothing of its own copy of the core', () => {
     for (const args of [['doctor'], ['events'], ['list', '--help']]) {
       const r = traceLoads(t.root, args);
@@ -54,6 +77,18 @@ describe('the bundle of the everyday commands', () => {
       const { bundle, modules } = ours(r.files);
       expect(bundle, args.join(' ')).toEqual(['tasks.cjs']);
       expect(modules, args.join(' ')).toContain('packages/cli/dist/main.js');
+    }
+  });
+
+  it('leaves the commands that answer and end to the fast path of the ES modules, without yargs', () => {
+    for (const args of [['doctor'], ['prime'], ['setup', 'claude', '--dry-run']]) {
+      const r = traceLoads(t.root, args);
+      expect(r.code, r.stderr).toBe(0);
+      expect(ours(r.files).modules, args.join(' ')).toContain('packages/cli/dist/main.js');
+      expect(
+        r.files.filter((f) => f.includes('/node_modules/yargs/')),
+        args.join(' '),
+      ).toEqual([]);
     }
   });
 
@@ -74,6 +109,16 @@ describe('the bundle of the everyday commands', () => {
         code: modules.status,
         stdout: modules.stdout,
         stderr: modules.stderr,
+      });
+    }
+    // The guard's nudge names the entry that ran it (process.argv[1]) as the command to paste: the bin, or here main.js.
+    for (const [args, input] of GUARD_CALLS) {
+      const bundled = tasks(t.root, args, {}, input('bundled'));
+      const modules = spawnSync(process.execPath, [MAIN, ...args], { cwd: t.root, env: cleanEnv(), encoding: 'utf8', input: input('modules') });
+      expect({ code: bundled.code, stdout: bundled.stdout, stderr: bundled.stderr }, args.join(' ')).toEqual({
+        code: modules.status,
+        stdout: modules.stdout.replaceAll(MAIN, TASKS_BIN),
+        stderr: modules.stderr.replaceAll(MAIN, TASKS_BIN),
       });
     }
   });
