@@ -49,6 +49,11 @@ export interface BoardConfig {
   verify?: string;
   /** How long a check may run before it is stopped and counts as failed, seconds (default 600). */
   verifyTimeoutSeconds: number;
+  /**
+   * Every task waits for review when it is finished, unless its own
+   * `review.required` says otherwise (docs/protocol.md, "Review"). Default false.
+   */
+  review: boolean;
 }
 
 /** The smallest `echoBudget`: room for the summary, the fold lines and a few tasks. */
@@ -66,9 +71,10 @@ export const DEFAULT_CONFIG: BoardConfig = {
   sync: false,
   echoBudget: 4000,
   verifyTimeoutSeconds: 600,
+  review: false,
 };
 
-const BOOLEAN_KEYS = ['singleInProgress', 'sync'] as const;
+const BOOLEAN_KEYS = ['singleInProgress', 'sync', 'review'] as const;
 const NUMBER_KEYS = ['leaseSeconds', 'staleLockSeconds', 'lockTimeoutSeconds', 'verifyTimeoutSeconds'] as const;
 const STRING_KEYS = ['worktreeDir', 'branchPattern', 'syncRemote', 'syncBranch', 'verify'] as const;
 

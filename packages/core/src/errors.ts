@@ -28,7 +28,9 @@ export type ErrorCode =
   /** The id names another task now: a sync moved the task its caller holds to a new id. */
   | 'E_MOVED'
   /** A task's check before done (its verify command) failed, timed out or was interrupted; the task was not completed. */
-  | 'E_VERIFY';
+  | 'E_VERIFY'
+  /** The acting owner tried to approve or reject its own task: review is someone else's. */
+  | 'E_OWN_REVIEW';
 
 /** Why a claim was refused (docs/protocol.md, "Claims"). */
 export type ClaimRefusal = 'already_claimed' | 'blocked' | 'not_pending' | 'owner_busy' | 'not_found' | 'nothing_ready';

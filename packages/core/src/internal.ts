@@ -55,6 +55,7 @@ export {
   createRecord,
   DEFAULT_PRIORITY,
   idFromFileName,
+  inReview,
   isClosed,
   MAX_PRIORITY,
   parseTask,
@@ -65,8 +66,10 @@ export {
   TASK_STATUSES,
   taskFileName,
   type TaskNote,
+  type TaskReview,
   type TaskStatus,
 } from './format/format.js';
+export { type ReviewClaim, reviewQueue, type VerdictOptions } from './engine/review.js';
 export { LINK_FIELDS, type LinkField, presentLinks } from './format/task-links.js';
 export { atomicWriteFile } from './fs/fsio.js';
 export { acquireLock } from './fs/locks.js';

@@ -8,6 +8,7 @@ import { openBlockers, type TaskLookup } from '../graph/graph.js';
 import type { BoardFiles } from './board-files.js';
 import { dropLinksOfDeleted, linkedTasks } from './links.js';
 import { checkResult } from './outcome-fields.js';
+import { enterReviewInTx, finishesIntoReview } from './review-entry.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition, removeId } from './rules.js';
 import type { ActorOptions, MutationResult } from './store-types.js';
 import type { Transaction, TxScope } from './transaction.js';
@@ -81,7 +82,9 @@ export function assertCompletable(task: Task, actor: string | undefined, lookup:
 
 /**
  * Completes a task and propagates. A task owned by someone else needs
- * `force`; so does one whose blockers are still open.
+ * `force`; so does one whose blockers are still open. A task that requires
+ * review goes into review instead (review-entry.ts), `force` or not: force
+ * is for the owner and blocker checks, and review is someone else's call.
  */
 export async function completeTask(board: BoardFiles, id: number, options: CompleteOptions = {}): Promise<MutationResult> {
   const unblocked: number[] = [];
@@ -106,7 +109,9 @@ export async function completeTask(board: BoardFiles, id: number, options: Compl
           fields: [...(options.result !== undefined ? ['result'] : []), ...(options.note !== undefined ? ['notes'] : [])],
         });
     }
-    unblocked.push(...closeInTx(board, tx, id, 'completed', options));
+    // A task that requires review is finished into review, not completed (docs/protocol.md, "Review"): an approval completes it.
+    if (finishesIntoReview(board, tx.read(id))) enterReviewInTx(tx, id, options);
+    else unblocked.push(...closeInTx(board, tx, id, 'completed', options));
   });
   const task = result.written.find((t) => t.id === id) ?? board.getTask(id);
   return { task, written: result.written, unblocked, events: result.events };

@@ -9,7 +9,7 @@
  */
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Task } from '../format/format.js';
+import { inReview, type Task } from '../format/format.js';
 import { locateGit } from '../git/locate-git.js';
 import { ownerFlag } from '../hints.js';
 import { describeCheckEnd, runCheck, VerifyError, type CheckRun, type CheckSpec } from '../runtime/verify-run.js';
@@ -84,7 +84,8 @@ export function runTaskCheck(board: BoardFiles, spec: CheckSpec, options: { env:
 export async function finishTask(board: BoardFiles, id: number, options: FinishOptions = {}): Promise<FinishResult> {
   const result = options.result === undefined ? undefined : checkResult(options.result);
   const task = board.getTask(id);
-  const spec = task.status === 'completed' ? undefined : checkOf(board, task);
+  // A task waiting for review passed its check when it was finished: finishing it again only says it waits.
+  const spec = task.status === 'completed' || inReview(task) ? undefined : checkOf(board, task);
   const base = { actor: options.actor, force: options.force, ...(result !== undefined ? { result } : {}) };
   if (!spec) return completeTask(board, id, base);
   if (options.force)
