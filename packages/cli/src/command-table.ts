@@ -63,7 +63,8 @@ const ids = { type: 'string', array: true } as const;
 const id = { name: 'id', completes: 'open-ids' } as const;
 
 const PRIORITIES = ['0', '1', '2', '3', '4'] as const;
-const reviewFlag = 'finishing it waits for review: it completes when someone other than its owner approves it (--no-review: not even when the board requires review)';
+const reviewFlag =
+  'finishing it waits for review: it completes when someone other than its owner approves it (--no-review: not even when the board requires review)';
 const priority = { type: 'string', choices: PRIORITIES, describe: 'priority: 0 (highest) to 4; 2 is the default' } as const;
 const labels = { type: 'string', array: true, describe: 'add labels (repeat, or a,b)' } as const;
 
@@ -579,7 +580,8 @@ export const COMMANDS = {
       sync: { type: 'boolean', describe: 'work a board shared through the git remote: claims count once on the remote (tasks sync)' },
       review: {
         type: 'boolean',
-        describe: "work the review queue instead: CMD's exit 0 approves the task, anything else sends it back with the end of its output; never its own owner's",
+        describe:
+          "work the review queue instead: CMD's exit 0 approves the task, anything else sends it back with the end of its output; never its own owner's",
       },
     },
     examples: [

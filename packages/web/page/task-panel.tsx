@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { WebTask } from '../src/wire';
 import type { Act } from './act';
-import { LeaseLeft } from './kanban';
+import { LeaseLeft, ReviewButtons } from './kanban';
 import { LinksPart } from './links-part';
 import { dateTime, typedLabels } from './model';
 import { PriorityOptions } from './priority-options';
@@ -78,7 +78,7 @@ function TaskHeading({ task, offset }: { task: WebTask; offset: number }) {
         {task.ready && <span class="pill ready">ready</span>}
         {task.critical && <span class="pill crit">critical path</span>}
       </h2>
-      {task.status === 'in_progress' && (
+      {task.column === 'in_progress' && (
         <p class="meta">
           held by <b>{task.owner}</b>
           {task.lease && (
@@ -236,7 +236,10 @@ function TaskMoves({ task, act, force, setForce, close }: PartProps & { setForce
       {(task.column === 'ready' || task.column === 'blocked') && (
         <button onClick={() => act('POST', `/tasks/${task.id}/start`, {}, `started #${task.id}`)}>Start</button>
       )}
-      {!closed && <button onClick={() => act('POST', `/tasks/${task.id}/done`, { force: force || undefined }, `completed #${task.id}`)}>Done</button>}
+      {task.column === 'review' && <ReviewButtons task={task} act={act} />}
+      {!closed && task.column !== 'review' && (
+        <button onClick={() => act('POST', `/tasks/${task.id}/done`, { force: force || undefined }, `finished #${task.id}`)}>Done</button>
+      )}
       {task.status === 'in_progress' && (
         <button onClick={() => act('POST', `/tasks/${task.id}/release`, { force: force || undefined }, `released #${task.id}`)}>Release</button>
       )}

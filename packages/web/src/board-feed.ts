@@ -81,6 +81,7 @@ function unreadableState(store: TaskStore, actor: string, error: unknown): WebSt
     links: [],
     criticalPath: [],
     problems: [{ file: store.dir, message: `cannot read the board: ${(error as Error).message}` }],
+    reviewLane: false,
   };
 }
 

@@ -1,6 +1,7 @@
 import {
   buildGraph,
   explainRank,
+  inReview,
   isReady,
   openBlockers,
   priorityOf,
@@ -15,6 +16,7 @@ import type { Column, WebState, WebTask } from './wire.js';
 /** Which column a task stands in: in progress and done by status, pending by its open blockers. */
 function columnOf(task: Task, open: number[]): Column {
   if (task.status === 'completed') return 'done';
+  if (inReview(task)) return 'review';
   if (task.status === 'in_progress') return 'in_progress';
   return open.length ? 'blocked' : 'ready';
 }
@@ -68,8 +70,10 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
       ...linkLists(task),
     };
     const lease = leases.get(task.id);
-    // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing.
-    if (lease && task.status === 'in_progress') {
+    // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing. On a task in review it is its reviewer's.
+    if (task.review) view.review = reviewView(task.review);
+    if (lease?.review && inReview(task)) view.reviewer = lease.owner;
+    else if (lease && task.status === 'in_progress') {
       view.lease = { owner: lease.owner, host: lease.host, claimedAt: lease.claimedAt, expiresAt: lease.expiresAt };
       if (lease.pid !== undefined) view.lease.pid = lease.pid;
       if (lease.worktree !== undefined) view.lease.worktree = lease.worktree;
@@ -106,5 +110,15 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
     links: graph.links,
     criticalPath: graph.criticalPath,
     problems: snapshot.problems.map((p) => ({ file: p.file, line: p.line, column: p.column, message: p.message })),
+    reviewLane: store.config.review,
   };
+}
+
+/** The known keys of a task's review, for the page. */
+function reviewView(review: NonNullable<Task['review']>): NonNullable<WebTask['review']> {
+  const out: NonNullable<WebTask['review']> = {};
+  if (typeof review.required === 'boolean') out.required = review.required;
+  if (review.state) out.state = review.state;
+  for (const key of ['since', 'by', 'at'] as const) if (typeof review[key] === 'string') out[key] = review[key];
+  return out;
 }

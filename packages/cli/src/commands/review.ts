@@ -32,7 +32,16 @@ export async function review(options: ReviewOptions): Promise<CommandOutput> {
   lines.push(queue.length ? `${queue.length} task${queue.length === 1 ? ' waits' : 's wait'} for review` : 'nothing waits for review');
   return {
     text: lines.join('\n'),
-    json: { reviews: rows.map(({ task, since, reviewer }) => ({ id: task.id, subject: task.subject, owner: task.owner, since, reviewer, task: viewTask(store, task) })) },
+    json: {
+      reviews: rows.map(({ task, since, reviewer }) => ({
+        id: task.id,
+        subject: task.subject,
+        owner: task.owner,
+        since,
+        reviewer,
+        task: viewTask(store, task),
+      })),
+    },
   };
 }
 

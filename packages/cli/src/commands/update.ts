@@ -48,6 +48,10 @@ export async function update(options: UpdateOptions): Promise<CommandOutput> {
   const store = openStore(options);
   const result = await store.updateTask(id, patch, { actor: actingOwner(options), force: options.force });
   const intoReview = options.status === 'completed' && inReview(result.task);
-  const lines = [`updated ${label(result.task)}`, ...(intoReview ? [printable(renderReviewWait(result.task))] : []), ...describeUnblocked(store, result.unblocked)];
+  const lines = [
+    `updated ${label(result.task)}`,
+    ...(intoReview ? [printable(renderReviewWait(result.task))] : []),
+    ...describeUnblocked(store, result.unblocked),
+  ];
   return { text: lines.join('\n'), json: { task: viewTask(store, result.task), unblocked: result.unblocked } };
 }

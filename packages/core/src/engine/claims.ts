@@ -381,6 +381,9 @@ export async function heartbeat(board: BoardFiles, options: { owner: string; id?
   for (const id of ids) {
     const result = await board.transact({ tasks: [id] }, (tx) => {
       const task = tx.read(id);
+      // A task waiting for review has no claim to renew: its work is finished (docs/protocol.md, "Review").
+      if (inReview(task))
+        throw new TasksError('E_NOT_OWNER', `task #${id} waits for review; it has no claim to renew`, { id, owner: task.owner, status: task.status });
       if (task.status !== 'in_progress' || task.owner !== options.owner)
         throw new TasksError(
           'E_NOT_OWNER',

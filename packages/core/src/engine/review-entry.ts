@@ -75,6 +75,6 @@ export function assertReviewUntouched(task: Task, change: { owner?: string; revi
   throw new TasksError(
     'E_TRANSITION',
     `task #${task.id} waits for review, which ${what} would change; approve it ('tasks approve ${task.id}') or reject it ('tasks reject ${task.id} --note …') first`,
-    { id: task.id },
+    { id: task.id, review: true },
   );
 }

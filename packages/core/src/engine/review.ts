@@ -48,6 +48,7 @@ function assertReviewable(tx: Transaction, task: Task, options: VerdictOptions):
     throw new TasksError('E_TRANSITION', `task #${id} does not wait for review (it is ${standing}); 'tasks review' lists what does`, {
       id,
       status: task.status,
+      review: true,
     });
   }
   if (task.owner !== '' && options.actor === task.owner)

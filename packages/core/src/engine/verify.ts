@@ -55,13 +55,15 @@ export function checkOf(board: BoardFiles, task: Task): CheckSpec | undefined {
 
 /** The task's worktree when it has one on disk (`claim --worktree`, metadata.worktree), else the repository's main worktree, else the board's parent folder. */
 function checkDir(board: BoardFiles, task: Task): string {
-  const top = locateGit(dirname(board.dir))?.mainRoot ?? dirname(board.dir);
+  return taskWorktree(board, task) ?? locateGit(dirname(board.dir))?.mainRoot ?? dirname(board.dir);
+}
+
+/** The task's worktree when it has one on disk (`claim --worktree` records it as metadata.worktree, from the main worktree); else undefined. */
+export function taskWorktree(board: BoardFiles, task: Task): string | undefined {
   const worktree = task.metadata?.worktree;
-  if (typeof worktree === 'string' && worktree !== '') {
-    const path = resolve(top, worktree);
-    if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) return path;
-  }
-  return top;
+  if (typeof worktree !== 'string' || worktree === '') return undefined;
+  const path = resolve(locateGit(dirname(board.dir))?.mainRoot ?? dirname(board.dir), worktree);
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() ? path : undefined;
 }
 
 /** The environment of a check: the caller's, with the task and the board named (so `tasks` inside it acts on this board). */
