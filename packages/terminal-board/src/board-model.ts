@@ -141,7 +141,8 @@ export function cardDetails(card: Card, column: ColumnKey, now = Date.now()): st
   if (column === 'blocked') return [`waits for ${card.waitsFor.map((id) => `#${id}`).join(', ')}${task.owner ? `; for ${task.owner}` : ''}`];
   if (column === 'ready') return task.owner ? [`for ${task.owner}`] : [];
   if (column === 'review') {
-    const lines = [`${task.owner || 'unowned'}: waits for review`];
+    // Short: five columns share the width.
+    const lines = [task.owner ? `${task.owner}'s work` : 'nobody owns it'];
     if (card.lease?.review) lines.push(`reviewing: ${card.lease.owner}`);
     return lines;
   }
