@@ -661,7 +661,8 @@ export const COMMANDS = {
   },
   board: {
     name: 'board',
-    describe: 'the live board, full screen: columns Ready, Blocked, In progress, Done; keys to start, finish and release (off a terminal: tasks list)',
+    describe:
+      'the live board, full screen: columns Ready, Blocked, In progress, Review (on a board that uses review), Done; keys to start, finish, release, approve and reject (off a terminal: tasks list)',
     examples: [
       ['$0 board', 'watch the board change as agents work; q quits'],
       ['$0 board | cat', 'not a terminal: prints what tasks list prints'],

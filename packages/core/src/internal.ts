@@ -141,6 +141,7 @@ export {
   planningTags,
   renderBoard,
   renderProblem,
+  renderReviewWait,
   type RenderStyle,
   renderSummary,
   renderTaskDetail,
