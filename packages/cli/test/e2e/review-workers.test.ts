@@ -133,7 +133,7 @@ describe('reviewer workers: tasks worker --review -- CMD (real processes)', () =
     const r = await tasksAsync(t.root, ['worker', '--owner', 'w1', '--json', '--idle-exit', '0', '--', 'true']);
     expect(r.code, r.stderr).toBe(0);
     const events = jsonLines(r.stdout);
-    expect(events.filter((e) => e.type.toString().startsWith('task.')).map((e) => `${e.type} #${e.task}`)).toEqual([
+    expect(events.filter((e) => String(e.type).startsWith('task.')).map((e) => `${e.type} #${e.task}`)).toEqual([
       'task.claimed #1',
       'task.in_review #1',
       'task.claimed #3',
