@@ -77,7 +77,20 @@ function TaskHeading({ task, offset }: { task: WebTask; offset: number }) {
         #{task.id} <span class={`pill ${task.state}`}>{task.status.replace('_', ' ')}</span>
         {task.ready && <span class="pill ready">ready</span>}
         {task.critical && <span class="pill crit">critical path</span>}
+        {task.column === 'review' && <span class="pill review">waits for review</span>}
       </h2>
+      {task.column === 'review' && (
+        <p class="meta" data-review="waiting">
+          <b>{task.owner || 'nobody'}</b>'s work, waiting since {task.review?.since ? dateTime(task.review.since) : '?'}
+          {task.reviewer && <> · reviewing: {task.reviewer}</>} · someone other than {task.owner || 'its owner'} approves it
+        </p>
+      )}
+      {task.review?.state === 'approved' || task.review?.state === 'rejected' ? (
+        <p class="meta" data-review={task.review.state}>
+          {task.review.state} by {task.review.by || 'nobody'}
+          {task.review.at ? ` at ${dateTime(task.review.at)}` : ''}
+        </p>
+      ) : null}
       {task.column === 'in_progress' && (
         <p class="meta">
           held by <b>{task.owner}</b>
