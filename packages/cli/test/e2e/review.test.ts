@@ -116,6 +116,10 @@ describe('review before done: tasks done, review, approve and reject (real proce
       "tasks: task #1 waits for review, which another owner would change; approve it ('tasks approve 1') or reject it ('tasks reject 1 --note …') first\n",
     );
     expect(tasks(t.root, ['update', '1', '--no-review', '--owner', 'alice']).code).toBe(1);
+    // Someone else's done of it points at approve.
+    expect(tasks(t.root, ['done', '1', '--owner', 'bob']).stderr).toBe(
+      "tasks: task #1 waits for review of alice's work; approve it ('tasks approve 1') or reject it\n",
+    );
     expect(readTaskFile(t.board, 1)).toEqual(before);
     expect(readEventLog(t.board)).toHaveLength(events);
     expect(existsSync(leaseFile(t.board, 1))).toBe(false);

@@ -3,8 +3,9 @@
 // every dependent's blockedBy; each one transaction. TaskStore (store.ts)
 // delegates here; mutations.ts closes through closeInTx too.
 import { TasksError } from '../errors.js';
-import { isClosed, type Task, type TaskStatus } from '../format/format.js';
+import { inReview, isClosed, type Task, type TaskStatus } from '../format/format.js';
 import { openBlockers, type TaskLookup } from '../graph/graph.js';
+import { printable } from '../views/printable.js';
 import type { BoardFiles } from './board-files.js';
 import { dropLinksOfDeleted, linkedTasks } from './links.js';
 import { checkResult } from './outcome-fields.js';
@@ -70,6 +71,11 @@ export interface CompleteOptions extends ActorOptions {
  */
 export function assertCompletable(task: Task, actor: string | undefined, lookup: TaskLookup): void {
   const id = task.id;
+  if (task.owner !== '' && actor !== undefined && task.owner !== actor && inReview(task))
+    throw new TasksError('E_NOT_OWNER', `task #${id} waits for review of ${printable(task.owner)}'s work; approve it ('tasks approve ${id}') or reject it`, {
+      id,
+      owner: task.owner,
+    });
   if (task.owner !== '' && actor !== undefined && task.owner !== actor)
     throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${task.owner}; only they complete it, or add --force`, { id, owner: task.owner });
   const open = openBlockers(task, lookup);
