@@ -1,4 +1,4 @@
-import { markNudged, type Task, type TaskStore } from '@dotasks/core/internal';
+import { inReview, markNudged, type Task, type TaskStore } from '@dotasks/core/internal';
 
 /**
  * The stop guard, a hook at the end of an agent's turn that keeps it from
@@ -6,9 +6,9 @@ import { markNudged, type Task, type TaskStore } from '@dotasks/core/internal';
  * progress, remind it once to complete or release it.
  */
 
-/** The owner's tasks that are still in progress, ascending id. */
+/** The owner's tasks that are still in progress, ascending id; not those waiting for review (their work is finished). */
 export function tasksInProgress(store: TaskStore, owner: string): Task[] {
-  return store.loadBoard().tasks.filter((t) => t.status === 'in_progress' && t.owner === owner);
+  return store.loadBoard().tasks.filter((t) => t.status === 'in_progress' && t.owner === owner && !inReview(t));
 }
 
 /** How the agent's own shell runs dotasks, for the commands a nudge gives. */

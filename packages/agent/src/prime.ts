@@ -6,7 +6,7 @@
  * shared board, who the agent is and what it holds, and the open board as
  * the tool's results show it (within the board's echoBudget).
  */
-import { renderAgentBoard, type TaskStore } from '@dotasks/core/internal';
+import { inReview, renderAgentBoard, type TaskStore } from '@dotasks/core/internal';
 import { TODO_TOOL_NAME } from './schema.js';
 import { PROTOCOL_STEPS } from './todo-tool.js';
 
@@ -33,7 +33,7 @@ export interface Primer {
 export function renderPrime(store: TaskStore, owner: string): Primer {
   const snapshot = store.loadBoard();
   const board = renderAgentBoard(snapshot, { budget: store.config.echoBudget });
-  const holding = snapshot.tasks.filter((t) => t.status === 'in_progress' && t.owner === owner).map((t) => t.id);
+  const holding = snapshot.tasks.filter((t) => t.status === 'in_progress' && t.owner === owner && !inReview(t)).map((t) => t.id);
   const lines = [
     `This repository plans its work on a shared task board (dotasks, in .tasks/); other agents and people work it too.`,
     `Use the "${TODO_TOOL_NAME}" tool for every step of the plan (or the tasks CLI: tasks claim --next, tasks done ID, tasks release ID, tasks note ID TEXT). Protocol:`,

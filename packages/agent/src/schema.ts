@@ -9,7 +9,7 @@ import { strictSchema } from './strict-schema.js';
 
 export const TODO_TOOL_NAME = 'todo';
 
-export const TODO_ACTIONS = ['create', 'update', 'list', 'get', 'clear', 'write', 'claim', 'release', 'note'] as const;
+export const TODO_ACTIONS = ['create', 'update', 'list', 'get', 'clear', 'write', 'claim', 'release', 'note', 'approve', 'reject'] as const;
 export type TodoAction = (typeof TODO_ACTIONS)[number];
 
 export const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'deleted'] as const;
@@ -67,7 +67,8 @@ export const todoInputSchema: ObjectSchema = {
       description:
         'create: new task (subject). update: change a task (task_id + fields/status/edges). list: summary of the board. ' +
         'get: one task in full. write: many creates/updates at once (todos). claim: take a ready task (task_id, or none for the next ready one). ' +
-        'release: give a claimed task back. note: add a note to a task (task_id, text) for whoever works on it next. clear: remove every task.',
+        'release: give a claimed task back. note: add a note to a task (task_id, text) for whoever works on it next. ' +
+        'approve: approve a task waiting for review, not your own (task_id); it completes. reject: send it back to its owner (task_id, text: what to fix). clear: remove every task.',
     },
     subject: { type: 'string', minLength: 1, description: 'one-line title (create, update)' },
     task_id: taskId('the task: 3, "3", "#3" or "task_3" (update, get, claim, release, note)'),
@@ -97,7 +98,16 @@ export const todoInputSchema: ObjectSchema = {
     priority,
     add_labels: labelList('labels to add (create, update), e.g. ["parser"]'),
     remove_labels: labelList('labels to remove (update)'),
-    text: { type: 'string', minLength: 1, description: 'note: what you found or decided, kept on the task with the time and your name' },
+    text: {
+      type: 'string',
+      minLength: 1,
+      description: 'note: what you found or decided, kept on the task with the time and your name; reject: what to fix, for its owner',
+    },
+    review: {
+      type: 'boolean',
+      description:
+        'create, update: true when finishing it must wait for review (someone other than its owner approves it before it completes); false: not even when the board requires review',
+    },
     result: {
       type: 'string',
       minLength: 1,

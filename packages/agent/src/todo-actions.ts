@@ -1,6 +1,7 @@
 import {
   TasksError,
   filterTasks,
+  inReview,
   openBlockers,
   toTaskView,
   type BatchItem,
@@ -15,6 +16,7 @@ import type { TodoAction } from './schema.js';
 import {
   InputError,
   batchItemsFrom,
+  booleanFrom,
   idFrom,
   idsFrom,
   labelsFrom,
@@ -63,6 +65,7 @@ export async function createAction({ owner, store }: TodoContext, input: TodoInp
       related: idsFrom(input.related, 'related', { single: true }),
       discoveredFrom: idsFrom(input.discovered_from, 'discovered_from', { single: true }),
       key: stringFrom(input.key, 'key') || undefined,
+      review: booleanFrom(input.review, 'review'),
     },
     { actor: owner },
   );
@@ -97,6 +100,7 @@ function patchFrom(input: TodoInput): UpdateTaskInput {
     addRelated: idsFrom(input.related, 'related', { single: true }),
     removeRelated: idsFrom(input.remove_related, 'remove_related', { single: true }),
     addDiscoveredFrom: idsFrom(input.discovered_from, 'discovered_from', { single: true }),
+    review: booleanFrom(input.review, 'review'),
   };
 }
 
@@ -114,7 +118,7 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
   if (!hasFields && status === undefined)
     throw new InputError(
       'update changes nothing',
-      'give status, subject, description, active_form, owner, priority, add_labels, remove_labels, add_blocked_by, remove_blocked_by, parent, paths, related, remove_related or discovered_from.',
+      'give status, subject, description, active_form, owner, priority, add_labels, remove_labels, add_blocked_by, remove_blocked_by, parent, paths, related, remove_related, discovered_from or review.',
     );
   const s = store();
   const current = s.getTask(id);
@@ -161,10 +165,12 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
   const tail =
     (parents.length ? `; completed ${idList(parents)} (${parents.length === 1 ? 'its' : 'their'} children are done)` : '') +
     (unblocked.length ? `; unblocked ${idList(unblocked)}` : '');
+  // Finished into review (docs/protocol.md, "Review"): it is in review, not completed, and its dependents still wait.
+  const message = status === 'completed' && inReview(task) ? finishedIntoReview(task, owner) : `${verb} #${task.id}: ${task.subject}${tail}`;
   return {
     ok: true,
     action: 'update',
-    message: `${verb} #${task.id}: ${task.subject}${tail}`,
+    message,
     task: summarize(task, lookupIn(snapshot)),
     unblocked,
     board,
@@ -315,6 +321,44 @@ function refuseCheckedCompletions(s: TaskStore, items: BatchItem[]): void {
   }
 }
 
+/** The message of a completion that put the task in review instead. */
+function finishedIntoReview(task: Task, owner: string): string {
+  const who = task.owner && task.owner !== owner ? `someone other than ${task.owner}` : task.owner ? 'someone other than you' : 'someone';
+  return `Finished #${task.id}: ${task.subject}; it is in review now, not completed: it completes (and unblocks what waits for it) when ${who} approves it. Take your next task meanwhile.`;
+}
+
+export async function approveAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
+  if (!present(input.task_id)) throw new InputError('approve needs task_id', 'give task_id: a task waiting for review ([?] on the board), not your own.');
+  const s = store();
+  const result = await s.approveTask(idFrom(input.task_id, 'task_id'), { actor: owner });
+  const { snapshot, board } = after(s);
+  const tail = result.unblocked.length ? `; unblocked ${idList(result.unblocked)}` : '';
+  return {
+    ok: true,
+    action: 'approve',
+    message: `Approved #${result.task.id}: ${result.task.subject} (${result.task.owner || 'nobody'}'s work); it is completed${tail}`,
+    task: summarize(result.task, lookupIn(snapshot)),
+    unblocked: result.unblocked,
+    board,
+  };
+}
+
+export async function rejectAction({ owner, store }: TodoContext, input: TodoInput): Promise<TodoResult> {
+  if (!present(input.task_id)) throw new InputError('reject needs task_id', 'give task_id: a task waiting for review ([?] on the board), not your own.');
+  const text = stringFrom(input.text, 'text');
+  if (!text?.trim()) throw new InputError('reject needs text', 'give text: what its owner must fix, e.g. "the parser drops comments; add a test".');
+  const s = store();
+  const result = await s.rejectTask(idFrom(input.task_id, 'task_id'), { actor: owner, note: text });
+  const { snapshot, board } = after(s);
+  return {
+    ok: true,
+    action: 'reject',
+    message: `Sent #${result.task.id}: ${result.task.subject} back to ${result.task.owner || 'the board'} (pending, with your note)`,
+    task: summarize(result.task, lookupIn(snapshot)),
+    board,
+  };
+}
+
 /** `#1 (a result), #2 (no result)`: the upstream tasks in a get's message. */
 function upstreamLine(upstream: UpstreamResult[]): string {
   return upstream.map((u) => `#${u.id} (${u.result === null ? 'no result' : 'result below'})`).join(', ');
@@ -331,4 +375,6 @@ export const TODO_HANDLERS: Record<TodoAction, TodoHandler> = {
   claim: claimAction,
   release: releaseAction,
   note: noteAction,
+  approve: approveAction,
+  reject: rejectAction,
 };

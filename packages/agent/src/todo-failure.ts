@@ -3,7 +3,7 @@ import type { TodoAction } from './schema.js';
 import { InputError } from './todo-input.js';
 import type { TodoResult } from './todo-result.js';
 
-const MUTATING = new Set<TodoAction>(['create', 'update', 'clear', 'write', 'claim', 'release']);
+const MUTATING = new Set<TodoAction>(['create', 'update', 'clear', 'write', 'claim', 'release', 'approve', 'reject']);
 
 /** Hints for the refusals the core reports, by code. */
 export function hintFor(error: TasksError, owner: string): string {
@@ -31,6 +31,8 @@ export function hintFor(error: TasksError, owner: string): string {
     case 'E_NOTHING_READY':
       return 'Every open task is blocked or claimed. Complete what you hold to unblock more, or wait for others.';
     case 'E_TRANSITION':
+      if (d.review === true)
+        return 'approve and reject act on a task waiting for review ([?] on the board); a task in review is approved or rejected before anything else changes it.';
       return 'Completed and deleted tasks are final; create a new task for more work.';
     case 'E_NO_BOARD':
       return "There is no task board here: run 'tasks init' in the repository first.";
@@ -43,6 +45,8 @@ export function hintFor(error: TasksError, owner: string): string {
       return d.interrupted
         ? 'The check was stopped before it ended; nothing was written. Set status "completed" again to run it again.'
         : `The task's check before done (${String(d.command)}) did not pass, so the task was not completed; the end of its output is in "tail" and in the task's notes. Fix the work, then set status "completed" again.`;
+    case 'E_OWN_REVIEW':
+      return 'Review is for someone other than the owner: leave your own task to another agent or person, and take your next task meanwhile.';
     case 'E_CONFIRM':
       return 'clear removes every task.';
     default:

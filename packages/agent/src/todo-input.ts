@@ -30,6 +30,7 @@ const FIELDS: Record<TodoAction, string[]> = {
     'related',
     'discovered_from',
     'key',
+    'review',
   ],
   update: [
     'task_id',
@@ -49,6 +50,7 @@ const FIELDS: Record<TodoAction, string[]> = {
     'related',
     'remove_related',
     'discovered_from',
+    'review',
   ],
   list: ['include_deleted'],
   get: ['task_id'],
@@ -57,6 +59,8 @@ const FIELDS: Record<TodoAction, string[]> = {
   claim: ['task_id', 'active_form'],
   release: ['task_id'],
   note: ['task_id', 'text'],
+  approve: ['task_id'],
+  reject: ['task_id', 'text'],
 };
 const ALL_FIELDS = new Set(['action', ...Object.keys(todoInputSchema.properties as object)]);
 const ITEM_FIELDS = new Set(['task_id', 'subject', 'description', 'status', 'active_form', 'owner', 'blocked_by', 'parent', 'priority', 'labels']);
@@ -124,6 +128,13 @@ export function statusFrom(value: unknown, field = 'status'): TaskStatus | undef
   return value as TaskStatus;
 }
 
+/** A yes or no (absent: undefined). */
+export function booleanFrom(value: unknown, field: string): boolean | undefined {
+  if (!present(value)) return undefined;
+  if (typeof value !== 'boolean') throw new InputError(`${field} must be true or false`, `give ${field}: true or ${field}: false.`, { field });
+  return value;
+}
+
 /** A priority, 0 (most urgent) to 4; undefined when not given. */
 export function priorityFrom(value: unknown, field = 'priority'): number | undefined {
   if (!present(value)) return undefined;
@@ -165,7 +176,8 @@ export function checkFields(action: TodoAction, input: TodoInput): void {
         key === 'discoveredFrom' ? 'call it "discovered_from".' : `the fields are: ${[...ALL_FIELDS].join(', ')}.`,
         { field: key },
       );
-    if (key === 'action' || !present(input[key]) || (key === 'include_deleted' && input[key] === false)) continue;
+    // false for a yes-or-no the action does not read (a strict-mode caller's default) is "not given" too.
+    if (key === 'action' || !present(input[key]) || (input[key] === false && (key === 'include_deleted' || !FIELDS[action].includes(key)))) continue;
     // Strict-mode callers send every field: "" for one that does not apply means "not given", like null.
     if (!FIELDS[action].includes(key) && input[key] === '') continue;
     if (!FIELDS[action].includes(key)) {

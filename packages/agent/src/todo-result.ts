@@ -1,5 +1,6 @@
 import {
   boardLookup,
+  inReview,
   isReady,
   openBlockers,
   presentLinks,
@@ -36,6 +37,8 @@ export interface TaskSummary {
   related?: number[];
   discoveredFrom?: number[];
   discovered?: number[];
+  /** Only for a task waiting for review (docs/protocol.md, "Review"): in progress, its work finished, until someone other than its owner approves it. */
+  inReview?: true;
 }
 
 export interface TodoError {
@@ -82,6 +85,7 @@ export function summarize(task: Task, lookup: TaskLookup): TaskSummary {
     ...(task.priority !== undefined && task.priority !== 2 ? { priority: task.priority } : {}),
     ...(task.labels?.length ? { labels: [...task.labels] } : {}),
     ...presentLinks(task),
+    ...(inReview(task) ? { inReview: true as const } : {}),
   };
 }
 

@@ -19,7 +19,8 @@ export const PROTOCOL_STEPS: readonly string[] = [
 export const TODO_DESCRIPTION = [
   'Plan and track multi-step work on the shared task board. Protocol:',
   ...PROTOCOL_STEPS,
-  'Every change returns the open work in <TASK_BOARD> ([>] in progress, [ ] pending; done tasks counted in one line): read it there instead of calling "list".',
+  'Every change returns the open work in <TASK_BOARD> ([>] in progress, [ ] pending, [?] waits for review; done tasks counted in one line): read it there instead of calling "list".',
+  'A task that requires review goes into review when completed: someone other than its owner "approve"s it (then it completes) or "reject"s it (text: what to fix; it goes back to its owner).',
   '"get" shows one task in full; "write" creates/updates many (todos); "release" gives a task back; "clear" empties the board.',
   'priority 0 (urgent) … 4 orders the ready work; "note" (task_id, text) leaves what you learned on a task for whoever comes next; work found on the way: "create" with discovered_from [the task you are on] (related links tasks; neither blocks anything).',
   'A refused call returns ok=false with error.code, message and hint: fix the input as the hint says and call again.',
@@ -50,7 +51,7 @@ export interface TodoTool {
 /** Any call by an owner shows it is alive: renew its expiring leases (claims made with "claim"). */
 async function renewLeases(store: TaskStore, owner: string): Promise<void> {
   for (const lease of readLeases(store)) {
-    if (lease.owner !== owner || lease.expiresAt === null) continue;
+    if (lease.owner !== owner || lease.expiresAt === null || lease.review) continue;
     try {
       await store.heartbeat({ owner, id: lease.task });
     } catch {

@@ -10,7 +10,24 @@
 import type { CommandName, Handler } from './command-table.js';
 
 type BundledName =
-  'list' | 'ready' | 'show' | 'search' | 'create' | 'update' | 'note' | 'dep' | 'delete' | 'start' | 'done' | 'claim' | 'release' | 'heartbeat' | 'guard';
+  | 'list'
+  | 'ready'
+  | 'show'
+  | 'search'
+  | 'create'
+  | 'update'
+  | 'note'
+  | 'dep'
+  | 'delete'
+  | 'start'
+  | 'done'
+  | 'claim'
+  | 'release'
+  | 'heartbeat'
+  | 'guard'
+  | 'review'
+  | 'approve'
+  | 'reject';
 
 export const BUNDLED_HANDLERS: { readonly [N in BundledName]: () => Promise<Handler<N>> } = {
   create: async () => (await import('./commands/create.js')).create,
@@ -31,6 +48,9 @@ export const BUNDLED_HANDLERS: { readonly [N in BundledName]: () => Promise<Hand
   release: async () => (await import('./commands/release.js')).release,
   heartbeat: async () => (await import('./commands/heartbeat.js')).heartbeat,
   guard: async () => (await import('./commands/guard.js')).guard,
+  review: async () => (await import('./commands/review.js')).review,
+  approve: async () => (await import('./commands/review.js')).approve,
+  reject: async () => (await import('./commands/review.js')).reject,
 };
 
 /** The bundled handler of a command, if it has one. */

@@ -63,6 +63,8 @@ const ids = { type: 'string', array: true } as const;
 const id = { name: 'id', completes: 'open-ids' } as const;
 
 const PRIORITIES = ['0', '1', '2', '3', '4'] as const;
+const reviewFlag =
+  'finishing it waits for review: it completes when someone other than its owner approves it (--no-review: not even when the board requires review)';
 const priority = { type: 'string', choices: PRIORITIES, describe: 'priority: 0 (highest) to 4; 2 is the default' } as const;
 const labels = { type: 'string', array: true, describe: 'add labels (repeat, or a,b)' } as const;
 
@@ -123,6 +125,7 @@ export const COMMANDS = {
       meta: { type: 'string', array: true, describe: 'metadata key=value (value read as JSON when it parses)' },
       key: { type: 'string', describe: 'a unique string for this create: run again with it, it prints the task it made instead of making another' },
       verify: { type: 'string', describe: 'a shell command that must exit 0 before the task completes (replaces the board\'s "verify")' },
+      review: { type: 'boolean', describe: reviewFlag },
     },
     examples: [
       ['$0 create "Run tests" --blocked-by 2,3', 'a task that waits for #2 and #3'],
@@ -232,6 +235,7 @@ export const COMMANDS = {
       meta: { type: 'string', array: true, describe: 'metadata key=value; key= removes the key' },
       force: { type: 'boolean', describe: 'take over, release or finish a task another owner has in progress' },
       verify: { type: 'string', describe: 'the shell command that must exit 0 before it completes ("" removes it: the board\'s applies again)' },
+      review: { type: 'boolean', describe: reviewFlag },
     },
     examples: [
       ['$0 update 4 --add-blocked-by 2 --meta size=S', 'link and annotate'],
@@ -250,7 +254,8 @@ export const COMMANDS = {
   },
   done: {
     name: 'done',
-    describe: "complete a task once its check passes (its verify command, or the board's); prints the tasks it unblocked",
+    describe:
+      "complete a task once its check passes (its verify command, or the board's); prints the tasks it unblocked; a task that requires review waits for it instead",
     fast: true,
     positionals: [id],
     options: {
@@ -261,6 +266,30 @@ export const COMMANDS = {
       ['$0 done 1', 'complete #1 (after its verify command passes, when it has one)'],
       ['$0 done 1 --result "the parser is in src/parse.ts; parse() returns an AST"', 'and leave a result for the tasks behind it'],
     ],
+  },
+  review: {
+    name: 'review',
+    describe: 'list the tasks waiting for review, in the order they entered it',
+    fast: true,
+    examples: [
+      ['$0 review', 'what waits for an approval, oldest first, with who is reviewing it'],
+      ['$0 review --json', 'the same as JSON'],
+    ],
+  },
+  approve: {
+    name: 'approve',
+    describe: 'approve a task waiting for review (not your own): it completes and its dependents unblock',
+    fast: true,
+    positionals: [id],
+    examples: [['$0 approve 4 --owner reviewer', "approve #4, someone else's work"]],
+  },
+  reject: {
+    name: 'reject',
+    describe: 'send a task waiting for review (not your own) back to its owner, pending, with a note of what to fix',
+    fast: true,
+    positionals: [id],
+    options: { note: { type: 'string', describe: 'what to fix, kept in its notes (required)' } },
+    examples: [['$0 reject 4 --note "the parser drops comments; add a test"', 'back to its owner with the reason']],
   },
   dep: {
     name: 'dep',
@@ -574,11 +603,17 @@ export const COMMANDS = {
       lease: { type: 'number', range: 'positive', unit: 'seconds', describe: 'lease length in seconds (renewed while the command runs)' },
       'max-failures': { type: 'number', range: 'non-negative', describe: 'leave a task to others after it failed this often here (default 2)' },
       sync: { type: 'boolean', describe: 'work a board shared through the git remote: claims count once on the remote (tasks sync)' },
+      review: {
+        type: 'boolean',
+        describe:
+          "work the review queue instead: CMD's exit 0 approves the task, anything else sends it back with the end of its output; never its own owner's",
+      },
     },
     examples: [
       ['$0 worker --owner agent-1 -- npm test', 'run npm test for each ready task'],
       [`$0 worker --worktree -- 'claude -p "$TASK_SUBJECT"'`, 'one string runs through the shell'],
       ['$0 worker --json --max-tasks 1 -- ./do-task.sh', 'one task, events as JSON lines'],
+      ['$0 worker --review --owner reviewer -- ./review.sh', "review other owners' finished tasks, oldest first"],
     ],
   },
   watch: {
@@ -651,7 +686,8 @@ export const COMMANDS = {
   },
   board: {
     name: 'board',
-    describe: 'the live board, full screen: columns Ready, Blocked, In progress, Done; keys to start, finish and release (off a terminal: tasks list)',
+    describe:
+      'the live board, full screen: columns Ready, Blocked, In progress, Review (on a board that uses review), Done; keys to start, finish, release, approve and reject (off a terminal: tasks list)',
     examples: [
       ['$0 board', 'watch the board change as agents work; q quits'],
       ['$0 board | cat', 'not a terminal: prints what tasks list prints'],

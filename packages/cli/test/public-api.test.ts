@@ -44,7 +44,7 @@ const PUBLIC: Record<string, string[]> = {
     'killGroup',
   ],
   '@dotasks/watch': ['watchBoard'],
-  '@dotasks/worker': ['runWorker', 'waitingOn'],
+  '@dotasks/worker': ['runReviewWorker', 'runWorker', 'waitingOn'],
 };
 
 describe('the public API of each package', () => {

@@ -66,6 +66,11 @@ export interface BoardConfig {
    * for someone to complete it.
    */
   completeParents: boolean;
+  /**
+   * Every task waits for review when it is finished, unless its own
+   * `review.required` says otherwise (docs/protocol.md, "Review"). Default false.
+   */
+  review: boolean;
 }
 
 /** The smallest `echoBudget`: room for the summary, the fold lines and a few tasks. */
@@ -86,9 +91,10 @@ export const DEFAULT_CONFIG: BoardConfig = {
   mergedMeansDone: false,
   verifyTimeoutSeconds: 600,
   completeParents: false,
+  review: false,
 };
 
-const BOOLEAN_KEYS = ['singleInProgress', 'sync', 'completeParents'] as const;
+const BOOLEAN_KEYS = ['singleInProgress', 'sync', 'completeParents', 'review'] as const;
 const NUMBER_KEYS = ['leaseSeconds', 'staleLockSeconds', 'lockTimeoutSeconds', 'verifyTimeoutSeconds'] as const;
 const STRING_KEYS = ['worktreeDir', 'branchPattern', 'syncRemote', 'syncBranch', 'verify'] as const;
 

@@ -30,7 +30,9 @@ export type ErrorCode =
   /** A task's check before done (its verify command) failed, timed out or was interrupted; the task was not completed. */
   | 'E_VERIFY'
   /** `tasks merge`: the task's branch does not merge into its target without conflicts; nothing was changed. */
-  | 'E_CONFLICT';
+  | 'E_CONFLICT'
+  /** The acting owner tried to approve or reject its own task: review is someone else's. */
+  | 'E_OWN_REVIEW';
 
 /** Why a claim was refused (docs/protocol.md, "Claims"). */
 export type ClaimRefusal = 'already_claimed' | 'blocked' | 'not_pending' | 'owner_busy' | 'not_found' | 'nothing_ready';

@@ -36,7 +36,19 @@ export type { FinishOptions, FinishResult } from './engine/verify.js';
 export type { UpstreamResult } from './engine/results.js';
 
 // Tasks and reading them.
-export { TASK_STATUSES, isClosed, parseTaskId, type Task, type TaskNote, type TaskStatus } from './format/format.js';
+export {
+  TASK_STATUSES,
+  inReview,
+  isClosed,
+  parseTaskId,
+  type ReviewState,
+  type Task,
+  type TaskNote,
+  type TaskReview,
+  type TaskStatus,
+} from './format/format.js';
+// Review before done (docs/protocol.md, "Review"): TaskStore.approveTask, rejectTask and claimReview act on the queue.
+export { reviewQueue, type ReviewClaim, type VerdictOptions } from './engine/review.js';
 export { findCycle, isReady, openBlockers, type TaskLookup } from './graph/graph.js';
 export { explainRank, readyOrder, type ReadyRank } from './graph/ready-order.js';
 export {
@@ -45,6 +57,7 @@ export {
   filterTasks,
   renderBoard,
   renderProblem,
+  renderReviewWait,
   renderSummary,
   renderTaskDetail,
   renderTaskLine,

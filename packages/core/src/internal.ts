@@ -19,7 +19,7 @@ export { BOARD_INDEX_FILE } from './engine/index-file.js';
 export { hashText } from './engine/journal.js';
 export { clipResult, MAX_RESULT_CHARS } from './engine/outcome-fields.js';
 export { type UpstreamResult, upstreamEnv, upstreamOf } from './engine/results.js';
-export { checkEnv, checkFailureNote, checkOf, type FinishOptions, type FinishResult, recordCheckFailure, runTaskCheck } from './engine/verify.js';
+export { checkEnv, checkFailureNote, checkOf, type FinishOptions, type FinishResult, recordCheckFailure, runTaskCheck, taskWorktree } from './engine/verify.js';
 export {
   type ActorOptions,
   type BatchItem,
@@ -55,18 +55,22 @@ export {
   createRecord,
   DEFAULT_PRIORITY,
   idFromFileName,
+  inReview,
   isClosed,
   MAX_PRIORITY,
   parseTask,
   parseTaskId,
   priorityOf,
+  reviewRequired,
   serializeTask,
   type Task,
   TASK_STATUSES,
   taskFileName,
   type TaskNote,
+  type TaskReview,
   type TaskStatus,
 } from './format/format.js';
+export { type ReviewClaim, reviewQueue, type VerdictOptions } from './engine/review.js';
 export { LINK_FIELDS, type LinkField, presentLinks } from './format/task-links.js';
 export { atomicWriteFile } from './fs/fsio.js';
 export { acquireLock } from './fs/locks.js';
@@ -117,10 +121,10 @@ export {
   readJobLogTail,
   updateJob,
 } from './runtime/jobs.js';
-export { type Lease, LEASES_DIR, listLeases, writeLease } from './runtime/leases.js';
+export { type Lease, LEASES_DIR, listLeases, readLease, writeLease } from './runtime/leases.js';
 export { groupMembers, isRunning, killGroup } from './runtime/processes.js';
 export { type HeldClaim, holdClaim, type HoldOptions, type LastError, recordRunEnd } from './runtime/task-run.js';
-export { type CheckRun, type CheckSpec, describeCheckEnd, VerifyError } from './runtime/verify-run.js';
+export { type CheckRun, type CheckSpec, checkTail, describeCheckEnd, VerifyError } from './runtime/verify-run.js';
 export { claimWatcherRecord, releaseWatcherRecord, touchWatcherRecord, type WatcherRecord } from './runtime/watcher-record.js';
 export { scopeProblem } from './scopes/glob-limits.js';
 export { inScope, ScopeMatcher } from './scopes/scopes.js';
@@ -144,6 +148,7 @@ export {
   planningTags,
   renderBoard,
   renderProblem,
+  renderReviewWait,
   type RenderStyle,
   renderSummary,
   renderTaskDetail,

@@ -5,6 +5,7 @@ import { loadBoardSnapshot } from './engine/board-index.js';
 import * as claims from './engine/claims.js';
 import * as closing from './engine/closing.js';
 import * as mutations from './engine/mutations.js';
+import * as review from './engine/review.js';
 import * as verify from './engine/verify.js';
 import { openChildrenNow } from './engine/parents.js';
 import {
@@ -28,7 +29,7 @@ import { findBoard, type FindBoardOptions } from './find-board.js';
 import type { Task } from './format/format.js';
 import { atomicWriteFile, isTempFileName, readFileIfExists } from './fs/fsio.js';
 import type { TaskLookup } from './graph/graph.js';
-import { listLeases, type Lease } from './runtime/leases.js';
+import { listLeases, type Lease, type LeaseInput } from './runtime/leases.js';
 import { assertNotMovedAway } from './runtime/moved-tasks.js';
 
 export { HIGHWATERMARK_FILE };
@@ -142,6 +143,35 @@ export class TaskStore extends BoardFiles {
   async finishTask(id: number, options: verify.FinishOptions = {}): Promise<verify.FinishResult> {
     this.assertSameTask(id, options.actor);
     return verify.finishTask(this, id, options);
+  }
+
+  // ---- review (engine/review.ts) -------------------------------------------
+
+  /** Approves a task waiting for review (not the actor's own): it completes, and its dependents unblock. */
+  async approveTask(id: number, options: review.VerdictOptions = {}): Promise<MutationResult> {
+    this.assertSameTask(id, options.actor);
+    return review.approveTask(this, id, options);
+  }
+
+  /** Sends a task waiting for review (not the actor's own) back to pending, still its owner's, with the reviewer's note. */
+  async rejectTask(id: number, options: review.VerdictOptions & { note: string }): Promise<MutationResult> {
+    this.assertSameTask(id, options.actor);
+    return review.rejectTask(this, id, options);
+  }
+
+  /** Claims the oldest task waiting for review that `owner` may review, so that no other reviewer takes it. */
+  claimReview(options: { owner: string; lease?: LeaseInput; exclude?: Iterable<number> }): Promise<review.ReviewClaim> {
+    return review.claimReview(this, options);
+  }
+
+  /** Renews a reviewer's claim; E_NOT_OWNER once it is not the reviewer's. */
+  renewReview(options: { id: number; owner: string; claimedAt: string; ttlSeconds?: number }): Promise<Lease> {
+    return review.renewReview(this, options);
+  }
+
+  /** Gives a reviewer's claim up without a verdict. */
+  releaseReview(options: { id: number; owner: string; claimedAt: string }): Promise<boolean> {
+    return review.releaseReview(this, options);
   }
 
   /** Propagates completions that were made by hand (idempotent; writes nothing when settled). */

@@ -1,5 +1,7 @@
 import {
   boardLookup,
+  inReview,
+  isClosed,
   openBlockers,
   planningTags,
   priorityOf,
@@ -16,13 +18,14 @@ import {
  * tested in process. The view (board-view.ts) only lays these out.
  */
 
-export const COLUMN_KEYS = ['ready', 'blocked', 'in_progress', 'done'] as const;
+export const COLUMN_KEYS = ['ready', 'blocked', 'in_progress', 'review', 'done'] as const;
 export type ColumnKey = (typeof COLUMN_KEYS)[number];
 
 export const COLUMN_TITLES: Record<ColumnKey, string> = {
   ready: 'Ready',
   blocked: 'Blocked',
   in_progress: 'In progress',
+  review: 'Review',
   done: 'Done',
 };
 
@@ -31,11 +34,12 @@ export interface Card {
   task: Task;
   /** Open blockers (pending tasks only). */
   waitsFor: number[];
-  /** The claim record of an in-progress task, when there is one. */
+  /** The claim record of an in-progress task, when there is one (of a task in review: its reviewer's). */
   lease?: Lease;
 }
 
-export type Columns = Record<ColumnKey, Card[]>;
+/** The cards of each column, and the columns on screen: Review only on a board that uses review (docs/protocol.md, "Review"). */
+export type Columns = Record<ColumnKey, Card[]> & { readonly shown: readonly ColumnKey[] };
 
 /** Options for buildColumns. */
 export interface ColumnOptions {
@@ -47,6 +51,8 @@ export interface ColumnOptions {
   search?: string;
   /** Only cards of this priority (the `p` key cycles it); undefined: all. */
   priority?: number;
+  /** Show the Review column even while nothing waits for review (the board's config.json requires review). */
+  reviewLane?: boolean;
 }
 
 /** The priority filters the `p` key cycles through: all, then P0 … P4, then all again. */
@@ -81,14 +87,18 @@ export function matchesSearch(task: Task, search: string | undefined): boolean {
 export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {}): Columns {
   // Knows each task's open children: a parent waits for them as for its blockers (docs/protocol.md, "Parents").
   const lookup = boardLookup(snapshot);
-  const columns: Columns = { ready: [], blocked: [], in_progress: [], done: [] };
+  const cards: Record<ColumnKey, Card[]> = { ready: [], blocked: [], in_progress: [], review: [], done: [] };
+  // The Review column shows on a board that uses review: its config says so, or a task requires it or waits for it.
+  const usesReview = options.reviewLane === true || snapshot.tasks.some((t) => inReview(t) || (!isClosed(t.status) && t.review?.required === true));
+  const columns: Columns = { ...cards, shown: COLUMN_KEYS.filter((key) => key !== 'review' || usesReview) };
   for (const task of snapshot.tasks) {
     if (task.status === 'deleted' || !matchesSearch(task, options.search)) continue;
     if (options.priority !== undefined && priorityOf(task) !== options.priority) continue;
     if (task.status === 'pending') {
       const waitsFor = [...openBlockers(task, lookup), ...(lookup.openChildren?.(task.id) ?? [])];
       columns[waitsFor.length ? 'blocked' : 'ready'].push({ task, waitsFor });
-    } else if (task.status === 'in_progress') columns.in_progress.push({ task, waitsFor: [], lease: options.leases?.get(task.id) });
+    } else if (inReview(task)) columns.review.push({ task, waitsFor: [], lease: options.leases?.get(task.id) });
+    else if (task.status === 'in_progress') columns.in_progress.push({ task, waitsFor: [], lease: options.leases?.get(task.id) });
     else columns.done.push({ task, waitsFor: [] });
   }
   for (const key of COLUMN_KEYS) if (key !== 'done') columns[key].sort((a, b) => a.task.id - b.task.id);
@@ -99,6 +109,8 @@ export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {
     ).map((r, at) => [r.id, at]),
   );
   columns.ready.sort((a, b) => rank.get(a.task.id)! - rank.get(b.task.id)!);
+  // The review queue's order: the one that entered review first, first (as `tasks review` lists it).
+  columns.review.sort((a, b) => (a.task.review?.since ?? '').localeCompare(b.task.review?.since ?? '') || a.task.id - b.task.id);
   const seq = (card: Card) => options.completedSeq?.get(card.task.id) ?? -1;
   columns.done.sort((a, b) => seq(b) - seq(a) || b.task.id - a.task.id);
   return columns;
@@ -130,6 +142,12 @@ export function cardDetails(card: Card, column: ColumnKey, now = Date.now()): st
   const { task } = card;
   if (column === 'blocked') return [`waits for ${card.waitsFor.map((id) => `#${id}`).join(', ')}${task.owner ? `; for ${task.owner}` : ''}`];
   if (column === 'ready') return task.owner ? [`for ${task.owner}`] : [];
+  if (column === 'review') {
+    // Short: five columns share the width.
+    const lines = [task.owner ? `${task.owner}'s work` : 'nobody owns it'];
+    if (card.lease?.review) lines.push(`reviewing: ${card.lease.owner}`);
+    return lines;
+  }
   if (column === 'in_progress') {
     const lines = [task.activeForm ? `${task.owner || 'unowned'}: ${task.activeForm}` : task.owner || 'unowned'];
     const left = leaseLeft(card.lease, now);
@@ -180,8 +198,9 @@ export function settleSelection(selection: Selection, columns: Columns): Selecti
 export function moveSelection(selection: Selection, columns: Columns, dx: number, dy: number): Selection {
   const current = settleSelection(selection, columns);
   if (dx !== 0) {
-    const at = COLUMN_KEYS.indexOf(current.column);
-    const column = COLUMN_KEYS[Math.max(0, Math.min(COLUMN_KEYS.length - 1, at + dx))];
+    const shown = columns.shown;
+    const at = Math.max(0, shown.indexOf(current.column));
+    const column = shown[Math.max(0, Math.min(shown.length - 1, at + dx))];
     return settleSelection({ column, index: current.index }, columns);
   }
   const cards = columns[current.column];

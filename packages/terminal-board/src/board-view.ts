@@ -1,10 +1,9 @@
 import { createElement as h, useEffect, useRef, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { Box, Text, useApp, useInput, useStdout, type Key } from 'ink';
-import { countTasks, openBlockers, type Task } from '@dotasks/core';
+import { countTasks, inReview, openBlockers, type Task } from '@dotasks/core';
 import { describeBranchStatus } from '@dotasks/core/internal';
 import { fitWidth, printable } from '@dotasks/core/terminal';
 import {
-  COLUMN_KEYS,
   COLUMN_TITLES,
   buildColumns,
   cardDetails,
@@ -37,6 +36,10 @@ export interface BoardActions {
   release(id: number): Promise<string>;
   /** What the key `n` does: add a note to the task (the CLI passes `tasks note`); without it `n` says notes are not available. */
   note?(id: number, text: string): Promise<string>;
+  /** What the key `a` does: approve a task waiting for review (`tasks approve`). */
+  approve?(id: number): Promise<string>;
+  /** What the key `x` does, once its note is typed: send a task waiting for review back (`tasks reject --note`). */
+  reject?(id: number, note: string): Promise<string>;
 }
 
 /** Props of BoardApp. */
@@ -49,11 +52,15 @@ export interface BoardAppProps {
   boardDir: string;
   /** Colours and inverse video; false under NO_COLOR. */
   color: boolean;
+  /** Show the Review column even while nothing waits for review (config.json's "review"). */
+  reviewLane?: boolean;
 }
 
 type Mode = 'board' | 'detail' | 'search' | 'note';
 
 const KEYS_HELP = '←↓↑→/hjkl move · Enter show · s start · d done · r release · n note · p priority · / search · q quit';
+/** The key line of a board that uses review: its two keys come first, where a narrow terminal still shows them. */
+const REVIEW_KEYS_HELP = 'a approve · x reject · ←↓↑→/hjkl move · Enter show · s start · d done · r release · n note · p priority · / search · q quit';
 
 function useTerminalSize(): { columns: number; rows: number } {
   const { stdout } = useStdout();
@@ -94,10 +101,11 @@ function detailLine(text: string): string {
   return printable(text.replace(/\t/g, '    '));
 }
 
-/** A note being typed (mode 'note'), and the task it is for, fixed when `n` was pressed. */
+/** A note being typed (mode 'note'), and the task it is for, fixed when `n` was pressed; `reject`: the note of a rejection (`x`). */
 interface Draft {
   id: number;
   text: string;
+  reject?: boolean;
 }
 
 /** The status line's message: the outcome of the last key. */
@@ -145,7 +153,7 @@ function useViewState() {
   const [selection, setSelection] = useState<Selection>({ column: 'ready', index: 0 });
   const [message, setMessage] = useState<Message | undefined>();
   const [detailScroll, setDetailScroll] = useState(0);
-  const scroll = useRef<Record<ColumnKey, number>>({ ready: 0, blocked: 0, in_progress: 0, done: 0 });
+  const scroll = useRef<Record<ColumnKey, number>>({ ready: 0, blocked: 0, in_progress: 0, review: 0, done: 0 });
   const live = useRef<LiveView>({ mode, selection, priority, draft });
   const values = { mode, search, priority, draft, selection, message, detailScroll, scroll: scroll.current, live };
   return { ...values, setMode, setSearch, setPriority, setDraft, setSelection, setMessage, setDetailScroll };
@@ -161,7 +169,7 @@ export function BoardApp(props: BoardAppProps): ReactNode {
   const view = useViewState();
   const { mode, search, priority, draft } = view;
 
-  const columns = buildColumns(state.snapshot, { leases: state.leases, completedSeq: state.completedSeq, search, priority });
+  const columns = buildColumns(state.snapshot, { leases: state.leases, completedSeq: state.completedSeq, search, priority, reviewLane: props.reviewLane });
   const selected = settleSelection(view.selection, columns);
   const selectedCard = columns[selected.column][selected.index];
 
@@ -193,17 +201,25 @@ export function BoardApp(props: BoardAppProps): ReactNode {
     mode === 'detail' && selectedCard
       ? renderDetail(selectedCard, state, { width, height: bodyHeight, scroll: view.detailScroll, now, color })
       : renderColumns(columns, selected, { width, height: bodyHeight, now, color, scroll: view.scroll });
-  return h(Box, { flexDirection: 'column', width, height }, header, body, ...renderStatus(state, view, width, color));
+  return h(Box, { flexDirection: 'column', width, height }, header, body, ...renderStatus(state, view, width, color, columns.shown.includes('review')));
 }
 
 /** The three lines under the columns: counts, the last events, and the key line (or the search, the note, a message). */
-function renderStatus(state: BoardState, view: { mode: Mode; search: string; draft?: Draft; message?: Message }, width: number, color: boolean): ReactNode[] {
+function renderStatus(
+  state: BoardState,
+  view: { mode: Mode; search: string; draft?: Draft; message?: Message },
+  width: number,
+  color: boolean,
+  reviewing: boolean,
+): ReactNode[] {
   const { mode, search, draft, message } = view;
   const counts = countTasks(state.snapshot);
   const live = counts.total - counts.deleted;
+  const waiting = reviewing ? state.snapshot.tasks.filter(inReview).length : 0;
   const summary = [
     `${counts.completed}/${live} done`,
-    `${counts.in_progress} in progress`,
+    `${counts.in_progress - waiting} in progress`,
+    ...(reviewing ? [`${waiting} in review`] : []),
     `${counts.ready} ready`,
     `${counts.blocked} blocked`,
     ...(state.snapshot.problems.length ? [`${state.snapshot.problems.length} bad file${state.snapshot.problems.length > 1 ? 's' : ''}`] : []),
@@ -213,8 +229,10 @@ function renderStatus(state: BoardState, view: { mode: Mode; search: string; dra
     mode === 'search'
       ? `search: ${search}▏ (Enter keeps the filter, Esc clears it)`
       : mode === 'note' && draft
-        ? `note #${draft.id}: ${draft.text}▏ (Enter saves, Esc drops it)`
-        : (message?.text ?? (state.error ? `tasks: ${state.error}` : KEYS_HELP));
+        ? draft.reject
+          ? `reject #${draft.id}, what to fix: ${draft.text}▏ (Enter sends it back, Esc keeps it in review)`
+          : `note #${draft.id}: ${draft.text}▏ (Enter saves, Esc drops it)`
+        : (message?.text ?? (state.error ? `tasks: ${state.error}` : reviewing ? REVIEW_KEYS_HELP : KEYS_HELP));
   const footerIsError = mode !== 'search' && mode !== 'note' && (message ? message.error : Boolean(state.error));
   return [
     h(Text, { wrap: 'truncate-end' }, fit(summary, width)),
@@ -257,7 +275,7 @@ function onNoteKey(keys: KeyContext, input: string, key: Key): void {
   else if (key.escape) {
     keys.setDraft(undefined);
     keys.setMode('board');
-    keys.setMessage({ text: 'note dropped' });
+    keys.setMessage({ text: note.reject ? `#${note.id} stays in review` : 'note dropped' });
   } else if (key.backspace || key.delete) keys.setDraft({ ...note, text: note.text.slice(0, -1) });
   else if (input && !key.ctrl && !key.meta) keys.setDraft({ ...note, text: note.text + input });
 }
@@ -305,6 +323,17 @@ function onTaskKey(keys: KeyContext, input: string): void {
   else if (input === 'd') act(keys, 'done');
   else if (input === 'r') act(keys, 'release');
   else if (input === 'n') startNote(keys);
+  else if (input === 'a') approveSelected(keys);
+  else if (input === 'x') startNote(keys, true);
+}
+
+/** `a`: approves the selected task (the core refuses one that does not wait for review, or is the acting owner's own). */
+function approveSelected(keys: KeyContext): void {
+  const card = selectedCardNow(keys);
+  if (!card) return keys.setMessage({ text: 'no task selected to approve' });
+  if (!keys.actions.approve) return keys.setMessage({ text: 'approving is not available here', error: true });
+  keys.setMessage({ text: `approve #${card.task.id} …` });
+  report(keys, keys.actions.approve(card.task.id));
 }
 
 /** The selected card as the keys of this read left the selection. */
@@ -331,21 +360,23 @@ function act(keys: KeyContext, name: 'start' | 'done' | 'release'): void {
   report(keys, keys.actions[name](id));
 }
 
-/** `n`: a one-line input for a note on the selected task; Enter saves it through the store, Esc drops it. */
-function startNote(keys: KeyContext): void {
+/** `n`: a one-line input for a note on the selected task; Enter saves it through the store, Esc drops it. `x` (reject): the note of a rejection. */
+function startNote(keys: KeyContext, reject = false): void {
   const card = selectedCardNow(keys);
-  if (!card) return keys.setMessage({ text: 'no task selected to note' });
-  if (!keys.actions.note) return keys.setMessage({ text: 'notes are not available here', error: true });
-  keys.setDraft({ id: card.task.id, text: '' });
+  if (!card) return keys.setMessage({ text: `no task selected to ${reject ? 'reject' : 'note'}` });
+  if (!(reject ? keys.actions.reject : keys.actions.note))
+    return keys.setMessage({ text: `${reject ? 'rejecting' : 'notes'} ${reject ? 'is' : 'are'} not available here`, error: true });
+  if (reject && !inReview(card.task)) return keys.setMessage({ text: `#${card.task.id} does not wait for review`, error: true });
+  keys.setDraft({ id: card.task.id, text: '', ...(reject ? { reject } : {}) });
   keys.setMode('note');
 }
 
 function saveNote(keys: KeyContext, note: Draft): void {
   keys.setMode('board');
   keys.setDraft(undefined);
-  if (!note.text.trim()) return keys.setMessage({ text: 'empty note: nothing saved' });
-  keys.setMessage({ text: `note #${note.id} …` });
-  report(keys, keys.actions.note!(note.id, note.text));
+  if (!note.text.trim()) return keys.setMessage({ text: note.reject ? `a rejection needs a note: #${note.id} stays in review` : 'empty note: nothing saved' });
+  keys.setMessage({ text: `${note.reject ? 'reject' : 'note'} #${note.id} …` });
+  report(keys, note.reject ? keys.actions.reject!(note.id, note.text) : keys.actions.note!(note.id, note.text));
 }
 
 interface LayoutOptions {
@@ -355,16 +386,16 @@ interface LayoutOptions {
   color: boolean;
 }
 
-const COLUMN_COLORS: Record<ColumnKey, string> = { ready: 'cyan', blocked: 'gray', in_progress: 'yellow', done: 'green' };
+const COLUMN_COLORS: Record<ColumnKey, string> = { ready: 'cyan', blocked: 'gray', in_progress: 'yellow', review: 'magenta', done: 'green' };
 
 function renderColumns(columns: Columns, selected: Selection, options: LayoutOptions & { scroll: Record<ColumnKey, number> }): ReactNode {
-  const columnWidth = Math.max(12, Math.floor(options.width / COLUMN_KEYS.length));
+  const columnWidth = Math.max(12, Math.floor(options.width / columns.shown.length));
   const inner = columnWidth - 2;
   const room = Math.max(1, options.height - 3); // borders and the title line
   return h(
     Box,
     { flexDirection: 'row', height: options.height },
-    ...COLUMN_KEYS.map((key) => {
+    ...columns.shown.map((key) => {
       const cards = columns[key];
       const isSelectedColumn = selected.column === key;
       const lines = cards.map((card) => [cardTitle(card.task), ...cardDetails(card, key, options.now)]);
@@ -431,6 +462,15 @@ function renderColumns(columns: Columns, selected: Selection, options: LayoutOpt
   );
 }
 
+/** The review of a task in its detail: where it stands (and who reviews it now); '' for a task without one. */
+function reviewLine(task: Task, lease: Card['lease']): string {
+  const r = task.review;
+  if (!r) return '';
+  if (inReview(task)) return `review: waits since ${r.since ?? '?'}${lease?.review ? ` · reviewing: ${lease.owner}` : ''} · a approves, x sends it back`;
+  if (r.state === 'approved' || r.state === 'rejected') return `review: ${r.state} by ${r.by || '(nobody)'} at ${r.at ?? '?'}`;
+  return r.required === true ? 'review: required' : r.required === false ? 'review: not required' : '';
+}
+
 function describeTaskRef(id: number, lookup: (id: number) => Task | undefined): string {
   const task = lookup(id);
   return task ? `#${id} ${task.subject} (${task.status.replace('_', ' ')})` : `#${id} (missing)`;
@@ -451,6 +491,8 @@ function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { 
   const lookup = (id: number) => state.snapshot.byId.get(id);
   const lines: string[] = [cardTitle(task), `status: ${task.status.replace('_', ' ')}${task.owner ? ` · owner: ${task.owner}` : ''}`];
   if (task.activeForm) lines.push(`now: ${task.activeForm}`);
+  const review = reviewLine(task, card.lease);
+  if (review) lines.push(review);
   const left = leaseLeft(card.lease, options.now);
   if (left) lines.push(`lease: ${left}${card.lease?.pid ? ` · pid ${card.lease.pid}` : ''}${card.lease ? ` · host ${card.lease.host}` : ''}`);
   const worktree = worktreeOf(card);

@@ -52,7 +52,15 @@ export async function runBoard(options: RunBoardOptions): Promise<NodeJS.Signals
   const unanchor = anchorWrites(stdout);
   stdout.write(ENTER_ALT_SCREEN);
   try {
-    const app = render(createElement(BoardApp, { source, actions: options.actions, owner: options.owner, boardDir: options.store.dir, color: options.color }), {
+    const props = {
+      source,
+      actions: options.actions,
+      owner: options.owner,
+      boardDir: options.store.dir,
+      color: options.color,
+      reviewLane: options.store.config.review,
+    };
+    const app = render(createElement(BoardApp, props), {
       stdout,
       stdin,
       exitOnCtrlC: true,

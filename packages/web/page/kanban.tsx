@@ -2,7 +2,7 @@ import { memo } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Column, WebState, WebTask } from '../src/wire';
 import type { Act, Notice } from './act';
-import { claimOrder, COLUMNS, DEFAULT_PRIORITY, doneOrder, formatLeft, planMove } from './model';
+import { claimOrder, DEFAULT_PRIORITY, doneOrder, formatLeft, planMove, shownColumns } from './model';
 
 /** A column shows this many cards until asked for all (a 1,000-task board stays quick to draw). */
 const PAGE = 150;
@@ -53,9 +53,28 @@ interface CardProps {
   offset: number;
   open: (id: number) => void;
   drag: (task: WebTask | undefined) => void;
+  act: Act;
 }
 
-const Card = memo(function Card({ task, offset, open, drag }: CardProps) {
+/** The verdict buttons of a task waiting for review: Approve completes it, Reject asks what to fix and sends it back to its owner. */
+export function ReviewButtons({ task, act }: { task: WebTask; act: Act }) {
+  const reject = () => {
+    const note = window.prompt(`Send #${task.id} back to ${task.owner || 'the board'}: what is to fix?`);
+    if (note?.trim()) void act('POST', `/tasks/${task.id}/reject`, { note }, `sent #${task.id} back to ${task.owner || 'the board'}`);
+  };
+  return (
+    <div class="review-actions" onClick={(e) => e.stopPropagation()}>
+      <button class="approve" onClick={() => act('POST', `/tasks/${task.id}/approve`, {}, `approved #${task.id}: ${task.subject}`)}>
+        Approve
+      </button>
+      <button class="reject" onClick={reject}>
+        Reject
+      </button>
+    </div>
+  );
+}
+
+const Card = memo(function Card({ task, offset, open, drag, act }: CardProps) {
   return (
     <article
       class={`card ${task.state}${task.critical ? ' critical' : ''}`}
@@ -95,6 +114,13 @@ const Card = memo(function Card({ task, offset, open, drag }: CardProps) {
           )}
         </div>
       )}
+      {task.column === 'review' && (
+        <div class="meta">
+          <b class="owner">{task.owner || 'unowned'}</b>: waits for review
+          {task.reviewer && <div class="reviewer">reviewing: {task.reviewer}</div>}
+          <ReviewButtons task={task} act={act} />
+        </div>
+      )}
       {task.column === 'done' && task.owner !== '' && <div class="meta">by {task.owner}</div>}
       {task.notes.length > 0 && (
         <div class="meta notes-count" title={task.notes.at(-1)!.text}>
@@ -124,15 +150,16 @@ interface KanbanProps {
   say: (notice: Notice) => void;
 }
 
-/** The board in four columns; a card dropped on another column runs that move's command (model.ts, planMove). */
+/** The board in its columns (Review on a board that uses review); a card dropped on another column runs that move's command (model.ts, planMove). */
 export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
   const [dragging, setDragging] = useState<WebTask>();
   const [over, setOver] = useState<Column>();
   const [all, setAll] = useState<Set<Column>>(new Set());
   const columns = useMemo(() => {
-    const by: Record<Column, WebTask[]> = { ready: [], blocked: [], in_progress: [], done: [] };
+    const by: Record<Column, WebTask[]> = { ready: [], blocked: [], in_progress: [], review: [], done: [] };
     for (const t of state.tasks) if (!found || found.has(t.id)) by[t.column].push(t);
     by.ready.sort(claimOrder);
+    by.review.sort((a, b) => (a.review?.since ?? '').localeCompare(b.review?.since ?? '') || a.id - b.id);
     by.done.sort(doneOrder);
     return by;
   }, [state, found]);
@@ -145,13 +172,13 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
     const move = planMove(task, to);
     if (move.kind === 'refuse') say({ kind: 'error', text: move.message });
     if (move.kind !== 'call') return;
-    const verb = move.verb === 'start' ? 'started' : move.verb === 'done' ? 'completed' : 'released';
+    const verb = move.verb === 'start' ? 'started' : move.verb === 'done' ? 'completed' : move.verb === 'approve' ? 'approved' : 'released';
     await act('POST', move.path, {}, `${verb} #${id}: ${task.subject}`);
   };
 
   return (
     <div class="kanban">
-      {COLUMNS.map(({ id, title }) => {
+      {shownColumns(state).map(({ id, title }) => {
         const cards = columns[id];
         const shown = all.has(id) ? cards : cards.slice(0, PAGE);
         const move = dragging ? planMove(dragging, id) : undefined;
@@ -178,7 +205,7 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
             </h2>
             <div class="cards">
               {shown.map((t) => (
-                <Card key={t.id} task={t} offset={offset} open={open} drag={setDragging} />
+                <Card key={t.id} task={t} offset={offset} open={open} drag={setDragging} act={act} />
               ))}
               {shown.length < cards.length && (
                 <button class="more" onClick={() => setAll(new Set([...all, id]))}>

@@ -4,11 +4,18 @@ export const COLUMNS: { id: Column; title: string }[] = [
   { id: 'ready', title: 'Ready' },
   { id: 'blocked', title: 'Blocked' },
   { id: 'in_progress', title: 'In progress' },
+  { id: 'review', title: 'Review' },
   { id: 'done', title: 'Done' },
 ];
 
+/** The columns on the page: Review only on a board that uses review (its config requires it, or a task waits for it or requires it). */
+export function shownColumns(state: WebState): { id: Column; title: string }[] {
+  const usesReview = state.reviewLane || state.tasks.some((t) => t.column === 'review' || (t.review?.required === true && t.column !== 'done'));
+  return COLUMNS.filter((c) => c.id !== 'review' || usesReview);
+}
+
 /** What dropping a card on a column does: one command of the board, or a refusal in words. */
-export type Move = { kind: 'call'; verb: 'start' | 'done' | 'release'; path: string } | { kind: 'refuse'; message: string } | { kind: 'none' };
+export type Move = { kind: 'call'; verb: 'start' | 'done' | 'release' | 'approve'; path: string } | { kind: 'refuse'; message: string } | { kind: 'none' };
 
 const list = (ids: number[]) => ids.map((id) => `#${id}`).join(', ');
 
@@ -23,6 +30,12 @@ export function planMove(task: WebTask, to: Column): Move {
   const from = task.column;
   if (from === to) return { kind: 'none' };
   if (from === 'done') return { kind: 'refuse', message: `#${task.id} is completed, and a closed task is never reopened; create a new task instead` };
+  // A task waiting for review leaves it by a verdict (docs/protocol.md, "Review"): dropped on Done it is approved; sent back with its Reject button and a note.
+  if (from === 'review') {
+    if (to === 'done') return { kind: 'call', verb: 'approve', path: `/tasks/${task.id}/approve` };
+    return { kind: 'refuse', message: `#${task.id} waits for review: approve it, or send it back with Reject and a note of what to fix` };
+  }
+  if (to === 'review') return { kind: 'refuse', message: `#${task.id} goes into review when it is finished (Done) and requires review` };
   if (to === 'done') return { kind: 'call', verb: 'done', path: `/tasks/${task.id}/done` };
   if (to === 'in_progress') return { kind: 'call', verb: 'start', path: `/tasks/${task.id}/start` };
   if (to === 'ready') {

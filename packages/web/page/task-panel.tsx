@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { WebTask } from '../src/wire';
 import type { Act } from './act';
-import { LeaseLeft } from './kanban';
+import { LeaseLeft, ReviewButtons } from './kanban';
 import { LinksPart } from './links-part';
 import { dateTime, typedLabels } from './model';
 import { PriorityOptions } from './priority-options';
@@ -77,8 +77,21 @@ function TaskHeading({ task, offset }: { task: WebTask; offset: number }) {
         #{task.id} <span class={`pill ${task.state}`}>{task.status.replace('_', ' ')}</span>
         {task.ready && <span class="pill ready">ready</span>}
         {task.critical && <span class="pill crit">critical path</span>}
+        {task.column === 'review' && <span class="pill review">waits for review</span>}
       </h2>
-      {task.status === 'in_progress' && (
+      {task.column === 'review' && (
+        <p class="meta" data-review="waiting">
+          <b>{task.owner || 'nobody'}</b>'s work, waiting since {task.review?.since ? dateTime(task.review.since) : '?'}
+          {task.reviewer && <> · reviewing: {task.reviewer}</>} · someone other than {task.owner || 'its owner'} approves it
+        </p>
+      )}
+      {task.review?.state === 'approved' || task.review?.state === 'rejected' ? (
+        <p class="meta" data-review={task.review.state}>
+          {task.review.state} by {task.review.by || 'nobody'}
+          {task.review.at ? ` at ${dateTime(task.review.at)}` : ''}
+        </p>
+      ) : null}
+      {task.column === 'in_progress' && (
         <p class="meta">
           held by <b>{task.owner}</b>
           {task.lease && (
@@ -241,7 +254,10 @@ function TaskMoves({ task, act, force, setForce, close }: PartProps & { setForce
       {(task.column === 'ready' || task.column === 'blocked') && (
         <button onClick={() => act('POST', `/tasks/${task.id}/start`, {}, `started #${task.id}`)}>Start</button>
       )}
-      {!closed && <button onClick={() => act('POST', `/tasks/${task.id}/done`, { force: force || undefined }, `completed #${task.id}`)}>Done</button>}
+      {task.column === 'review' && <ReviewButtons task={task} act={act} />}
+      {!closed && task.column !== 'review' && (
+        <button onClick={() => act('POST', `/tasks/${task.id}/done`, { force: force || undefined }, `finished #${task.id}`)}>Done</button>
+      )}
       {task.status === 'in_progress' && (
         <button onClick={() => act('POST', `/tasks/${task.id}/release`, { force: force || undefined }, `released #${task.id}`)}>Release</button>
       )}

@@ -93,7 +93,8 @@ function answer(result: MutationResult): WebWriteResult {
  * Runs one write as `actor`. Routes (below /api):
  * `POST /tasks` create; `PATCH /tasks/N` change fields (as `tasks update`:
  * `priority`, `addLabels` and `removeLabels` among them);
- * `POST /tasks/N/start|done|release|delete`; `POST /tasks/N/notes` `{text}`
+ * `POST /tasks/N/start|done|release|delete|approve`; `POST /tasks/N/reject` `{note}`
+ * (docs/protocol.md, "Review"); `POST /tasks/N/notes` `{text}`
  * appends a note as `tasks note` does; `POST /tasks/N/blockers`
  * `{blocker}` and `DELETE /tasks/N/blockers/M`: N waits (no longer waits) for
  * M, as `tasks dep add|rm N M`. Returns undefined for a route it does not know.
@@ -149,6 +150,15 @@ export async function runWrite(store: TaskStore, actor: string, request: WriteRe
         return answer(await store.finishTask(id, { actor, force }));
       case 'release':
         return answer(await store.releaseTask(id, { actor, force }));
+      case 'approve':
+        // As `tasks approve`: a task waiting for review, not the server's owner's own (409 E_OWN_REVIEW).
+        return answer(await store.approveTask(id, { actor }));
+      case 'reject': {
+        // As `tasks reject --note`: the note says what to fix; without one it is a usage error.
+        const note = optionalString(body, 'note');
+        if (!note?.trim()) throw new TasksError('E_USAGE', 'reject needs a note: what to fix, for its owner');
+        return answer(await store.rejectTask(id, { actor, note }));
+      }
       case 'delete':
         return answer(await store.deleteTask(id, { actor }));
       case 'notes': {

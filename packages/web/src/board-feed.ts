@@ -89,6 +89,7 @@ function unreadableState(store: TaskStore, actor: string, error: unknown): WebSt
     links: [],
     criticalPath: [],
     problems: [{ file: store.dir, message: `cannot read the board: ${(error as Error).message}` }],
+    reviewLane: false,
   };
 }
 

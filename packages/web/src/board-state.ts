@@ -3,11 +3,13 @@ import {
   buildGraph,
   describeBranchStatus,
   explainRank,
+  inReview,
   isReady,
   openBlockers,
   priorityOf,
   rankTasks,
   readLeases,
+  type BoardSnapshot,
   type BranchStatus,
   type BranchStatusReader,
   type Task,
@@ -19,6 +21,7 @@ import type { Column, WebState, WebTask } from './wire.js';
 /** Which column a task stands in: in progress and done by status, pending by its open blockers. */
 function columnOf(task: Task, open: number[]): Column {
   if (task.status === 'completed') return 'done';
+  if (inReview(task)) return 'review';
   if (task.status === 'in_progress') return 'in_progress';
   return open.length ? 'blocked' : 'ready';
 }
@@ -77,8 +80,10 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
       ...(task.parent !== undefined ? { parent: task.parent } : {}),
     };
     const lease = leases.get(task.id);
-    // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing.
-    if (lease && task.status === 'in_progress') {
+    // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing. On a task in review it is its reviewer's.
+    if (task.review) view.review = reviewView(task.review);
+    if (lease?.review && inReview(task)) view.reviewer = lease.owner;
+    else if (lease && task.status === 'in_progress') {
       view.lease = { owner: lease.owner, host: lease.host, claimedAt: lease.claimedAt, expiresAt: lease.expiresAt };
       if (lease.pid !== undefined) view.lease.pid = lease.pid;
       if (lease.worktree !== undefined) view.lease.worktree = lease.worktree;
@@ -96,18 +101,7 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
     tasks.push(view);
   }
   tasks.sort((a, b) => a.id - b.id);
-  // Assigned tasks stand in Ready too (ready for their assignee); the ranks compare alike whoever asks.
-  const ready = tasks.filter((t) => t.column === 'ready');
-  const ranks = rankTasks(
-    ready.map((t) => snapshot.byId.get(t.id)!),
-    lookup,
-  );
-  const byId = new Map(ready.map((t) => [t.id, t]));
-  ranks.forEach((rank, at) => {
-    const view = byId.get(rank.id)!;
-    view.claimOrder = at;
-    view.claimWhy = explainRank(rank);
-  });
+  rankReady(tasks, snapshot, lookup);
   return {
     now: new Date().toISOString(), // first: the feed swaps it for a fresh one (board-feed.ts)
     board: store.dir,
@@ -117,7 +111,22 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
     links: graph.links,
     criticalPath: graph.criticalPath,
     problems: snapshot.problems.map((p) => ({ file: p.file, line: p.line, column: p.column, message: p.message })),
+    reviewLane: store.config.review,
   };
+}
+
+/** The Ready column's place in the claim order. Assigned tasks stand in Ready too (ready for their assignee); the ranks compare alike whoever asks. */
+function rankReady(tasks: WebTask[], snapshot: BoardSnapshot, lookup: TaskLookup): void {
+  const ready = tasks.filter((t) => t.column === 'ready');
+  const byId = new Map(ready.map((t) => [t.id, t]));
+  rankTasks(
+    ready.map((t) => snapshot.byId.get(t.id)!),
+    lookup,
+  ).forEach((rank, at) => {
+    const view = byId.get(rank.id)!;
+    view.claimOrder = at;
+    view.claimWhy = explainRank(rank);
+  });
 }
 
 /** The statuses of the task branches; a git that cannot answer costs them, never the board. */
@@ -132,4 +141,13 @@ function readBranches(reader: BranchStatusReader | undefined, tasks: Task[]): Ma
 function webBranchStatus(status: BranchStatus): NonNullable<WebTask['branchStatus']> {
   const { target, exists, ahead, behind, clean, merged } = status;
   return { target, exists, ahead, behind, clean, merged, summary: describeBranchStatus(status) };
+}
+
+/** The known keys of a task's review, for the page. */
+function reviewView(review: NonNullable<Task['review']>): NonNullable<WebTask['review']> {
+  const out: NonNullable<WebTask['review']> = {};
+  if (typeof review.required === 'boolean') out.required = review.required;
+  if (review.state) out.state = review.state;
+  for (const key of ['since', 'by', 'at'] as const) if (typeof review[key] === 'string') out[key] = review[key];
+  return out;
 }

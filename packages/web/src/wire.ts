@@ -5,8 +5,8 @@
  * (page/), so both sides are checked against one definition.
  */
 
-/** The four columns of the kanban; deleted tasks are not shown. */
-export type Column = 'ready' | 'blocked' | 'in_progress' | 'done';
+/** The columns of the kanban (review: the tasks waiting for review, docs/protocol.md, "Review"); deleted tasks are not shown. */
+export type Column = 'ready' | 'blocked' | 'in_progress' | 'review' | 'done';
 
 /** How a graph node looks (the core's NodeState: docs/people-and-git.md, the graph). */
 export type WebNodeState = 'done' | 'active' | 'ready' | 'blocked' | 'waiting' | 'deleted';
@@ -77,6 +77,10 @@ export interface WebTask {
   lease?: WebLease;
   /** The seq of the event that completed it, for the Done column's order (latest first). */
   completedSeq?: number;
+  /** Its review, as the file has it (docs/protocol.md, "Review"): `state` waiting (with `since`) in the Review column. */
+  review?: { required?: boolean; state?: 'waiting' | 'approved' | 'rejected'; since?: string; by?: string; at?: string };
+  /** Review column only: the reviewer whose claim is on it now. */
+  reviewer?: string;
 }
 
 /** A file that is not a valid task, reported as `tasks list` does. */
@@ -103,6 +107,8 @@ export interface WebState {
   links: { from: number; to: number; type: 'related' | 'discovered-from' }[];
   criticalPath: number[];
   problems: WebProblem[];
+  /** The board requires review (config.json's "review"): the Review column shows even while it is empty. */
+  reviewLane: boolean;
 }
 
 /** One line of the event log (docs/protocol.md, "Events"). */

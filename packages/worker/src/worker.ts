@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -11,7 +10,6 @@ import {
   completeMergedTasks,
   isClosed,
   isReady,
-  killGroup,
   readLastSeq,
   readLeases,
   syncBoard,
@@ -30,6 +28,7 @@ import {
   type TaskStore,
 } from '@dotasks/core/internal';
 import { MAX_OUT_OF_SCOPE, filesOutOfScope, scopeBaseline, type ScopeBaseline } from './out-of-scope.js';
+import { spawnCommand, type CommandExit, type RunningCommand } from './command.js';
 import { checkHeld, prepareAttempt } from './verify.js';
 
 /** What a worker does and how (the `tasks worker` flags). */
@@ -88,6 +87,8 @@ export type WorkerEvent = { at: string; owner: string } & (
   | { type: 'worker.sync_failed'; message: string }
   | { type: 'task.claimed'; task: number; subject: string; worktree?: string; branch?: string }
   | { type: 'task.completed'; task: number; durationMs: number; unblocked: number[]; outOfScope?: string[]; verify?: string; result?: boolean }
+  /** The command exited 0 (and the check passed) on a task that requires review: it waits for someone else's approval now. */
+  | { type: 'task.in_review'; task: number; durationMs: number; outOfScope?: string[]; verify?: string; result?: boolean }
   | { type: 'task.failed'; task: number; exitCode: number | null; signal: string | null; durationMs: number; retry: boolean; outOfScope?: string[] }
   | {
       type: 'task.verify_failed';
@@ -103,7 +104,7 @@ export type WorkerEvent = { at: string; owner: string } & (
   | { type: 'task.lost'; task: number; message: string; reason?: ClaimLossReason }
   | { type: 'task.moved'; task: number; from: number }
   | { type: 'task.interrupted'; task: number }
-  | { type: 'worker.stopped'; reason: StopReason; completed: number[]; failed: number[]; gaveUp: number[]; lost: number[] }
+  | { type: 'worker.stopped'; reason: StopReason; completed: number[]; failed: number[]; gaveUp: number[]; lost: number[]; inReview?: number[] }
 );
 
 /** What a worker did. */
@@ -118,10 +119,9 @@ export interface WorkerSummary {
   gaveUp: number[];
   /** Tasks taken from this worker while it held them (reaped, released, claimed by another); it leaves them to others. */
   lost: number[];
+  /** Tasks it finished into review (docs/protocol.md, "Review"), in order; absent when there were none. */
+  inReview?: number[];
 }
-
-/** How much of the command's output a worker keeps for `metadata.lastError`. */
-const TAIL_CHARS = 4000;
 
 /** `metadata.lastError` of a task whose command failed (the same record a background job leaves). */
 export type { LastError };
@@ -130,12 +130,6 @@ type EventBody = WorkerEvent extends infer E ? (E extends WorkerEvent ? Omit<E, 
 
 /** A claim as the worker gets it: with its worktree when it made one. */
 type WorkerClaim = ClaimResult & { worktree?: { path: string; branch: string } };
-
-/** How the command of one task ended. */
-interface CommandExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
 
 /**
  * What one worker keeps from start to stop, passed to each step of the
@@ -308,7 +302,8 @@ async function stopWorker(state: WorkerState, reason: StopReason): Promise<Worke
   const { summary } = state;
   if (state.unpublished) await publish(state);
   summary.reason = reason;
-  emit(state, { type: 'worker.stopped', reason, completed: summary.completed, failed: summary.failed, gaveUp: summary.gaveUp, lost: summary.lost });
+  const { completed, failed, gaveUp, lost, inReview } = summary;
+  emit(state, { type: 'worker.stopped', reason, completed, failed, gaveUp, lost, ...(inReview ? { inReview } : {}) });
   return summary;
 }
 
@@ -502,10 +497,15 @@ async function settleExit(
     emit(state, { type: 'task.lost', task: id, message: record.message });
     return;
   }
+  const checked = { ...(outcome.verify !== undefined ? { verify: outcome.verify } : {}), ...(outcome.result !== undefined ? { result: true } : {}) };
   if (record.outcome === 'completed') {
     summary.completed.push(id);
-    const checked = { ...(outcome.verify !== undefined ? { verify: outcome.verify } : {}), ...(outcome.result !== undefined ? { result: true } : {}) };
     emit(state, { type: 'task.completed', task: id, durationMs, unblocked: record.unblocked, ...outOfScopeFiles, ...checked });
+    return;
+  }
+  if (record.outcome === 'review') {
+    (summary.inReview ??= []).push(id);
+    emit(state, { type: 'task.in_review', task: id, durationMs, ...outOfScopeFiles, ...checked });
     return;
   }
   state.failures.set(id, failedBefore + 1);
@@ -557,16 +557,6 @@ function lose(state: WorkerState, id: number, error: unknown): void {
   throw error;
 }
 
-/** A task's command while it runs. */
-interface RunningCommand {
-  readonly exited: Promise<CommandExit>;
-  readonly pid: number | undefined;
-  /** The end of its output, for `metadata.lastError`. */
-  tail(): string;
-  /** Stops the whole group: SIGTERM, then SIGKILL for what is left after the grace time; resolves when none of it runs. */
-  kill(): Promise<void>;
-}
-
 /** The command's environment: the worker's, with TASK_* naming the task, and what the attempt adds (its result file, the upstream results). */
 function commandEnv(state: WorkerState, task: Task, worktree: string | undefined, extra: Record<string, string>): NodeJS.ProcessEnv {
   const { options, store } = state;
@@ -587,51 +577,11 @@ function commandEnv(state: WorkerState, task: Task, worktree: string | undefined
 
 function startCommand(state: WorkerState, task: Task, worktree: string | undefined, extra: Record<string, string>): RunningCommand {
   const { options } = state;
-  const env = commandEnv(state, task, worktree, extra);
-  const [file, ...args] = options.command;
-  // A command of its own process group, so stopping it stops everything it started.
-  const child: ChildProcess =
-    options.command.length === 1
-      ? spawn(file, { shell: true, cwd: worktree ?? options.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(file, args, { cwd: worktree ?? options.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let tail = '';
-  const onData = (chunk: Buffer) => {
-    tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
-    options.onOutput?.(chunk, task.id);
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
-  const exited = commandExited(child, (message) => (tail += `\n${message}`));
-  let killing: Promise<void> | undefined;
-  return {
-    exited,
-    pid: child.pid,
-    tail: () => tail.trimEnd(),
-    kill(): Promise<void> {
-      if (child.pid === undefined) return Promise.resolve();
-      killing ??= killGroup(child.pid, options.killGraceMs ?? 3000).catch(() => undefined);
-      return killing;
-    },
-  };
-}
-
-/** Resolves with how the child ended; a command that cannot start ends as 127 with the reason in its output. */
-function commandExited(child: ChildProcess, onStartError: (message: string) => void): Promise<CommandExit> {
-  return new Promise<CommandExit>((resolve) => {
-    let result: CommandExit | undefined;
-    child.on('error', (error) => {
-      onStartError(error.message);
-      resolve({ code: 127, signal: null });
-    });
-    child.on('exit', (code, signal) => {
-      result = { code, signal };
-      // Output can still be in flight; wait for the pipes, but not for a
-      // background process that kept them open.
-      setTimeout(() => resolve(result!), 1000).unref();
-    });
-    child.on('close', () => {
-      if (result) resolve(result);
-    });
+  return spawnCommand(options.command, {
+    cwd: worktree ?? options.cwd,
+    env: commandEnv(state, task, worktree, extra),
+    killGraceMs: options.killGraceMs,
+    onOutput: (chunk) => options.onOutput?.(chunk, task.id),
   });
 }
 
@@ -682,7 +632,7 @@ export function waitingOn(store: TaskStore, owner: string, excluded: ReadonlySet
 }
 
 /** Sleeps until the event log moves past `seq`, at most about a second (leases also lapse by time). */
-async function waitForChange(eventsFile: string, seq: number, pollMs: number, signal?: AbortSignal): Promise<void> {
+export async function waitForChange(eventsFile: string, seq: number, pollMs: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + Math.max(1000, pollMs);
   while (Date.now() < deadline && !signal?.aborted) {
     try {

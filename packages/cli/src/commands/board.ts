@@ -30,6 +30,8 @@ export async function board(options: BoardOptions): Promise<CommandOutput> {
       done: async (id) => text(await (await import('./done.js')).done({ ...as, id: String(id), quietCheck: true })),
       release: async (id) => text(await (await import('./release.js')).release({ ...as, id: String(id) })),
       note: async (id, note) => text(await (await import('./note.js')).note({ ...as, id: String(id), text: [note] })),
+      approve: async (id) => text(await (await import('./review.js')).approve({ ...as, id: String(id) })),
+      reject: async (id, note) => text(await (await import('./review.js')).reject({ ...as, id: String(id), note })),
     },
   });
   return signal ? { exitCode: signal === 'SIGTERM' ? 143 : 129 } : {};

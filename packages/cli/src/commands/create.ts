@@ -41,6 +41,7 @@ export async function create(options: CreateOptions): Promise<CommandOutput> {
       labels: splitList(options.label),
       ...(options.key !== undefined ? { key: options.key } : {}),
       ...(options.verify !== undefined ? { verify: options.verify } : {}),
+      ...(options.review !== undefined ? { review: options.review } : {}),
     },
     { actor: actingOwner(options) },
   );

@@ -1,4 +1,4 @@
-import { parseTaskId, type CheckRun, type CheckSpec, type TasksError } from '@dotasks/core';
+import { inReview, parseTaskId, renderReviewWait, type CheckRun, type CheckSpec, type TasksError } from '@dotasks/core';
 import { actingOwner, describeCompletedParents, describeUnblocked, label, openStore, viewTask, type CommandOutput, type GlobalOptions } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
 import { printable, printableLines } from '../core-read.js';
@@ -33,12 +33,20 @@ export async function done(options: DoneOptions): Promise<CommandOutput> {
     const lines = [
       ...(result.check ? [`check passed in ${(result.check.durationMs / 1000).toFixed(1)} s: ${printable(result.check.command)}`] : []),
       ...(result.skipped !== undefined ? [`check skipped (--force): ${printable(result.skipped)}; the task's notes say so`] : []),
-      `completed ${label(result.task)}`,
+      // A task that requires review is finished into review instead (docs/protocol.md, "Review").
+      inReview(result.task) ? printable(renderReviewWait(result.task)) : `completed ${label(result.task)}`,
       ...describeCompletedParents(store, parents),
       ...describeUnblocked(store, result.unblocked),
     ];
     const check = result.check ? { check: checkView(result.check) } : result.skipped !== undefined ? { check: { command: result.skipped, skipped: true } } : {};
-    const json = { task: viewTask(store, result.task), unblocked: result.unblocked, ...check, ...(parents.length ? { completedParents: parents } : {}) };
+    const review = inReview(result.task) ? { inReview: true } : {};
+    const json = {
+      task: viewTask(store, result.task),
+      unblocked: result.unblocked,
+      ...check,
+      ...review,
+      ...(parents.length ? { completedParents: parents } : {}),
+    };
     return { text: lines.join('\n'), json };
   } catch (error) {
     if ((error as TasksError)?.code === 'E_VERIFY') return refused(error as TasksError, interrupt.stoppedBy);

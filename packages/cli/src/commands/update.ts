@@ -1,4 +1,4 @@
-import { parseTaskId, type TaskStatus, type UpdateTaskInput } from '@dotasks/core';
+import { inReview, parseTaskId, renderReviewWait, type TaskStatus, type UpdateTaskInput } from '@dotasks/core';
 import {
   readDescription,
   actingOwner,
@@ -16,6 +16,7 @@ import {
   type GlobalOptions,
 } from '../context.js';
 import type { CommandArgs } from '../command-table.js';
+import { printable } from '../core-read.js';
 
 /** What `tasks update` takes, as declared in the command table. */
 export interface UpdateOptions extends CommandArgs<'update'>, GlobalOptions {}
@@ -45,11 +46,18 @@ export async function update(options: UpdateOptions): Promise<CommandOutput> {
     addPaths: options.path,
     removePaths: options.removePath,
     verify: options.verify === '' ? null : options.verify,
+    review: options.review,
   };
   const store = openStore(options);
   const result = await store.updateTask(id, patch, { actor: actingOwner(options), force: options.force });
   const parents = result.completedParents ?? [];
-  const lines = [`updated ${label(result.task)}`, ...describeCompletedParents(store, parents), ...describeUnblocked(store, result.unblocked)];
+  const intoReview = options.status === 'completed' && inReview(result.task);
+  const lines = [
+    `updated ${label(result.task)}`,
+    ...(intoReview ? [printable(renderReviewWait(result.task))] : []),
+    ...describeCompletedParents(store, parents),
+    ...describeUnblocked(store, result.unblocked),
+  ];
   return {
     text: lines.join('\n'),
     json: { task: viewTask(store, result.task), unblocked: result.unblocked, ...(parents.length ? { completedParents: parents } : {}) },

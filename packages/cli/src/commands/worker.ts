@@ -1,5 +1,5 @@
 import { TasksError } from '@dotasks/core';
-import type { WorkerEvent } from '@dotasks/worker';
+import type { ReviewWorkerEvent, WorkerEvent } from '@dotasks/worker';
 import { actingOwner, openStore, type CommandOutput, type GlobalOptions } from '../context.js';
 import { openStoreToSync } from '../sync-output.js';
 import type { CommandArgs } from '../command-table.js';
@@ -28,6 +28,8 @@ function describeEvent(e: WorkerEvent): string {
       return `${who} claimed #${e.task}: ${e.subject}${e.worktree ? ` (worktree ${e.worktree}, branch ${e.branch})` : ''}`;
     case 'task.completed':
       return `${who} completed #${e.task} in ${(e.durationMs / 1000).toFixed(1)} s${e.verify !== undefined ? ` (check passed: ${e.verify})` : ''}${e.unblocked.length ? `; unblocked ${e.unblocked.map((t) => `#${t}`).join(', ')}` : ''}`;
+    case 'task.in_review':
+      return `${who} finished #${e.task} in ${(e.durationMs / 1000).toFixed(1)} s${e.verify !== undefined ? ` (check passed: ${e.verify})` : ''}; it waits for review (someone other than ${e.owner} approves it)`;
     case 'task.failed':
       return `${who} #${e.task} failed (${e.signal ? `signal ${e.signal}` : `exit ${e.exitCode}`}) after ${(e.durationMs / 1000).toFixed(1)} s; released${e.retry ? '' : ', not retrying it here'}`;
     case 'task.verify_failed':
@@ -46,7 +48,34 @@ function describeEvent(e: WorkerEvent): string {
         aborted: 'interrupted',
         verify_failed: `the check kept failing on ${e.gaveUp.map((t) => `#${t}`).join(', ')}, which stays in progress for it (one task at a time: finish it with tasks done, or release it)`,
       }[e.reason];
-      return `${who} stopped: ${why} (${e.completed.length} completed, ${e.failed.length} failed attempts${e.gaveUp.length ? `, gave up on ${e.gaveUp.map((t) => `#${t}`).join(', ')}` : ''}${e.lost.length ? `, lost ${e.lost.map((t) => `#${t}`).join(', ')}` : ''})`;
+      return `${who} stopped: ${why} (${e.completed.length} completed, ${e.inReview ? `${e.inReview.length} in review, ` : ''}${e.failed.length} failed attempts${e.gaveUp.length ? `, gave up on ${e.gaveUp.map((t) => `#${t}`).join(', ')}` : ''}${e.lost.length ? `, lost ${e.lost.map((t) => `#${t}`).join(', ')}` : ''})`;
+    }
+  }
+}
+
+/** One progress line of a reviewer worker, for people (stderr). */
+export function describeReviewEvent(e: ReviewWorkerEvent): string {
+  const who = `[${e.owner}]`;
+  switch (e.type) {
+    case 'reviewer.started':
+      return printable(`${who} reviewer started (pid ${e.pid}): ${e.command.join(' ')}`);
+    case 'reviewer.waiting':
+      return printable(`${who} nothing to review; waiting for ${e.inReview.length ? e.inReview.map((t) => `#${t}`).join(', ') : 'work to be finished'}`);
+    case 'review.claimed':
+      return printable(`${who} reviewing #${e.task}: ${e.subject} (${e.taskOwner || 'nobody'}'s work${e.worktree ? `, in ${e.worktree}` : ''})`);
+    case 'review.approved':
+      return `${who} approved #${e.task} in ${(e.durationMs / 1000).toFixed(1)} s${e.unblocked.length ? `; unblocked ${e.unblocked.map((t) => `#${t}`).join(', ')}` : ''}`;
+    case 'review.rejected':
+      return `${who} sent #${e.task} back (${e.signal ? `signal ${e.signal}` : `exit ${e.exitCode}`}) after ${(e.durationMs / 1000).toFixed(1)} s; its notes have the output`;
+    case 'review.lost':
+      return printable(`${who} lost the review of #${e.task}: ${e.message}`);
+    case 'review.interrupted':
+      return `${who} interrupted: stopped the command; #${e.task} waits for the next reviewer`;
+    case 'reviewer.stopped': {
+      const why = { drained: 'nothing left to review', max_tasks: 'reached --max-tasks', idle: 'idle for --idle-exit seconds', aborted: 'interrupted' }[
+        e.reason
+      ];
+      return `${who} stopped: ${why} (${e.approved.length} approved, ${e.rejected.length} sent back${e.lost.length ? `, lost ${e.lost.map((t) => `#${t}`).join(', ')}` : ''})`;
     }
   }
 }
@@ -68,7 +97,12 @@ export async function worker(options: WorkerCommandOptions): Promise<CommandOutp
   if (options.command.length === 0) throw new TasksError('E_USAGE', "worker needs a command after --, e.g. tasks worker -- sh -c 'echo $TASK_SUBJECT'");
   if (options.lease !== undefined && !(options.lease > 0)) throw new TasksError('E_USAGE', '--lease takes a positive number of seconds');
   if (options.sync && options.worktree) throw new TasksError('E_USAGE', '--sync does not go with --worktree yet');
-  const { runWorker } = await import('@dotasks/worker');
+  if (options.review && (options.worktree || options.sync || options.maxFailures !== undefined))
+    throw new TasksError(
+      'E_USAGE',
+      `--review does not go with ${options.worktree ? '--worktree' : options.sync ? '--sync' : '--max-failures'}: a review runs in the task's own worktree, on this board`,
+    );
+  const { runReviewWorker, runWorker } = await import('@dotasks/worker');
   const { store, notes } = options.sync ? await openStoreToSync(options) : { store: openStore(options), notes: [] as string[] };
   for (const note of notes) process.stderr.write(`tasks worker: ${note}\n`);
   const owner = actingOwner(options);
@@ -82,6 +116,24 @@ export async function worker(options: WorkerCommandOptions): Promise<CommandOutp
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
+    if (options.review) {
+      await runReviewWorker({
+        store,
+        owner,
+        command: options.command,
+        cwd: options.cwd,
+        maxTasks: positiveInt(options.maxTasks, '--max-tasks'),
+        idleExitSeconds: positiveInt(options.idleExit, '--idle-exit'),
+        leaseSeconds: options.lease,
+        signal: controller.signal,
+        onOutput: (chunk) => process.stderr.write(chunk),
+        onEvent: (event) => {
+          process.stderr.write(describeReviewEvent(event) + '\n');
+          if (options.json) process.stdout.write(JSON.stringify(event) + '\n');
+        },
+      });
+      return { exitCode: stopSignal ? (stopSignal === 'SIGINT' ? 130 : 143) : 0 };
+    }
     const summary = await runWorker({
       store,
       owner,

@@ -47,13 +47,19 @@ async function screenWhere(name: string, check: (text: string) => void, timeout 
 
 const TITLES = ['Ready', 'Blocked', 'In progress', 'Done'] as const;
 
+/** The columns of a board that uses review (docs/protocol.md, "Review"). */
+const REVIEW_TITLES = ['Ready', 'Blocked', 'In progress', 'Review', 'Done'] as const;
+
 /** The text of each column, found by slicing the screen where the column titles are. */
-function columnsOf(text: string): Record<(typeof TITLES)[number], string> {
+function columnsOf<T extends string = (typeof TITLES)[number]>(
+  text: string,
+  titles: readonly T[] = TITLES as readonly string[] as readonly T[],
+): Record<T, string> {
   const lines = text.split('\n');
   const titleLine = lines.find((l) => l.includes('Ready (')) ?? '';
-  const starts = TITLES.map((t) => titleLine.indexOf(`${t} (`) - 1);
-  const out = {} as Record<(typeof TITLES)[number], string>;
-  TITLES.forEach((title, i) => {
+  const starts = titles.map((t) => titleLine.indexOf(`${t} (`) - 1);
+  const out = {} as Record<T, string>;
+  titles.forEach((title, i) => {
     const end = i + 1 < starts.length ? starts[i + 1] : undefined;
     out[title] = lines.map((l) => l.slice(starts[i], end)).join('\n');
   });
@@ -195,6 +201,60 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     // Ctrl-C quits too.
     tmux('send-keys', '-t', 'b2', 'C-c');
     await screenWhere('b2', (s) => expect(s).toContain('board exited'));
+  });
+
+  it('a board that uses review has a Review lane: a approves the selected task, x asks for a note and sends it back, its own is refused', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    writeFileSync(join(t.board, 'config.json'), JSON.stringify({ review: true }));
+    const store = new TaskStore(t.board);
+    for (const [id, owner] of ['alice', 'carol', 'bob'].entries()) {
+      await store.createTask({ subject: `Work of ${owner}` });
+      await store.startTask(id + 1, { owner, actor: owner });
+      await store.completeTask(id + 1, { actor: owner });
+    }
+    await store.createTask({ subject: 'After alice', blockedBy: [1] });
+    startBoard('b5', t.board, 'bob');
+    const first = await screenWhere('b5', (s) => expect(s).toContain('Review (3)'));
+    const cols = columnsOf(first, REVIEW_TITLES);
+    expect(cols.Review).toMatch(/#1 Work of alice[\s\S]*alice's work[\s\S]*#2 Work of carol[\s\S]*#3 Work of bob/);
+    expect(cols['In progress']).toContain('(none)');
+    expect(first).toContain('0/4 done · 0 in progress · 3 in review · 0 ready · 1 blocked');
+    expect(first).toContain('a approve · x reject');
+
+    // To the Review lane (Ready, Blocked, In progress, Review), then a: #1 is approved as bob, and #4 unblocks.
+    for (let i = 0; i < 3; i++) tmux('send-keys', '-t', 'b5', 'Right');
+    await screenWhere('b5', (s) => expect(columnsOf(s, REVIEW_TITLES).Review).toContain('› #1 Work of alice'));
+    tmux('send-keys', '-t', 'b5', 'a');
+    await vi.waitFor(() => expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'completed', review: { state: 'approved', by: 'bob' } }), {
+      timeout: 10_000,
+      interval: 20,
+    });
+    await screenWhere('b5', (s) => {
+      expect(s).toContain("approved #1: Work of alice (alice's work); it is completed · unblocked #4: After alice");
+      expect(columnsOf(s, REVIEW_TITLES).Ready).toContain('#4 After alice');
+    });
+
+    // x on #2: a line for what to fix; Enter sends it back to carol with the note.
+    await screenWhere('b5', (s) => expect(columnsOf(s, REVIEW_TITLES).Review).toContain('› #2 Work of carol'));
+    tmux('send-keys', '-t', 'b5', 'x');
+    await screenWhere('b5', (s) => expect(s).toContain('reject #2, what to fix: '));
+    tmux('send-keys', '-t', 'b5', '-l', 'add a test for a and x');
+    tmux('send-keys', '-t', 'b5', 'Enter');
+    await vi.waitFor(() => expect(readTaskFile(t.board, 2)).toMatchObject({ status: 'pending', owner: 'carol', review: { state: 'rejected', by: 'bob' } }), {
+      timeout: 10_000,
+      interval: 20,
+    });
+    expect((readTaskFile(t.board, 2).notes as { text: string }[]).map((n) => n.text)).toEqual(['sent back in review: add a test for a and x']);
+    await screenWhere('b5', (s) => expect(s).toContain('sent #2: Work of carol back to carol'));
+
+    // #3 is bob's own: a is refused on the status line, and nothing changes.
+    await screenWhere('b5', (s) => expect(columnsOf(s, REVIEW_TITLES).Review).toContain('› #3 Work of bob'));
+    tmux('send-keys', '-t', 'b5', 'a');
+    await screenWhere('b5', (s) => expect(s).toContain("tasks: task #3 is bob's own work: someone other than bob approves or rejects it"));
+    expect(readTaskFile(t.board, 3)).toMatchObject({ status: 'in_progress', review: { state: 'waiting' } });
+    tmux('send-keys', '-t', 'b5', 'q');
+    await screenWhere('b5', (s) => expect(s).toContain('board exited 0'));
   });
 
   it('p cycles a priority filter; n adds a note to the selected task through the store', async () => {

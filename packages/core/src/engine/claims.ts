@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ClaimError, CorruptTaskError, TasksError } from '../errors.js';
-import { isClosed, type Task } from '../format/format.js';
+import { inReview, isClosed, type Task } from '../format/format.js';
 import { isReady, openBlockers, readyWith, type TaskLookup } from '../graph/graph.js';
 import { rankTasks } from '../graph/ready-order.js';
 import { isLockHeld } from '../fs/locks.js';
@@ -15,6 +15,7 @@ import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from '.
 import { badScopeError } from '../scopes/glob-limits.js';
 import { assertOwnerFree } from './mutations.js';
 import { assertNoOpenChildren, openChildrenAmong } from './parents.js';
+import { leaveReview } from './review-entry.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
 import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
 import type { TxOptions } from './run-transaction.js';
@@ -66,6 +67,12 @@ async function claimOne(
       overlaps = [];
       const task = tx.tryRead(id);
       if (!task) throw new ClaimError('not_found', `task #${id} not found (see 'tasks list')`, { task: id });
+      // Its work is finished: it waits for a verdict, not for someone to work on it (docs/protocol.md, "Review").
+      if (inReview(task))
+        throw new ClaimError('not_pending', `task #${id} waits for review, not for work ('tasks approve ${id}' or 'tasks reject ${id} --note …')`, {
+          task: id,
+          status: task.status,
+        });
       if (task.status === 'in_progress' && task.owner === owner) {
         alreadyHeld = true;
       } else if (task.status === 'in_progress' || (task.status === 'pending' && task.owner !== '' && task.owner !== owner)) {
@@ -356,6 +363,7 @@ export async function releaseTask(
     const previousOwner = task.owner;
     task.status = 'pending';
     task.owner = '';
+    leaveReview(task);
     if (options.metadata) applyMetadata(task, options.metadata);
     if (note !== undefined) appendNote(task, { at: new Date().toISOString(), owner: options.actor ?? previousOwner, text: note });
     tx.put(task);
@@ -382,11 +390,15 @@ export async function heartbeat(board: BoardFiles, options: { owner: string; id?
     options.id !== undefined
       ? [options.id]
       : listLeases(board.runtimeDir)
-          .filter((l) => l.owner === options.owner)
+          // A reviewer's claims are renewed by its review (review.ts), not as work.
+          .filter((l) => l.owner === options.owner && !l.review)
           .map((l) => l.task);
   for (const id of ids) {
     const result = await board.transact({ tasks: [id] }, (tx) => {
       const task = tx.read(id);
+      // A task waiting for review has no claim to renew: its work is finished (docs/protocol.md, "Review").
+      if (inReview(task))
+        throw new TasksError('E_NOT_OWNER', `task #${id} waits for review; it has no claim to renew`, { id, owner: task.owner, status: task.status });
       if (task.status !== 'in_progress' || task.owner !== options.owner)
         throw new TasksError(
           'E_NOT_OWNER',
@@ -469,7 +481,7 @@ export async function dropStaleLease(board: BoardFiles, lease: Lease): Promise<b
 export async function adoptUntrackedClaims(board: BoardFiles, snapshot?: BoardSnapshot): Promise<number[]> {
   const adopted: number[] = [];
   const untracked = (task: Task | undefined, lease: Lease | undefined): task is Task =>
-    !!task && task.status === 'in_progress' && task.owner !== '' && (!lease || lease.owner !== task.owner);
+    !!task && task.status === 'in_progress' && task.owner !== '' && !inReview(task) && (!lease || lease.owner !== task.owner);
   for (const seen of (snapshot ?? loadBoardSnapshot(board.dir)).tasks) {
     if (!untracked(seen, readLease(board.runtimeDir, seen.id))) continue;
     // Under the task's lock a claim in flight has either written its record already or not yet changed the file: look again.

@@ -3,11 +3,13 @@
 // every dependent's blockedBy; each one transaction. TaskStore (store.ts)
 // delegates here; mutations.ts closes through closeInTx too.
 import { TasksError } from '../errors.js';
-import { isClosed, type Task, type TaskStatus } from '../format/format.js';
+import { inReview, isClosed, type Task, type TaskStatus } from '../format/format.js';
 import { openBlockers, type TaskLookup } from '../graph/graph.js';
+import { printable } from '../views/printable.js';
 import type { BoardFiles } from './board-files.js';
 import { dropLinksOfDeleted, linkedTasks } from './links.js';
 import { checkResult } from './outcome-fields.js';
+import { enterReviewInTx, finishesIntoReview } from './review-entry.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition, removeId } from './rules.js';
 import { assertNoOpenChildren, liftChildren, parentToComplete, parentsCompleted } from './parents.js';
 import type { ActorOptions, MutationResult } from './store-types.js';
@@ -75,6 +77,11 @@ export interface CompleteOptions extends ActorOptions {
  */
 export function assertCompletable(task: Task, actor: string | undefined, lookup: TaskLookup): void {
   const id = task.id;
+  if (task.owner !== '' && actor !== undefined && task.owner !== actor && inReview(task))
+    throw new TasksError('E_NOT_OWNER', `task #${id} waits for review of ${printable(task.owner)}'s work; approve it ('tasks approve ${id}') or reject it`, {
+      id,
+      owner: task.owner,
+    });
   if (task.owner !== '' && actor !== undefined && task.owner !== actor)
     throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${task.owner}; only they complete it, or add --force`, { id, owner: task.owner });
   const open = openBlockers(task, lookup);
@@ -87,7 +94,9 @@ export function assertCompletable(task: Task, actor: string | undefined, lookup:
 
 /**
  * Completes a task and propagates. A task owned by someone else needs
- * `force`; so does one whose blockers are still open.
+ * `force`; so does one whose blockers are still open. A task that requires
+ * review goes into review instead (review-entry.ts), `force` or not: force
+ * is for the owner and blocker checks, and review is someone else's call.
  */
 export async function completeTask(board: BoardFiles, id: number, options: CompleteOptions = {}): Promise<MutationResult> {
   const unblocked: number[] = [];
@@ -114,7 +123,9 @@ export async function completeTask(board: BoardFiles, id: number, options: Compl
           fields: [...(options.result !== undefined ? ['result'] : []), ...(options.note !== undefined ? ['notes'] : [])],
         });
     }
-    unblocked.push(...closeInTx(board, tx, id, 'completed', options));
+    // A task that requires review is finished into review, not completed (docs/protocol.md, "Review"): an approval completes it.
+    if (finishesIntoReview(board, tx.read(id))) enterReviewInTx(tx, id, options);
+    else unblocked.push(...closeInTx(board, tx, id, 'completed', options));
   });
   const task = result.written.find((t) => t.id === id) ?? board.getTask(id);
   return { task, written: result.written, unblocked, events: result.events, ...parentsCompleted(result.events) };

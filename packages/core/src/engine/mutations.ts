@@ -4,7 +4,7 @@ import { ownerFlag } from '../hints.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClaimError, CorruptTaskError, CycleError, TasksError } from '../errors.js';
-import { createRecord, isClosed, normalizeIds, type Task, type TaskStatus } from '../format/format.js';
+import { createRecord, inReview, isClosed, normalizeIds, type Task, type TaskStatus } from '../format/format.js';
 import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
 import { createLease, listLeases } from '../runtime/leases.js';
 import type { BoardFiles } from './board-files.js';
@@ -13,6 +13,7 @@ import { applyLinksInTx, createLinks, linkPatchIds } from './links.js';
 import { applyVerify } from './outcome-fields.js';
 import { CREATE_KEY, checkCreateKey, taskWithCreateKey } from './create-key.js';
 import { applyParent, assertNoOpenChildren, parentsCompleted } from './parents.js';
+import { applyReviewRequired, assertReviewUntouched, enterReviewInTx, finishesIntoReview, leaveReview } from './review-entry.js';
 import {
   applyLabels,
   appendNote,
@@ -145,6 +146,7 @@ async function createInTx(board: BoardFiles, tx: Transaction, input: CreateTaskI
   if (labels.length) task.labels = labels;
   if (input.paths !== undefined) applyPaths(task, { paths: input.paths });
   applyVerify(task, input.verify);
+  applyReviewRequired(task, input.review);
   if (input.metadata !== undefined) applyMetadata(task, input.metadata);
   if (input.key !== undefined) applyMetadata(task, { [CREATE_KEY]: input.key });
   if (input.parent !== undefined) applyParent(tx, task, input.parent);
@@ -215,6 +217,7 @@ function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: Updat
   checkEdgeTargets(board, id, [...addBlockedBy, ...addBlocks], (n) => tx.view(n));
 
   const owner = decideOwner(before, patch, toStatus, options);
+  assertReviewUntouched(before, { owner: owner.next, review: patch.review });
   if (owner.startsWork) assertOwnerFree(board, tx, owner.next, new Set([id]));
 
   const task = tx.edit(id);
@@ -239,7 +242,7 @@ function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: Updat
     tx.put(edited);
     tx.putLease(createLease(id, owner.next, null, board.config.leaseSeconds));
     tx.event({ type: 'started', task: id, owner: owner.next, previousOwner: before.owner });
-  } else if (owner.keepsClaim && !tx.readLease(id)) {
+  } else if (owner.keepsClaim && !tx.readLease(id) && !inReview(before)) {
     // Kept in progress but without a record (set by hand): record it, so single-in-progress sees it.
     tx.putLease(createLease(id, owner.next, null, board.config.leaseSeconds));
   }
@@ -296,6 +299,7 @@ function applyFields(task: Task, patch: UpdateTaskInput): void {
   if (patch.addLabels?.length || patch.removeLabels?.length) applyLabels(task, checkLabels(patch.addLabels ?? []), checkLabels(patch.removeLabels ?? []));
   applyPaths(task, patch);
   applyVerify(task, patch.verify);
+  applyReviewRequired(task, patch.review);
   if (patch.metadata !== undefined) applyMetadata(task, patch.metadata);
 }
 
@@ -319,12 +323,18 @@ function changeStatus(board: BoardFiles, tx: Transaction, before: Task, toStatus
     return [];
   }
   if (toStatus === 'pending') {
+    leaveReview(edited);
     tx.put(Object.assign(edited, { status: 'pending' as const }));
     tx.dropLease(id);
     tx.event({ type: 'released', task: id, owner: options.actor, previousOwner: before.owner });
     return [];
   }
   if (toStatus === 'completed') assertNoOpenChildren(board, tx, id, 'complete');
+  // Completed by an update, a task that requires review goes into review as `tasks done` puts it (docs/protocol.md, "Review").
+  if (toStatus === 'completed' && finishesIntoReview(board, edited)) {
+    enterReviewInTx(tx, id, options);
+    return [];
+  }
   return closeInTx(board, tx, id, toStatus, options);
 }
 

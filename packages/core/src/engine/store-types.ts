@@ -54,6 +54,8 @@ export interface CreateTaskInput {
   paths?: string[];
   /** The task's check before done: a shell command that must exit 0 (docs/protocol.md, "Checks before done"). */
   verify?: string;
+  /** Whether finishing it waits for review (docs/protocol.md, "Review"): true, false (not even when the board requires it), absent: the board's rule. */
+  review?: boolean;
   /** Soft links (docs/protocol.md, "Links"): tasks it is related to, and the tasks it was found while working on. */
   related?: number[];
   discoveredFrom?: number[];
@@ -90,6 +92,8 @@ export interface UpdateTaskInput {
   removePaths?: string[];
   /** The task's check before done; null (or "") removes it, and the board's applies again. */
   verify?: string | null;
+  /** Whether finishing it waits for review (true), or not even when the board requires it (false). */
+  review?: boolean;
   /** Soft links added and removed on both sides (docs/protocol.md, "Links"). */
   addRelated?: number[];
   removeRelated?: number[];

@@ -9,7 +9,7 @@
  */
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Task } from '../format/format.js';
+import { inReview, type Task } from '../format/format.js';
 import { locateGit } from '../git/locate-git.js';
 import { ownerFlag } from '../hints.js';
 import { describeCheckEnd, runCheck, VerifyError, type CheckRun, type CheckSpec } from '../runtime/verify-run.js';
@@ -56,13 +56,15 @@ export function checkOf(board: BoardFiles, task: Task): CheckSpec | undefined {
 
 /** The task's worktree when it has one on disk (`claim --worktree`, metadata.worktree), else the repository's main worktree, else the board's parent folder. */
 function checkDir(board: BoardFiles, task: Task): string {
-  const top = locateGit(dirname(board.dir))?.mainRoot ?? dirname(board.dir);
+  return taskWorktree(board, task) ?? locateGit(dirname(board.dir))?.mainRoot ?? dirname(board.dir);
+}
+
+/** The task's worktree when it has one on disk (`claim --worktree` records it as metadata.worktree, from the main worktree); else undefined. */
+export function taskWorktree(board: BoardFiles, task: Task): string | undefined {
   const worktree = task.metadata?.worktree;
-  if (typeof worktree === 'string' && worktree !== '') {
-    const path = resolve(top, worktree);
-    if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) return path;
-  }
-  return top;
+  if (typeof worktree !== 'string' || worktree === '') return undefined;
+  const path = resolve(locateGit(dirname(board.dir))?.mainRoot ?? dirname(board.dir), worktree);
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() ? path : undefined;
 }
 
 /** The environment of a check: the caller's, with the task and the board named (so `tasks` inside it acts on this board). */
@@ -85,7 +87,8 @@ export function runTaskCheck(board: BoardFiles, spec: CheckSpec, options: { env:
 export async function finishTask(board: BoardFiles, id: number, options: FinishOptions = {}): Promise<FinishResult> {
   const result = options.result === undefined ? undefined : checkResult(options.result);
   const task = board.getTask(id);
-  const spec = task.status === 'completed' ? undefined : checkOf(board, task);
+  // A task waiting for review passed its check when it was finished: finishing it again only says it waits.
+  const spec = task.status === 'completed' || inReview(task) ? undefined : checkOf(board, task);
   const base = { actor: options.actor, force: options.force, ...(result !== undefined ? { result } : {}) };
   if (!spec) return completeTask(board, id, base);
   if (options.force)

@@ -21,6 +21,11 @@ export type EventType =
   | 'reaped'
   | 'repaired'
   | 'invalid'
+  | 'review.waiting'
+  | 'review.claimed'
+  | 'review.released'
+  | 'review.approved'
+  | 'review.rejected'
   | (string & {});
 
 /** One line of `.tasks/.runtime/events.jsonl` (docs/protocol.md, "Events"). */

@@ -1,6 +1,9 @@
 import { CorruptTaskError, TasksError } from '../errors.js';
 import { findJsonSyntaxError, findTopLevelKey, positionAt } from './json-locate.js';
 import { copyLinkFields, readLinkFields, writeLinkFields } from './task-links.js';
+import { copyReview, readReviewField, reviewOut, type TaskReview } from './task-review.js';
+
+export { inReview, reviewRequired, REVIEW_STATES, type ReviewState, type TaskReview } from './task-review.js';
 
 export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'deleted'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -33,6 +36,8 @@ export interface Task {
   verify?: string;
   /** What the work came to, for the tasks that wait for this one (docs/protocol.md, "Results"); absent when none was given. */
   result?: string;
+  /** Whether finishing it waits for review, and where that stands (docs/protocol.md, "Review"); absent: the board's rule, never finished. */
+  review?: TaskReview;
   metadata?: Record<string, unknown>;
   /** Keys the format does not know, in their original order; preserved on every rewrite. */
   extra: Record<string, unknown>;
@@ -65,6 +70,7 @@ export const TASK_KEYS = [
   'notes',
   'verify',
   'result',
+  'review',
   'metadata',
 ] as const;
 
@@ -215,6 +221,8 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   if (parent !== undefined) task.parent = parent;
   const links = readLinkFields(obj, (key, problem) => reader.fail(key, problem), show);
   Object.assign(task, planning, links);
+  const review = readReviewField(obj, (key, problem) => reader.fail(key, problem), show);
+  if (review !== undefined) task.review = review;
   if (metadata !== undefined) task.metadata = cloneJson(metadata) as Record<string, unknown>;
   return task;
 }
@@ -352,6 +360,8 @@ export function serializeTask(task: Task): string {
   if (task.notes?.length) setOwn(out, 'notes', normalizeNotes(task.notes).map(noteOut));
   if (task.verify !== undefined) setOwn(out, 'verify', task.verify);
   if (task.result !== undefined) setOwn(out, 'result', task.result);
+  const review = reviewOut(task.review);
+  if (review !== undefined) setOwn(out, 'review', review);
   if (task.metadata !== undefined) setOwn(out, 'metadata', task.metadata);
   for (const key of Object.keys(task.extra)) if (!KNOWN.has(key)) setOwn(out, key, task.extra[key]);
   return JSON.stringify(out, null, 2) + '\n';
@@ -368,6 +378,7 @@ export function copyTask(task: Task): Task {
     extra: cloneJson(task.extra) as Record<string, unknown>,
   };
   if (task.labels !== undefined) copy.labels = [...task.labels];
+  if (task.review !== undefined) copy.review = copyReview(task.review);
   if (task.notes !== undefined) copy.notes = task.notes.map((n) => cloneJson(n) as TaskNote);
   if (task.metadata !== undefined) copy.metadata = cloneJson(task.metadata) as Record<string, unknown>;
   return copy;

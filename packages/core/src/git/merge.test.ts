@@ -128,4 +128,17 @@ describe('planning fields merge', () => {
     expect(merged.notes).toEqual([a, c, b]);
     expect(merged.priority).toBe(3);
   });
+
+  it('keeps a review like the other fields: a verdict on one branch and a note on the other merge; two verdicts conflict', () => {
+    const waiting = { status: 'in_progress', owner: 'ann', review: { required: true, state: 'waiting', since: '2026-01-01T00:00:00.000Z' } };
+    const approved = { status: 'completed', owner: 'ann', review: { required: true, state: 'approved', by: 'bob', at: '2026-01-02T00:00:00.000Z' } };
+    const rejected = { status: 'pending', owner: 'ann', review: { required: true, state: 'rejected', by: 'cy', at: '2026-01-02T00:00:00.000Z' } };
+    const r = mergeTaskText(task(waiting), task(approved), task({ ...waiting, notes: [a] }));
+    expect(r.conflicts).toEqual([]);
+    expect(JSON.parse(r.text)).toMatchObject({ ...approved, notes: [a] });
+    expect(JSON.parse(r.text).review).not.toHaveProperty('since');
+    const both = mergeTaskTextResolved(task(waiting), task(approved), task(rejected), 'theirs');
+    expect(both.conflicts.map((x) => x.field).sort()).toEqual(['review.by', 'review.state', 'status']);
+    expect(JSON.parse(both.text)).toMatchObject(rejected);
+  });
 });

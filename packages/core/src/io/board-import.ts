@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { TasksError } from '../errors.js';
-import { TASK_KEYS, cloneJson, createRecord, isClosed, normalizeIds, serializeTask, setOwn, type Task } from '../format/format.js';
+import { TASK_KEYS, cloneJson, createRecord, inReview, isClosed, normalizeIds, serializeTask, setOwn, type Task } from '../format/format.js';
 import { createLease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { checkImported, checkLimits, checkNoCycle, checkNoParentCycle, checkReadable, shortSubject, workInProgressWarnings } from './import-checks.js';
@@ -325,8 +325,9 @@ export async function importTasks(store: TaskStore, list: ForeignList, options: 
       if (tx.tryRead(t.id)) throw new TasksError('E_EXISTS', `task_${t.id}.json appeared meanwhile; nothing was imported, run the import again`);
       tx.put(t);
       highest = Math.max(highest, t.id);
-      // Imported work in progress counts against its owner like any claim.
-      if (t.status === 'in_progress' && t.owner !== '') tx.putLease({ ...createLease(t.id, t.owner, null, store.config.leaseSeconds), adopted: true });
+      // Imported work in progress counts against its owner like any claim; a task waiting for review has no claim.
+      if (t.status === 'in_progress' && t.owner !== '' && !inReview(t))
+        tx.putLease({ ...createLease(t.id, t.owner, null, store.config.leaseSeconds), adopted: true });
       tx.event({ type: 'created', task: t.id, owner: options.actor, subject: m.subject, importedFrom: m.from });
     }
     if (highest) tx.setHighWaterMark(highest);

@@ -6,9 +6,10 @@
  */
 import { ownerFlag } from '../hints.js';
 import { CorruptTaskError, TasksError } from '../errors.js';
-import { MAX_TASK_FILE_BYTES, normalizeIds, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
+import { MAX_TASK_FILE_BYTES, inReview, normalizeIds, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { checkLabels, checkNesting, checkNoteText, checkPaths, checkPriority, checkSubject } from '../engine/rules.js';
 import { checkResult, checkVerifyCommand } from '../engine/outcome-fields.js';
+import { readReviewField } from '../format/task-review.js';
 import { BoardGraph } from '../consistency/reconcile.js';
 import { parentCycles } from '../graph/hierarchy.js';
 import type { ForeignList, ForeignTask, ImportTarget } from './import-shapes.js';
@@ -39,6 +40,17 @@ export function checkLimits(task: Task): void {
   for (const note of task.notes ?? []) checkNoteText(note.text);
   if (task.verify !== undefined) task.verify = checkVerifyCommand(task.verify);
   if (task.result !== undefined) task.result = checkResult(task.result);
+  if (task.review !== undefined) {
+    const review = readReviewField(
+      { review: task.review },
+      (_key, problem) => {
+        throw new TasksError('E_INVALID', problem);
+      },
+      JSON.stringify,
+    );
+    if (review) task.review = review;
+    else delete task.review;
+  }
   if (task.metadata !== undefined) checkNesting(task.metadata, 'metadata');
 }
 
@@ -88,7 +100,8 @@ export function workInProgressWarnings(touched: readonly Task[], created: Readon
   if (!target.singleInProgress) return warnings;
   const byOwner = new Map<string, number[]>();
   for (const t of [...(target.board ?? []), ...touched.filter((t) => created.has(t.id))])
-    if (t.status === 'in_progress' && t.owner !== '') byOwner.set(t.owner, [...(byOwner.get(t.owner) ?? []), t.id]);
+    // A task waiting for review does not count against its owner (docs/protocol.md, "Review").
+    if (t.status === 'in_progress' && t.owner !== '' && !inReview(t)) byOwner.set(t.owner, [...(byOwner.get(t.owner) ?? []), t.id]);
   for (const [owner, ids] of [...byOwner].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (ids.length < 2 || !ids.some((id) => created.has(id))) continue;
     const sorted = normalizeIds(ids);

@@ -495,6 +495,8 @@ export function readDotasksExport(file: string): ForeignList {
     if (view.labels !== undefined && view.labels !== null) planning.labels = Array.isArray(view.labels) ? cloneJson(view.labels) : [view.labels];
     // The check before done and the result, as the export has them: planImport holds them to the limits of create and done.
     for (const key of ['verify', 'result'] as const) if (typeof view[key] === 'string' && view[key].trim() !== '') planning[key] = view[key];
+    // And its review, requirement and state (docs/protocol.md, "Review"); planImport reads it as a task file would.
+    if (view.review !== undefined && view.review !== null) planning.review = view.review;
     if (Object.keys(planning).length) task.fields = { ...task.fields, ...planning };
     carryListFields(view, task, where, warnings);
     const links = exportedLinks(view);

@@ -28,6 +28,12 @@ export interface Lease {
    * board the claim another machine published for it comes first.
    */
   adopted?: true;
+  /**
+   * A reviewer's claim of a task waiting for review (docs/protocol.md,
+   * "Review"): `owner` is the reviewer, not the task's owner; the task itself
+   * has no claim of its owner's while it is in review.
+   */
+  review?: true;
 }
 
 /** What a caller says about the process that will keep working on a claim. */

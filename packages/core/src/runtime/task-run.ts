@@ -9,6 +9,7 @@
  * record, `metadata.lastError`, and a note.
  */
 import { TasksError } from '../errors.js';
+import { inReview } from '../format/format.js';
 import type { TaskStore } from '../store.js';
 import { watchClaim, type ClaimLoss, type ClaimWatch } from './claim-watch.js';
 
@@ -41,6 +42,8 @@ export function failureNote(error: LastError): string {
 /** How a run ended, as recorded on the task. */
 export type RunRecord =
   | { outcome: 'completed'; unblocked: number[] }
+  /** Exit 0 on a task that requires review: it waits for review now (docs/protocol.md, "Review"). */
+  | { outcome: 'review' }
   | { outcome: 'released'; lastError: LastError }
   /** The task was no longer the runner's when the outcome came (reaped, released, taken, moved away): left as it is. */
   | { outcome: 'lost'; message: string };
@@ -69,7 +72,8 @@ function isLoss(error: unknown): error is TasksError {
 }
 
 /**
- * Records how a run ended: exit 0 (and not killed) completes the task,
+ * Records how a run ended: exit 0 (and not killed) completes the task (or
+ * puts it in review, when it requires review),
  * anything else releases it with `metadata.lastError` and a failure note;
  * both in one transaction that refuses unless the task is, under its lock,
  * still in progress for `owner` (`heldBy`). A task taken meanwhile is left
@@ -85,7 +89,7 @@ export async function recordRunEnd(store: TaskStore, end: RunEnd): Promise<RunRe
         ...(end.metadata ? { metadata: end.metadata } : {}),
         ...(end.result !== undefined ? { result: end.result } : {}),
       });
-      return { outcome: 'completed', unblocked: done.unblocked };
+      return inReview(done.task) ? { outcome: 'review' } : { outcome: 'completed', unblocked: done.unblocked };
     }
     const lastError: LastError = {
       exitCode: end.exitCode,

@@ -17,7 +17,7 @@
  *   edges of this clone's changes and the `#N` mentions of its own text.
  */
 import { TasksError } from '../errors.js';
-import { idFromFileName, isClosed, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
+import { idFromFileName, inReview, isClosed, parseTask, serializeTask, taskFileName, type Task } from '../format/format.js';
 import { Copy, describeChange, good, keepClosed, problemOf, remoteCopy } from './merge-copies.js';
 import { HIGHWATERMARK_FILE, parseHighWaterMark, type Transaction } from '../engine/transaction.js';
 import { listLeases, type Lease } from '../runtime/leases.js';
@@ -279,6 +279,8 @@ async function writeMerged({ tx, plan, disk, ours, leases }: MergeRun, writes: M
 function withdrawClaim(tx: Transaction, plan: MergePlan, leases: Map<number, Lease>, id: number, after: Task): void {
   const lease = leases.get(id);
   if (!lease || (after.status === 'in_progress' && after.owner === lease.owner)) return;
+  // A reviewer's claim stays this clone's while the task still waits for review (review claims are not published).
+  if (lease.review && inReview(after)) return;
   tx.dropLease(id);
   leases.delete(id);
   if ((isClosed(after.status) && after.owner === lease.owner) || lease.adopted) return;
@@ -382,7 +384,8 @@ function publishClaims(
     const text = plan.files.get(name);
     if (text === undefined) continue;
     const task = parseTask(text, name);
-    if (task.status !== 'in_progress') continue;
+    // A task waiting for review is claimed by nobody: a claim published for it before it entered review is not reaped.
+    if (task.status !== 'in_progress' || inReview(task)) continue;
     const mine = leases.get(id);
     const theirs = theirsClaims.get(id);
     const published = theirs && theirs.claim.owner === task.owner ? theirs : undefined;

@@ -8,7 +8,7 @@
  * random order), so a model's prompt cache keeps working across calls.
  */
 import { DEFAULT_CONFIG } from '../board-config.js';
-import type { Task } from '../format/format.js';
+import { inReview, type Task } from '../format/format.js';
 import { isReady, type TaskLookup } from '../graph/graph.js';
 import { boardLookup } from '../graph/hierarchy.js';
 import { rankTasks, readyOrder } from '../graph/ready-order.js';
@@ -43,12 +43,26 @@ export function renderAgentBoard(snapshot: BoardSnapshot, options: AgentBoardOpt
   const tail = tailLines(snapshot, completed, deleted, render.summary);
   const fixed = OPEN.length + CLOSE.length + tail.reduce((n, line) => n + line.length + 1, 0);
   const lines = new Map(open.map((task) => [task, render.line(task)]));
-  let all = fixed;
+  const reviewing = open.some(inReview);
+  let all = fixed + (reviewing ? REVIEW_HEADER.length + 1 : 0);
   for (const line of lines.values()) all += line.length + 1;
-  if (all <= budget) return wrap([...lines.values(), ...tail]);
-  const shown = mostUrgentFitting(open, lines, snapshot, budget - fixed);
-  const body = open.filter((task) => shown.has(task)).map((task) => lines.get(task)!);
+  if (all <= budget) return wrap([...sectioned(open, lines), ...tail]);
+  const shown = mostUrgentFitting(open, lines, snapshot, budget - fixed - (reviewing ? REVIEW_HEADER.length + 1 : 0));
+  const body = sectioned(
+    open.filter((task) => shown.has(task)),
+    lines,
+  );
   return wrap([...body, foldedOpenLine(open, shown, snapshot), ...tail]);
+}
+
+/** The head of the section of tasks waiting for review. */
+const REVIEW_HEADER = 'needs review (someone other than its owner approves or rejects it):';
+
+/** The open work's lines: the work to do, then the tasks waiting for review in a section of their own (docs/protocol.md, "Review"). */
+function sectioned(open: Task[], lines: Map<Task, string>): string[] {
+  const review = open.filter(inReview);
+  const work = review.length ? open.filter((task) => !inReview(task)) : open;
+  return [...work.map((task) => lines.get(task)!), ...(review.length ? [REVIEW_HEADER, ...review.map((task) => lines.get(task)!)] : [])];
 }
 
 function wrap(lines: string[]): string {

@@ -81,6 +81,7 @@ export type PrintableFields = {
   notes?: { at: string; owner: string; text: string }[];
   verify?: string;
   result?: string;
+  review?: { since?: string; by?: string; at?: string };
 };
 
 /** True when some text of the task might print differently: one regex test per text, no copy. */
@@ -95,7 +96,8 @@ function mayNeedEscapes(task: PrintableFields): boolean {
     (task.notes?.some((n) => SUSPECT.test(n.at) || SUSPECT.test(n.owner) || SUSPECT_IN_LINES.test(n.text)) ?? false) ||
     (task.metadata !== undefined && Object.keys(task.metadata).some((k) => SUSPECT.test(k))) ||
     (task.verify !== undefined && SUSPECT.test(task.verify)) ||
-    (task.result !== undefined && SUSPECT_IN_LINES.test(task.result))
+    (task.result !== undefined && SUSPECT_IN_LINES.test(task.result)) ||
+    (task.review !== undefined && [task.review.since, task.review.by, task.review.at].some((t) => typeof t === 'string' && SUSPECT.test(t)))
   );
 }
 
@@ -119,6 +121,7 @@ export function printableTask<T extends PrintableFields>(task: T): T {
     ...(task.verify !== undefined ? { verify: printable(task.verify) } : {}),
     // A result may run over several lines, like a description.
     ...(task.result !== undefined ? { result: printableLines(task.result) } : {}),
+    ...(task.review !== undefined ? { review: printableValue(task.review) } : {}),
     // Values are shown as JSON, which escapes C0 controls itself; the caller passes the text through printableLines for the rest.
     ...(task.metadata ? { metadata: Object.fromEntries(Object.entries(task.metadata).map(([k, v]) => [printable(k), v])) } : {}),
   };

@@ -1,4 +1,4 @@
-import { DEFAULT_PRIORITY, isClosed, priorityOf, type Task, type TaskNote, type TaskStatus } from '../format/format.js';
+import { DEFAULT_PRIORITY, inReview, isClosed, priorityOf, type Task, type TaskNote, type TaskReview, type TaskStatus } from '../format/format.js';
 import { presentLinks } from '../format/task-links.js';
 import { isReady, openBlockers, readyWith, type TaskLookup } from '../graph/graph.js';
 import { ancestorsOf, boardLookup, hierarchyOf, type Hierarchy, type Progress } from '../graph/hierarchy.js';
@@ -6,6 +6,8 @@ import { firstRanked } from '../graph/ready-order.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
 
 const MARKS: Record<TaskStatus, string> = { pending: '[ ]', in_progress: '[>]', completed: '[x]', deleted: '[-]' };
+/** A task waiting for review (docs/protocol.md, "Review"): in progress, its work finished. */
+const REVIEW_MARK = '[?]';
 
 /**
  * How a line is decorated. The core knows nothing of terminals: the CLI
@@ -65,6 +67,8 @@ export interface TaskView {
   verify?: string;
   /** What the work came to, only when it was given one. */
   result?: string;
+  /** Whether it requires review and where that stands, only when the file has it (waiting: `status` in_progress and `review.state` waiting). */
+  review?: TaskReview;
 }
 
 /** The documented JSON shape of a board listing. */
@@ -106,6 +110,7 @@ export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
     notes: (task.notes ?? []).map((n) => ({ ...n })),
     ...(task.verify !== undefined ? { verify: task.verify } : {}),
     ...(task.result !== undefined ? { result: task.result } : {}),
+    ...(task.review !== undefined ? { review: { ...task.review } } : {}),
   };
 }
 
@@ -227,7 +232,10 @@ export function renderTaskLine(task: Task, lookup: TaskLookup, style: RenderStyl
 function taskLine(task: Task, open: readonly number[], style: RenderStyle, progress?: Progress): string {
   let notes = '';
   let paint = style.muted;
-  if (task.status === 'in_progress') {
+  if (inReview(task)) {
+    notes = `${task.owner || 'unowned'}: waits for review`;
+    paint = style.inProgress;
+  } else if (task.status === 'in_progress') {
     const who = task.owner || 'unowned';
     notes = task.activeForm ? `${who}: ${task.activeForm}` : who;
     paint = style.inProgress;
@@ -242,7 +250,26 @@ function taskLine(task: Task, open: readonly number[], style: RenderStyle, progr
     notes = notes ? `${notes}; ${progress.done}/${progress.total} done` : `${progress.done}/${progress.total} done`;
     if (task.status === 'pending' && progress.done < progress.total) paint = style.blocked;
   }
-  return paint(`${MARKS[task.status]} #${task.id}: ${task.subject}${planningTags(task)}${notes ? ` (${notes})` : ''}`);
+  return paint(`${inReview(task) ? REVIEW_MARK : MARKS[task.status]} #${task.id}: ${task.subject}${planningTags(task)}${notes ? ` (${notes})` : ''}`);
+}
+
+/** What a finish that put the task in review says (docs/protocol.md, "Review"): who may approve it, and how. Plain text: the caller makes it printable. */
+export function renderReviewWait(task: Task): string {
+  const who = task.owner ? `someone other than ${task.owner}` : 'someone';
+  return `#${task.id} waits for review; it completes when ${who} approves it ('tasks approve ${task.id}')`;
+}
+
+/** A task's review for `tasks show`: where it stands, and whether it is required; '' when the file says nothing of it. */
+function reviewLine(task: Task): string {
+  const r = task.review;
+  if (!r) return '';
+  const standing = inReview(task)
+    ? `waiting since ${r.since ?? '?'}`
+    : r.state === 'approved' || r.state === 'rejected'
+      ? `${r.state} by ${r.by || '(nobody)'} at ${r.at ?? '?'}`
+      : '';
+  const rule = r.required === true ? 'required' : r.required === false ? 'not required' : '';
+  return [standing, rule].filter(Boolean).join('; ');
 }
 
 /** ` P0 #ui #parser`: a priority other than the default, and the labels; '' for a task with neither. */
@@ -289,7 +316,9 @@ function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly num
     parts.push(`${matched.length} of ${onBoard} task${onBoard === 1 ? '' : 's'} on the board`);
   }
   parts.push(`${c.completed}/${live} done`);
-  if (c.in_progress) parts.push(`${c.in_progress} in progress`);
+  const reviewing = c.in_progress ? tasks.reduce((n, t) => (inReview(t) ? n + 1 : n), 0) : 0;
+  if (c.in_progress > reviewing) parts.push(`${c.in_progress - reviewing} in progress`);
+  if (reviewing) parts.push(`${reviewing} in review`);
   parts.push(c.ready ? `ready: ${ready.join(', ')}${c.ready > 10 ? ` (+${c.ready - 10})` : ''}` : 'nothing ready');
   if (c.blocked) parts.push(`${c.blocked} blocked`);
   if (snapshot.problems.length) parts.push(`${snapshot.problems.length} bad file${snapshot.problems.length > 1 ? 's' : ''}`);
@@ -379,7 +408,7 @@ export function renderTaskDetail(task: Task, lookup: TaskLookup, options: { boar
   const waits = task.status === 'pending' && !!lookup.openChildren?.(task.id).length;
   const lines = [
     renderTaskLine(task, lookup, PLAIN_STYLE, progress),
-    `  status:      ${task.status}${view.ready ? ' (ready)' : waits ? ' (waits for its children)' : ''}`,
+    `  status:      ${task.status}${view.ready ? ' (ready)' : waits ? ' (waits for its children)' : inReview(task) ? ' (waits for review)' : ''}`,
   ];
   lines.push(`  owner:       ${task.owner || '(none)'}`);
   if (task.activeForm) lines.push(`  activeForm:  ${task.activeForm}`);
@@ -395,6 +424,8 @@ export function renderTaskDetail(task: Task, lookup: TaskLookup, options: { boar
     const [first, ...rest] = task.result.split('\n');
     lines.push(`  result:      ${first}`, ...rest.map((l) => `               ${l}`));
   }
+  const review = reviewLine(task);
+  if (review) lines.push(`  review:      ${review}`);
   const links = presentLinks(task);
   if (links.related) lines.push(`  related:     ${links.related.map((id) => `#${id}`).join(', ')}`);
   if (links.discoveredFrom) lines.push(`  discoveredFrom: ${links.discoveredFrom.map((id) => `#${id}`).join(', ')} (found while working on it)`);

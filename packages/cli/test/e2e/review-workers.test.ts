@@ -1,0 +1,147 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
+import { isAlive, startTasks } from '../agents-helpers.js';
+
+/** Generous: two cores are shared with other builds and tests. */
+const WAIT = { timeout: 30_000, interval: 50 };
+
+type Note = { at: string; owner: string; text: string };
+const jsonLines = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** A board that requires review, with `count` tasks finished by `owner` (each now waiting for review). */
+function boardInReview(root: string, board: string, owners: string[]): void {
+  writeFileSync(join(board, 'config.json'), JSON.stringify({ review: true }));
+  owners.forEach((owner, i) => {
+    tasks(root, ['create', `Task ${i + 1}`]);
+    tasks(root, ['start', String(i + 1), '--owner', owner]);
+    const done = tasks(root, ['done', String(i + 1), '--owner', owner]);
+    if (!done.stdout.includes('waits for review')) throw new Error(done.stdout + done.stderr);
+  });
+}
+
+describe('reviewer workers: tasks worker --review -- CMD (real processes)', () => {
+  let cleanup = () => {};
+  afterEach(() => cleanup());
+
+  it("approves a second owner's task on exit 0 (its dependents unblock), sends another back with the output's tail, never reviews its own", async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    boardInReview(t.root, t.board, ['alice', 'carol', 'rev']);
+    tasks(t.root, ['create', 'After 1', '--blocked-by', '1']);
+    // #1 was worked in a worktree of its own: the review runs there.
+    mkdirSync(join(t.root, 'wt-1'));
+    tasks(t.root, ['update', '1', '--meta', 'worktree=wt-1', '--owner', 'alice']);
+    const log = join(t.root, 'reviews.log');
+    const command = `echo "$TASK_ID $TASKS_OWNER $TASK_AUTHOR $(pwd)" >> ${log}; echo "looked at $TASK_SUBJECT"; printf '\\033[31mred\\033[0m\\n'; test "$TASK_ID" = 1`;
+
+    const r = await tasksAsync(t.root, ['worker', '--review', '--owner', 'rev', '--json', '--idle-exit', '0', '--', command]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual([`1 rev alice ${join(t.root, 'wt-1')}`, `2 rev carol ${t.root}`]);
+
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'completed', owner: 'alice', review: { state: 'approved', by: 'rev' } });
+    expect(readTaskFile(t.board, 4).blockedBy).toEqual([]);
+    const sentBack = readTaskFile(t.board, 2);
+    expect(sentBack).toMatchObject({ status: 'pending', owner: 'carol', review: { state: 'rejected', by: 'rev' } });
+    const note = (sentBack.notes as Note[]).at(-1)!;
+    expect(note.owner).toBe('rev');
+    // The tail, bounded and with its escape sequences removed, is the note.
+    expect(note.text).toBe('sent back in review: the review command failed (exit 1); its output ended:\nlooked at Task 2\nred');
+    // Its own owner's work is never reviewed by it.
+    expect(readTaskFile(t.board, 3)).toMatchObject({ status: 'in_progress', owner: 'rev', review: { state: 'waiting' } });
+
+    const events = jsonLines(r.stdout);
+    expect(events.map((e) => `${e.type}${e.task ? ` #${e.task}` : ''}`)).toEqual([
+      'reviewer.started',
+      'review.claimed #1',
+      'review.approved #1',
+      'review.claimed #2',
+      'review.rejected #2',
+      'reviewer.stopped',
+    ]);
+    expect(events[2]).toMatchObject({ unblocked: [4] });
+    expect(events.at(-1)).toMatchObject({ reason: 'idle', approved: [1], rejected: [2], lost: [] });
+    expect(r.stderr).toContain('[rev] approved #1');
+  });
+
+  it('two reviewer workers never review one task twice', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const count = 8;
+    boardInReview(
+      t.root,
+      t.board,
+      Array.from({ length: count }, () => 'alice'),
+    );
+    const log = join(t.root, 'reviews.log');
+    // The pause is the rhythm under test: both reviewers are busy at once, each looking for the next task meanwhile.
+    const command = `echo "$TASK_ID $TASKS_OWNER" >> ${log}; sleep 0.1`;
+    const [a, b] = await Promise.all(
+      ['rev-a', 'rev-b'].map((owner) => tasksAsync(t.root, ['worker', '--review', '--owner', owner, '--json', '--idle-exit', '0', '--', command])),
+    );
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    const reviews = readFileSync(log, 'utf8').trim().split('\n');
+    expect(reviews.map((l) => Number(l.split(' ')[0])).sort((x, y) => x - y)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+    for (let id = 1; id <= count; id++) {
+      const task = readTaskFile(t.board, id);
+      expect(task.status).toBe('completed');
+      // Approved by the reviewer that ran the command on it.
+      expect(reviews).toContain(`${id} ${(task.review as { by: string }).by}`);
+    }
+    const approved = [a, b].flatMap((r) =>
+      jsonLines(r.stdout)
+        .filter((e) => e.type === 'review.approved')
+        .map((e) => e.task),
+    );
+    expect(approved).toHaveLength(count);
+  });
+
+  it("a reviewer that dies loses its review: its claim's process is gone, and the next reviewer takes the task", async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    boardInReview(t.root, t.board, ['alice']);
+    const pidFile = join(t.root, 'cmd.pid');
+    const first = startTasks(t.root, ['worker', '--review', '--owner', 'rev-a', '--', `echo $$ > ${pidFile}; exec sleep 60`]);
+    await vi.waitFor(() => expect(existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '').toBe(true), WAIT);
+    const lease = JSON.parse(readFileSync(join(t.board, '.runtime', 'leases', 'task_1.json'), 'utf8')) as Record<string, unknown>;
+    expect(lease).toMatchObject({ task: 1, owner: 'rev-a', review: true, pid: first.child.pid });
+    expect(tasks(t.root, ['review']).stdout).toContain('reviewing: rev-a');
+    first.child.kill('SIGKILL');
+    await first.done;
+    const cmd = Number(readFileSync(pidFile, 'utf8'));
+    try {
+      const second = await tasksAsync(t.root, ['worker', '--review', '--owner', 'rev-b', '--json', '--idle-exit', '0', '--', 'true']);
+      expect(second.code, second.stderr).toBe(0);
+      expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'completed', review: { state: 'approved', by: 'rev-b' } });
+    } finally {
+      if (isAlive(cmd)) process.kill(cmd, 'SIGKILL');
+    }
+  });
+
+  it("a worker's exit 0 on a task that requires review puts it in review (task.in_review) and moves on; its dependents wait for the approval", async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    tasks(t.root, ['create', 'First', '--review']);
+    tasks(t.root, ['create', 'Second', '--blocked-by', '1']);
+    tasks(t.root, ['create', 'Elsewhere']);
+    const r = await tasksAsync(t.root, ['worker', '--owner', 'w1', '--json', '--idle-exit', '0', '--', 'true']);
+    expect(r.code, r.stderr).toBe(0);
+    const events = jsonLines(r.stdout);
+    expect(events.filter((e) => String(e.type).startsWith('task.')).map((e) => `${e.type} #${e.task}`)).toEqual([
+      'task.claimed #1',
+      'task.in_review #1',
+      'task.claimed #3',
+      'task.completed #3',
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'worker.stopped', completed: [3], inReview: [1] });
+    expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'in_progress', owner: 'w1', review: { state: 'waiting' } });
+    expect(readTaskFile(t.board, 2)).toMatchObject({ status: 'pending', blockedBy: [1] });
+    expect(r.stderr).toContain('[w1] finished #1');
+  });
+});

@@ -1,0 +1,306 @@
+/**
+ * The reviewer worker (`tasks worker --review -- CMD`, docs/protocol.md,
+ * "Review"): it works the review queue as the worker works the ready
+ * tasks. It claims the oldest task waiting for review whose owner is not
+ * its own (a reviewer's claim record, so two reviewers never take one
+ * task), runs CMD on it with the task in its environment and the task's
+ * worktree as its folder, holds the claim while CMD runs (renewed, and
+ * CMD stopped the moment the task is taken away), and gives the verdict:
+ * exit 0 approves the task, anything else sends it back to its owner with
+ * the end of CMD's output as the note. It never approves its own owner's
+ * work: the core refuses that, and the queue skips it.
+ */
+import { join } from 'node:path';
+import {
+  ClaimError,
+  EVENTS_FILE,
+  TasksError,
+  checkTail,
+  inReview,
+  isClosed,
+  readLastSeq,
+  readLease,
+  reviewRequired,
+  taskWorktree,
+  type ReviewClaim,
+  type Task,
+  type TaskStore,
+} from '@dotasks/core/internal';
+import { spawnCommand, type CommandExit, type RunningCommand } from './command.js';
+import { waitForChange } from './worker.js';
+
+/** What a reviewer worker does and how (`tasks worker --review`). */
+export interface ReviewWorkerOptions {
+  store: TaskStore;
+  /** The reviewer: every review claim and verdict is made as this owner. */
+  owner: string;
+  /** The review command: argv, or one string run by the shell. */
+  command: string[];
+  /** Where the command runs for a task without a worktree (default: process.cwd()). */
+  cwd?: string;
+  /** The environment the command starts from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Stop after this many reviews (approved, rejected or lost). */
+  maxTasks?: number;
+  /** Stop after this many seconds with nothing to review. */
+  idleExitSeconds?: number;
+  /** The review claim's lease, seconds (default: the board's `leaseSeconds`); renewed while the command runs. */
+  leaseSeconds?: number;
+  /** How often to look at the board while waiting, ms (default 200). */
+  pollMs?: number;
+  /** Between SIGTERM and SIGKILL for the command's group, ms (default 3000). */
+  killGraceMs?: number;
+  /** How often to check, while the command runs, that the review is still ours, ms (default 500). */
+  claimCheckMs?: number;
+  /** Aborting stops the command's group, gives the review claim back and ends the loop. */
+  signal?: AbortSignal;
+  onEvent?: (event: ReviewWorkerEvent) => void;
+  onOutput?: (chunk: Buffer, task: number) => void;
+}
+
+/** Why a reviewer worker stopped. */
+export type ReviewStopReason = 'drained' | 'max_tasks' | 'idle' | 'aborted';
+
+/** One line of `tasks worker --review --json`. Every event has `type`, `at` and `owner` (the reviewer). */
+export type ReviewWorkerEvent = { at: string; owner: string } & (
+  | { type: 'reviewer.started'; pid: number; command: string[] }
+  | { type: 'reviewer.waiting'; inReview: number[] }
+  | { type: 'review.claimed'; task: number; subject: string; taskOwner: string; worktree?: string }
+  | { type: 'review.approved'; task: number; durationMs: number; unblocked: number[] }
+  | { type: 'review.rejected'; task: number; durationMs: number; exitCode: number | null; signal: string | null }
+  | { type: 'review.lost'; task: number; message: string }
+  | { type: 'review.interrupted'; task: number }
+  | { type: 'reviewer.stopped'; reason: ReviewStopReason; approved: number[]; rejected: number[]; lost: number[] }
+);
+
+/** What a reviewer worker did. */
+export interface ReviewSummary {
+  owner: string;
+  reason: ReviewStopReason;
+  approved: number[];
+  rejected: number[];
+  /** Reviews taken from it while its command ran (approved or rejected by someone else, its claim lapsed). */
+  lost: number[];
+}
+
+type EventBody = ReviewWorkerEvent extends infer E ? (E extends ReviewWorkerEvent ? Omit<E, 'at' | 'owner'> : never) : never;
+
+/** What one reviewer worker keeps from start to stop. */
+interface ReviewerState {
+  readonly options: ReviewWorkerOptions;
+  readonly store: TaskStore;
+  readonly owner: string;
+  readonly pollMs: number;
+  readonly eventsFile: string;
+  readonly summary: ReviewSummary;
+  /** Tasks it no longer takes: lost while it reviewed them (someone else decided). */
+  readonly excluded: Set<number>;
+  taken: number;
+  idleSince: number | undefined;
+  waitingReported: boolean;
+}
+
+/** One review while its command runs. */
+interface ReviewRun {
+  readonly claim: ReviewClaim;
+  readonly command: RunningCommand;
+  readonly startedAt: number;
+  lost?: string;
+}
+
+/**
+ * The reviewer loop: claim the oldest task waiting for review that is not
+ * its owner's, run the command on it, approve on exit 0 and reject with the
+ * output's tail otherwise; repeat until nothing can come to review (or
+ * maxTasks, idle time, the abort signal).
+ */
+export async function runReviewWorker(options: ReviewWorkerOptions): Promise<ReviewSummary> {
+  if (options.command.length === 0) throw new TasksError('E_USAGE', 'a reviewer worker needs a command to run for each review (after --)');
+  if (options.owner === '') throw new TasksError('E_USAGE', 'a reviewer worker needs an owner (--owner or TASKS_OWNER)');
+  const { store, owner } = options;
+  const state: ReviewerState = {
+    options,
+    store,
+    owner,
+    pollMs: options.pollMs ?? 200,
+    eventsFile: join(store.runtimeDir, EVENTS_FILE),
+    summary: { owner, reason: 'drained', approved: [], rejected: [], lost: [] },
+    excluded: new Set(),
+    taken: 0,
+    idleSince: undefined,
+    waitingReported: false,
+  };
+  emit(state, { type: 'reviewer.started', pid: process.pid, command: options.command });
+  for (;;) {
+    const step = await nextReview(state);
+    if ('stop' in step) {
+      state.summary.reason = step.stop;
+      const { approved, rejected, lost } = state.summary;
+      emit(state, { type: 'reviewer.stopped', reason: step.stop, approved, rejected, lost });
+      return state.summary;
+    }
+    if (!('claim' in step)) continue;
+    state.idleSince = undefined;
+    state.waitingReported = false;
+    state.taken++;
+    await review(state, step.claim);
+  }
+}
+
+function emit(state: ReviewerState, body: EventBody): void {
+  state.options.onEvent?.({ at: new Date().toISOString(), owner: state.owner, ...body } as ReviewWorkerEvent);
+}
+
+const isBusy = (error: unknown) => error instanceof TasksError && (error.code === 'E_LOCKED' || error.code === 'E_COMPROMISED');
+
+/** One pass: stop if told to, let lapsed claims go (a crashed reviewer's), then claim the next review or wait. */
+async function nextReview(state: ReviewerState): Promise<{ claim: ReviewClaim } | { stop: ReviewStopReason } | { again: true }> {
+  const { options, store, owner } = state;
+  if (options.signal?.aborted) return { stop: 'aborted' };
+  if (options.maxTasks !== undefined && state.taken >= options.maxTasks) return { stop: 'max_tasks' };
+  await store.reap({ actor: owner }).catch((error: unknown) => {
+    if (!isBusy(error)) throw error;
+  });
+  const seq = readLastSeq(state.eventsFile);
+  try {
+    return { claim: await store.claimReview({ owner, lease: { ttlSeconds: options.leaseSeconds, pid: process.pid }, exclude: state.excluded }) };
+  } catch (error) {
+    if (!isBusy(error) && !(error instanceof ClaimError && error.reason === 'nothing_ready')) throw error;
+  }
+  const coming = reviewsComing(state);
+  if (coming === undefined) return { stop: 'drained' };
+  state.idleSince ??= Date.now();
+  if (options.idleExitSeconds !== undefined && Date.now() - state.idleSince >= options.idleExitSeconds * 1000) return { stop: 'idle' };
+  if (!state.waitingReported) emit(state, { type: 'reviewer.waiting', inReview: coming });
+  state.waitingReported = true;
+  await waitForChange(state.eventsFile, seq, state.pollMs, options.signal);
+  return { again: true };
+}
+
+/**
+ * The tasks a review may still come from (those waiting for review, by id),
+ * or undefined when none can: no open task that requires review belongs to
+ * anyone but this reviewer (one it lost is left to whoever took it).
+ */
+function reviewsComing(state: ReviewerState): number[] | undefined {
+  const { tasks } = state.store.loadBoard();
+  const boardReview = state.store.config.review;
+  const open = tasks.filter(
+    (t) => !isClosed(t.status) && (inReview(t) || reviewRequired(t, boardReview)) && t.owner !== state.owner && !state.excluded.has(t.id),
+  );
+  return open.length ? open.filter(inReview).map((t) => t.id) : undefined;
+}
+
+/** Runs the review command on a claimed task and gives the verdict by how it ended. */
+async function review(state: ReviewerState, claim: ReviewClaim): Promise<void> {
+  const { options, store } = state;
+  const task = claim.task;
+  const worktree = taskWorktree(store, task);
+  emit(state, { type: 'review.claimed', task: task.id, subject: task.subject, taskOwner: task.owner, ...(worktree ? { worktree } : {}) });
+  const command = spawnCommand(options.command, {
+    cwd: worktree ?? options.cwd,
+    env: reviewEnv(state, task, worktree),
+    killGraceMs: options.killGraceMs,
+    onOutput: (chunk) => options.onOutput?.(chunk, task.id),
+  });
+  const run: ReviewRun = { claim, command, startedAt: Date.now() };
+  const exit = await holdWhileRunning(state, run);
+  const durationMs = Date.now() - run.startedAt;
+  if (run.lost !== undefined) return lost(state, task.id, run.lost);
+  if (options.signal?.aborted) {
+    await store.releaseReview({ id: task.id, owner: state.owner, claimedAt: claim.lease.claimedAt }).catch(() => undefined);
+    return void emit(state, { type: 'review.interrupted', task: task.id });
+  }
+  await giveVerdict(state, run, exit, durationMs);
+}
+
+/** Approves on exit 0, rejects otherwise; a review taken meanwhile (decided by someone else, its claim lapsed) is lost, not an error. */
+async function giveVerdict(state: ReviewerState, run: ReviewRun, exit: CommandExit, durationMs: number): Promise<void> {
+  const { store, owner, summary } = state;
+  const id = run.claim.task.id;
+  const claim = { owner, claimedAt: run.claim.lease.claimedAt };
+  try {
+    if (exit.code === 0) {
+      const result = await store.approveTask(id, { actor: owner, claim });
+      summary.approved.push(id);
+      emit(state, { type: 'review.approved', task: id, durationMs, unblocked: result.unblocked });
+      return;
+    }
+    await store.rejectTask(id, { actor: owner, claim, note: rejectionNote(exit, run.command.tail()) });
+    summary.rejected.push(id);
+    emit(state, { type: 'review.rejected', task: id, durationMs, exitCode: exit.code, signal: exit.signal });
+  } catch (error) {
+    if (error instanceof TasksError && ['E_NOT_OWNER', 'E_TRANSITION', 'E_NOT_FOUND', 'E_OWN_REVIEW'].includes(error.code))
+      return lost(state, id, error.message);
+    throw error;
+  }
+}
+
+/** The note a failed review leaves for the task's owner: how the command ended and the end of its output (bounded, escapes removed). */
+export function rejectionNote(exit: CommandExit, output: string): string {
+  const how = exit.signal ? `killed by ${exit.signal}` : `exit ${exit.code}`;
+  const tail = checkTail(output);
+  return tail.trim() ? `the review command failed (${how}); its output ended:\n${tail}` : `the review command failed (${how}), with no output`;
+}
+
+function lost(state: ReviewerState, id: number, message: string): void {
+  state.summary.lost.push(id);
+  state.excluded.add(id);
+  emit(state, { type: 'review.lost', task: id, message });
+}
+
+/**
+ * Waits for the command while holding the review claim: renewed every
+ * third of its lease, and looked at every claimCheckMs; a task no longer in
+ * review, or a claim that is no longer ours, stops the command at once.
+ */
+async function holdWhileRunning(state: ReviewerState, run: ReviewRun): Promise<CommandExit> {
+  const { options, store, owner } = state;
+  const id = run.claim.task.id;
+  const claimedAt = run.claim.lease.claimedAt;
+  const look = () => {
+    if (run.lost !== undefined) return;
+    const task = store.peekTask(id);
+    const lease = readLease(store.runtimeDir, id);
+    if (task && inReview(task) && lease?.review && lease.owner === owner && lease.claimedAt === claimedAt) return;
+    run.lost = `the review of task #${id} was taken from ${owner} (${task ? (inReview(task) ? 'its claim lapsed or was taken' : `it is ${task.status.replace('_', ' ')} now`) : 'its file is gone'})`;
+    void run.command.kill();
+  };
+  const leaseMs = (options.leaseSeconds ?? store.config.leaseSeconds) * 1000;
+  const renew = setInterval(
+    () => {
+      store.renewReview({ id, owner, claimedAt, ...(options.leaseSeconds !== undefined ? { ttlSeconds: options.leaseSeconds } : {}) }).catch(() => look());
+    },
+    Math.max(100, leaseMs / 3),
+  );
+  const watch = setInterval(look, options.claimCheckMs ?? 500);
+  const onAbort = () => void run.command.kill();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const exit = await run.command.exited;
+    look();
+    return exit;
+  } finally {
+    clearInterval(renew);
+    clearInterval(watch);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The review command's environment: the task as a worker's command gets it, its owner as TASK_AUTHOR, its result, and the reviewer as TASKS_OWNER. */
+function reviewEnv(state: ReviewerState, task: Task, worktree: string | undefined): NodeJS.ProcessEnv {
+  const { options, store } = state;
+  return {
+    ...(options.env ?? process.env),
+    TASK_ID: String(task.id),
+    TASK_SUBJECT: task.subject,
+    TASK_DESCRIPTION: task.description,
+    TASK_FILE: store.taskPath(task.id),
+    TASKS_DIR: store.dir,
+    TASKS_OWNER: state.owner,
+    TASK_AUTHOR: task.owner,
+    TASK_REVIEW: '1',
+    ...(task.result !== undefined ? { TASK_RESULT: task.result } : {}),
+    ...(worktree ? { TASK_WORKTREE: worktree } : {}),
+  };
+}
