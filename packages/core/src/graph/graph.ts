@@ -11,6 +11,8 @@ export interface TaskLookup {
   (id: number): Task | undefined;
   /** The open tasks whose parent is `id`, ascending; absent on a lookup that does not know the board's hierarchy. */
   openChildren?: (id: number) => readonly number[];
+  /** Every task the lookup knows (a whole board's), for work that is cheaper over all of them at once; absent when it cannot list them. */
+  tasks?: readonly Task[];
 }
 
 /**

@@ -113,3 +113,54 @@ describe('priority from parents', () => {
     expect(above.of(tasks[0])).toEqual({ priority: 1, source: 2 });
   });
 });
+
+describe('what ancestors pass down, whatever order they are asked in', () => {
+  /** The answer by its definition: up through open ancestors until a closed or missing one or a cycle; the most urgent set priority, the nearest on a tie. */
+  function byDefinition(task: Task, byId: Map<number, Task>): { priority: number; source: number } | undefined {
+    let best: { priority: number; source: number } | undefined;
+    const seen = new Set([task.id]);
+    for (
+      let at = task.parent === undefined ? undefined : byId.get(task.parent);
+      at && !seen.has(at.id) && at.status !== 'completed';
+      at = at.parent === undefined ? undefined : byId.get(at.parent)
+    ) {
+      seen.add(at.id);
+      if (at.priority !== undefined && (!best || at.priority < best.priority)) best = { priority: at.priority, source: at.id };
+    }
+    return best;
+  }
+
+  it('gives the definition’s answer for every task, asked first to last, last to first, or shuffled', () => {
+    let seed = 5;
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    for (let trial = 0; trial < 300; trial++) {
+      const n = 1 + Math.floor(random() * 30);
+      const tasks: Task[] = [];
+      for (let id = 1; id <= n; id++) {
+        const task = {
+          id,
+          subject: `#${id}`,
+          description: '',
+          status: random() < 0.15 ? 'completed' : 'pending',
+          owner: '',
+          blockedBy: [],
+          blocks: [],
+          extra: {},
+        } as Task;
+        if (random() < 0.4) task.priority = Math.floor(random() * 5);
+        // A lower id, now and then its own id or one that is missing (no longer cycles: where one is entered decides its answers).
+        const odd = random();
+        if (random() < 0.7) task.parent = odd < 0.05 ? id : odd < 0.1 ? n + 1 : id > 1 ? 1 + Math.floor(random() * (id - 1)) : undefined;
+        tasks.push(task);
+      }
+      const byId = new Map(tasks.map((t) => [t.id, t]));
+      const want = tasks.map((t) => byDefinition(t, byId));
+      const orders = [tasks, [...tasks].reverse(), [...tasks].sort(() => random() - 0.5)];
+      for (const order of orders) {
+        const above = new AncestorPriority((id) => byId.get(id));
+        const got = new Map(order.map((t) => [t.id, above.of(t)]));
+        expect(tasks.map((t) => got.get(t.id))).toEqual(want);
+      }
+    }
+  });
+});

@@ -100,6 +100,7 @@ export function boardLookup(board: TaskSet): TaskLookup {
   const lookup: TaskLookup = (id) => byId.get(id);
   let hierarchy: Hierarchy | undefined;
   lookup.openChildren = (id) => (hierarchy ??= hierarchyOf(board)).openChildren(id);
+  lookup.tasks = board.tasks;
   return lookup;
 }
 
@@ -185,6 +186,8 @@ export class AncestorPriority {
     if (task.parent === undefined) return undefined;
     const known = this.memo.get(task.id);
     if (known !== undefined) return known ?? undefined;
+    const quick = task.parent !== task.id ? this.fromKnownParent(task) : undefined;
+    if (quick !== undefined) return quick ?? undefined;
     // Up the chain while the parent is open and its answer unknown; then the answers down again.
     const chain: Task[] = [];
     const seen = new Set<number>();
@@ -213,5 +216,25 @@ export class AncestorPriority {
       this.memo.set(chain[i].id, urgency);
     }
     return this.memo.get(task.id) ?? undefined;
+  }
+
+  /**
+   * The answer without a walk when the parent's is known: missing or closed
+   * (nothing passes down), at the top, or asked about before; undefined when
+   * it takes the walk. Almost every call of a listing ends here.
+   */
+  private fromKnownParent(task: Task): ParentUrgency | null | undefined {
+    const parent = this.lookup(task.parent!);
+    let urgency: ParentUrgency | null = null;
+    if (parent && !isClosed(parent.status)) {
+      if (parent.parent !== undefined && !this.memo.has(parent.id)) return undefined;
+      const own = parent.priority !== undefined ? { priority: parent.priority, source: parent.id } : null;
+      const above = parent.parent === undefined ? null : (this.memo.get(parent.id) ?? null);
+      if (parent.parent === undefined) this.memo.set(parent.id, null);
+      // Set by the parent itself wins a tie with what comes from further up.
+      urgency = own && (!above || own.priority <= above.priority) ? own : above;
+    }
+    this.memo.set(task.id, urgency);
+    return urgency;
   }
 }

@@ -76,3 +76,35 @@ describe('the first ranked, for a summary', () => {
     }
   });
 });
+
+describe('the ranks of a board in id order, in one pass', () => {
+  it('are the walk’s ranks exactly, chains, tie-breaks, inherited priorities and all', () => {
+    let seed = 11;
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    for (let trial = 0; trial < 400; trial++) {
+      const n = 2 + Math.floor(random() * 40);
+      const rows: [number, number | undefined, number[], Task['status']][] = [];
+      for (let id = 1; id <= n; id++) {
+        // Blockers are lower ids (a board built in order), except now and then one edge the other way.
+        const reach = trial % 5 === 4 && random() < 0.05 ? n : id - 1;
+        const blockedBy =
+          reach < 1
+            ? []
+            : [...new Set([random(), random(), random()].filter((r) => r < 0.5).map(() => 1 + Math.floor(random() * reach)))].filter((b) => b !== id);
+        rows.push([
+          id,
+          random() < 0.4 ? Math.floor(random() * 5) : undefined,
+          blockedBy,
+          random() < 0.2 ? 'completed' : random() < 0.1 ? 'in_progress' : 'pending',
+        ]);
+      }
+      const { tasks, lookup } = board(rows);
+      for (const t of tasks) if (t.id > 1 && random() < 0.3) t.parent = 1 + Math.floor(random() * (t.id - 1));
+      if (trial % 2) for (const t of tasks) t.blocks.reverse();
+      const walked = rankTasks(tasks, lookup);
+      const allAtOnce = Object.assign((id: number) => lookup(id), { tasks });
+      expect(rankTasks(tasks, allAtOnce)).toEqual(walked);
+      expect(firstRanked(tasks, allAtOnce, 5)).toEqual(walked.slice(0, 5).map((r) => r.id));
+    }
+  });
+});

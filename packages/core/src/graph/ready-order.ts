@@ -67,6 +67,8 @@ class WorkBehind {
   private readonly settled = new Map<number, Behind>();
   private readonly visited = new Set<number>();
   private readonly visitor: DepthFirstVisitor;
+  /** The same answers for every open task at once, when the board allows it (BehindInIdOrder). */
+  private readonly inIdOrder: BehindInIdOrder | undefined;
 
   constructor(
     private readonly lookup: TaskLookup,
@@ -77,10 +79,9 @@ class WorkBehind {
     // Only a priority a file sets flows (a task's own, or its ancestors'): a task left at the default pushes nothing ahead of it.
     const set = (id: number) => {
       const task = this.lookup(id);
-      if (!task) return Number.POSITIVE_INFINITY;
-      const own = task.priority ?? Number.POSITIVE_INFINITY;
-      return task.parent === undefined ? own : Math.min(own, parents.of(task)?.priority ?? Number.POSITIVE_INFINITY);
+      return task ? setPriority(task, parents) : Number.POSITIVE_INFINITY;
     };
+    this.inIdOrder = lookup.tasks ? BehindInIdOrder.of(lookup.tasks, parents) : undefined;
     this.visitor = {
       next: (id) => this.openDependents(id),
       enter: (id) => {
@@ -101,12 +102,15 @@ class WorkBehind {
   }
 
   of(root: number): Behind {
+    const known = this.inIdOrder?.of(root);
+    if (known) return known;
     walkDepthFirst(root, this.visitor, this.visited);
     return this.settled.get(root)!;
   }
 
   /** The longest chain from `id`, `id` first (after `of(id)`). */
   chain(id: number): number[] {
+    if (this.inIdOrder?.of(id)) return this.inIdOrder.chain(id);
     const out: number[] = [];
     for (let at: number | undefined = id; at !== undefined && out.length <= this.settled.size; at = this.settled.get(at)?.next) out.push(at);
     return out;
@@ -132,6 +136,93 @@ class WorkBehind {
 }
 
 const NONE: readonly number[] = [];
+
+/** The priority a task's file sets on it, or its open ancestors' when more urgent; none (Infinity) when neither sets one. */
+function setPriority(task: Task, parents: AncestorPriority): number {
+  const own = task.priority ?? Number.POSITIVE_INFINITY;
+  return task.parent === undefined ? own : Math.min(own, parents.of(task)?.priority ?? Number.POSITIVE_INFINITY);
+}
+
+/**
+ * WorkBehind's answers for every open task of a board, in one pass from the
+ * highest id down, when every open task waits only for lower ids (a
+ * dependent made after its blocker, as boards are built): then each task's
+ * dependents are settled before it, and a task's answer is its dependents'
+ * folded in ascending id, exactly as the walk folds them. A board where an
+ * open task waits for a higher id (an edge added later by hand or by `dep
+ * add`) gets no table and is walked. Typed arrays indexed by id, no object
+ * per task: on 10,000 tasks this is a few milliseconds where the walk, cold,
+ * cost tens.
+ */
+class BehindInIdOrder {
+  private constructor(
+    private readonly length: Int32Array,
+    private readonly next: Int32Array,
+    private readonly priority: Float64Array,
+    private readonly source: Int32Array,
+  ) {}
+
+  /** The table, or undefined when the board is not in id order (or its ids are too sparse for arrays). */
+  static of(tasks: readonly Task[], parents: AncestorPriority): BehindInIdOrder | undefined {
+    let max = 0;
+    for (const t of tasks) if (Number.isSafeInteger(t.id) && t.id > max) max = t.id;
+    if (max > 4 * tasks.length + 1024) return undefined;
+    const open: (Task | undefined)[] = new Array(max + 1);
+    for (const t of tasks) if (t.id >= 1 && t.id <= max && !isClosed(t.status)) open[t.id] = t;
+    const table = new BehindInIdOrder(new Int32Array(max + 1), new Int32Array(max + 1), new Float64Array(max + 1), new Int32Array(max + 1));
+    for (let id = max; id >= 1; id--) {
+      const task = open[id];
+      if (task && !table.settle(task, open, parents)) return undefined;
+    }
+    return table;
+  }
+
+  /** Folds `task`'s open dependents (all settled: higher ids) into its answer; false when one is a lower id. */
+  private settle(task: Task, open: readonly (Task | undefined)[], parents: AncestorPriority): boolean {
+    const id = task.id;
+    let length = 1;
+    let next = 0;
+    let priority = setPriority(task, parents);
+    let source = id;
+    // The fold in ascending id, strictly better winning, whatever order `blocks` is in: ties go to the lower id.
+    let bestVia = 0;
+    for (const d of task.blocks) {
+      if (d === id) continue;
+      // Closed or missing: the walk does not follow it either.
+      if (!(d >= 1 && d < open.length && open[d])) continue;
+      if (d < id) return false;
+      const l = this.length[d] + 1;
+      if (l > length || (l === length && next !== 0 && d < next)) {
+        length = l;
+        next = d;
+      }
+      const p = this.priority[d];
+      if (p < priority || (p === priority && bestVia !== 0 && d < bestVia)) {
+        priority = p;
+        source = this.source[d];
+        bestVia = d;
+      }
+    }
+    this.length[id] = length;
+    this.next[id] = next;
+    this.priority[id] = priority;
+    this.source[id] = source;
+    return true;
+  }
+
+  /** The answer for an open task of the board (undefined for any other id). */
+  of(id: number): Behind | undefined {
+    if (!(id >= 1 && id < this.length.length) || this.length[id] === 0) return undefined;
+    return { length: this.length[id], next: this.next[id] || undefined, priority: this.priority[id], source: this.source[id] };
+  }
+
+  /** The longest chain from `id`, `id` first. */
+  chain(id: number): number[] {
+    const out: number[] = [];
+    for (let at = id; at !== 0; at = this.next[at]) out.push(at);
+    return out;
+  }
+}
 
 /** `into` (a task on the walk) learns what waits behind `via`, one of its dependents. */
 function absorb(into: Behind, via: number, behind: Behind): void {
