@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { BoardFiles } from './engine/board-files.js';
 import { loadBoardSnapshot } from './engine/board-index.js';
 import * as claims from './engine/claims.js';
+import * as reaping from './engine/reap.js';
 import * as closing from './engine/closing.js';
 import * as mutations from './engine/mutations.js';
+import { clearBoard } from './engine/clear.js';
 import * as review from './engine/review.js';
 import * as verify from './engine/verify.js';
 import { openChildrenNow } from './engine/parents.js';
@@ -193,7 +195,7 @@ export class TaskStore extends BoardFiles {
 
   /** Removes every task file and its claim record, in one transaction; only with `confirm: true`. */
   clearBoard(options: ActorOptions & { confirm: boolean }): Promise<{ removed: number[] }> {
-    return mutations.clearBoard(this, options);
+    return clearBoard(this, options);
   }
 
   /** TodoWrite-style batch in one transaction: every item is applied, or none. */
@@ -237,7 +239,7 @@ export class TaskStore extends BoardFiles {
 
   /** Releases every task whose lease expired or whose process is gone. */
   reap(options: ActorOptions & { dryRun?: boolean; now?: number } = {}): Promise<ReapedTask[]> {
-    return claims.reap(this, options);
+    return reaping.reap(this, options);
   }
 
   /**
@@ -251,12 +253,12 @@ export class TaskStore extends BoardFiles {
 
   /** Removes a claim record whose task is no longer held by its owner (checked under the task's lock). */
   dropStaleLease(lease: Lease): Promise<boolean> {
-    return claims.dropStaleLease(this, lease);
+    return reaping.dropStaleLease(this, lease);
   }
 
   /** Writes a claim record for every task in progress with an owner but none; returns the adopted ids. */
   adoptUntrackedClaims(snapshot?: BoardSnapshot): Promise<number[]> {
-    return claims.adoptUntrackedClaims(this, snapshot);
+    return reaping.adoptUntrackedClaims(this, snapshot);
   }
 
   /** Appends an adapter's own event (`job.started`, `invalid` …) to the log. */

@@ -1,23 +1,22 @@
 // The engine's claims and their records (claim, claim next, start, release,
-// heartbeat, reap, adopt), each one transaction; TaskStore (store.ts)
+// heartbeat), each one transaction (reaping and adopting: reap.ts); TaskStore (store.ts)
 // delegates here (docs/protocol.md, "Owners, claims and leases").
 import { existsSync } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { ClaimError, CorruptTaskError, TasksError } from '../errors.js';
+import { ClaimError, TasksError } from '../errors.js';
 import { inReview, isClosed, type Task } from '../format/format.js';
 import { isReady, openBlockers, readyWith, type TaskLookup } from '../graph/graph.js';
 import { rankTasks } from '../graph/ready-order.js';
 import { isLockHeld } from '../fs/locks.js';
-import { createLease, leaseExpiry, leaseLengthOf, listLeases, readLease, type Lease } from '../runtime/leases.js';
+import { createLease, leaseLengthOf, listLeases, readLease, type Lease } from '../runtime/leases.js';
 import type { BoardFiles } from './board-files.js';
-import { loadBoardSnapshot } from './board-index.js';
 import { awaitExactPass, openClaimView, shareClaimView, type ClaimView } from './claim-view.js';
 import { badScopeError } from '../scopes/glob-limits.js';
 import { assertOwnerFree } from './mutations.js';
 import { assertNoOpenChildren, openChildrenAmong } from './parents.js';
 import { leaveReview } from './review-entry.js';
 import { appendNote, applyMetadata, assertHeldBy, checkNoteText, checkTransition } from './rules.js';
-import type { ActorOptions, BoardSnapshot, ClaimOptions, ClaimResult, MutationResult, ReapedTask, ScopeOverlap } from './store-types.js';
+import type { ActorOptions, ClaimOptions, ClaimResult, MutationResult, ScopeOverlap } from './store-types.js';
 import type { TxOptions } from './run-transaction.js';
 
 /**
@@ -419,85 +418,4 @@ export async function heartbeat(board: BoardFiles, options: { owner: string; id?
     renewed.push(result.value);
   }
   return renewed;
-}
-
-/** Releases every task whose lease expired or whose process is gone. */
-export async function reap(board: BoardFiles, options: ActorOptions & { dryRun?: boolean; now?: number } = {}): Promise<ReapedTask[]> {
-  const out: ReapedTask[] = [];
-  for (const lease of listLeases(board.runtimeDir)) {
-    const reason = leaseExpiry(lease, options.now);
-    if (!reason) continue;
-    const task = board.peekTask(lease.task);
-    if (!task || task.status !== 'in_progress' || task.owner !== lease.owner) {
-      // A record left behind by a claim that ended: remove it under the task's lock.
-      if (!options.dryRun) await dropStaleLease(board, lease);
-      continue;
-    }
-    if (!options.dryRun) {
-      const reaped = await reapOne(board, lease, reason, options, options.now);
-      if (!reaped) continue;
-    }
-    out.push({ task: lease.task, owner: lease.owner, reason, lease });
-  }
-  return out;
-}
-
-async function reapOne(board: BoardFiles, lease: Lease, reason: string, options: ActorOptions, now?: number): Promise<boolean> {
-  const result = await board.transact({ tasks: [lease.task] }, (tx) => {
-    // Re-check under the lock: a heartbeat may have renewed it meanwhile.
-    const fresh = tx.readLease(lease.task);
-    const task = tx.edit(lease.task);
-    if (!fresh || fresh.claimedAt !== lease.claimedAt || !leaseExpiry(fresh, now) || task.status !== 'in_progress' || task.owner !== lease.owner) return false;
-    tx.refreshIndexOnCommit();
-    task.status = 'pending';
-    task.owner = '';
-    tx.put(task);
-    tx.dropLease(lease.task);
-    tx.event({ type: 'reaped', task: lease.task, owner: options.actor, previousOwner: lease.owner, reason });
-    return true;
-  });
-  return result.value;
-}
-
-/** Removes a claim record whose task is no longer held by its owner (checked under the task's lock). */
-export async function dropStaleLease(board: BoardFiles, lease: Lease): Promise<boolean> {
-  const result = await board.transact({ tasks: [lease.task] }, (tx) => {
-    const fresh = tx.readLease(lease.task);
-    if (!fresh || fresh.claimedAt !== lease.claimedAt || fresh.owner !== lease.owner) return false;
-    const task = tx.tryRead(lease.task);
-    if (task && task.status === 'in_progress' && task.owner === fresh.owner) return false;
-    tx.dropLease(lease.task);
-    return true;
-  });
-  return result.value;
-}
-
-/**
- * Writes a claim record (without expiry) for every task that is in progress
- * with an owner but has none, e.g. set by hand or pulled through git, so the
- * single-in-progress rule sees it. Each under its task's lock. Returns the
- * adopted ids.
- */
-export async function adoptUntrackedClaims(board: BoardFiles, snapshot?: BoardSnapshot): Promise<number[]> {
-  const adopted: number[] = [];
-  const untracked = (task: Task | undefined, lease: Lease | undefined): task is Task =>
-    !!task && task.status === 'in_progress' && task.owner !== '' && !inReview(task) && (!lease || lease.owner !== task.owner);
-  for (const seen of (snapshot ?? loadBoardSnapshot(board.dir)).tasks) {
-    if (!untracked(seen, readLease(board.runtimeDir, seen.id))) continue;
-    // Under the task's lock a claim in flight has either written its record already or not yet changed the file: look again.
-    const result = await board.transact({ tasks: [seen.id] }, (tx) => {
-      let task: Task | undefined;
-      try {
-        task = tx.tryRead(seen.id);
-      } catch (error) {
-        if (error instanceof CorruptTaskError) return false;
-        throw error;
-      }
-      if (!untracked(task, tx.readLease(seen.id))) return false;
-      tx.putLease({ ...createLease(task.id, task.owner, null, board.config.leaseSeconds), adopted: true });
-      return true;
-    });
-    if (result.value) adopted.push(seen.id);
-  }
-  return adopted;
 }
