@@ -164,6 +164,10 @@ describe('reviewer workers: tasks worker --review -- CMD (real processes)', () =
     git(r.repo, ['add', 'task_2.txt']);
     git(r.repo, ['commit', '-q', '-m', 'task_2.txt on main']);
 
+    // --merge is the reviewer's: a worker without --review refuses it, one line, exit 2.
+    const alone = tasks(r.repo, ['worker', '--merge', '--', 'true']);
+    expect(alone).toMatchObject({ code: 2, stdout: '', stderr: 'tasks: --merge goes with --review: a reviewer lands what it approves\n' });
+
     const run = await tasksAsync(r.repo, ['worker', '--review', '--merge', '--owner', 'rev', '--json', '--idle-exit', '0', '--', 'true']);
     expect(run.code, run.stderr).toBe(0);
     const main = git(r.repo, ['rev-parse', 'main']).trim();
