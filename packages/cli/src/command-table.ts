@@ -608,12 +608,18 @@ export const COMMANDS = {
         describe:
           "work the review queue instead: CMD's exit 0 approves the task, anything else sends it back with the end of its output; never its own owner's",
       },
+      merge: {
+        type: 'boolean',
+        describe:
+          "with --review: CMD's exit 0 lands the task instead (tasks merge: its branch into the target, which approves it); a merge that cannot be made sends it back with the reason",
+      },
     },
     examples: [
       ['$0 worker --owner agent-1 -- npm test', 'run npm test for each ready task'],
       [`$0 worker --worktree -- 'claude -p "$TASK_SUBJECT"'`, 'one string runs through the shell'],
       ['$0 worker --json --max-tasks 1 -- ./do-task.sh', 'one task, events as JSON lines'],
       ['$0 worker --review --owner reviewer -- ./review.sh', "review other owners' finished tasks, oldest first"],
+      ['$0 worker --review --merge --owner reviewer -- npm test', 'and merge each one that passes into main'],
     ],
   },
   watch: {

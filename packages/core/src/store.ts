@@ -150,7 +150,7 @@ export class TaskStore extends BoardFiles {
   // ---- review (engine/review.ts) -------------------------------------------
 
   /** Approves a task waiting for review (not the actor's own): it completes, and its dependents unblock. */
-  async approveTask(id: number, options: review.VerdictOptions = {}): Promise<MutationResult> {
+  async approveTask(id: number, options: review.ApproveOptions = {}): Promise<MutationResult> {
     this.assertSameTask(id, options.actor);
     return review.approveTask(this, id, options);
   }

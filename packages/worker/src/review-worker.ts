@@ -18,9 +18,11 @@ import {
   checkTail,
   inReview,
   isClosed,
+  mergeTask,
   readLastSeq,
   readLease,
   reviewRequired,
+  taskBranch,
   taskWorktree,
   type ReviewClaim,
   type Task,
@@ -40,6 +42,8 @@ export interface ReviewWorkerOptions {
   cwd?: string;
   /** The environment the command starts from (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Exit 0 lands the task (`tasks merge`, which approves it): its branch goes into the merge target; a merge that cannot be made sends it back. */
+  merge?: boolean;
   /** Stop after this many reviews (approved, rejected or lost). */
   maxTasks?: number;
   /** Stop after this many seconds with nothing to review. */
@@ -66,7 +70,7 @@ export type ReviewWorkerEvent = { at: string; owner: string } & (
   | { type: 'reviewer.started'; pid: number; command: string[] }
   | { type: 'reviewer.waiting'; inReview: number[] }
   | { type: 'review.claimed'; task: number; subject: string; taskOwner: string; worktree?: string }
-  | { type: 'review.approved'; task: number; durationMs: number; unblocked: number[] }
+  | { type: 'review.approved'; task: number; durationMs: number; unblocked: number[]; merged?: { into: string; commit: string } }
   | { type: 'review.rejected'; task: number; durationMs: number; exitCode: number | null; signal: string | null }
   | { type: 'review.lost'; task: number; message: string }
   | { type: 'review.interrupted'; task: number }
@@ -220,13 +224,9 @@ async function giveVerdict(state: ReviewerState, run: ReviewRun, exit: CommandEx
   const id = run.claim.task.id;
   const claim = { owner, claimedAt: run.claim.lease.claimedAt };
   try {
-    if (exit.code === 0) {
-      const result = await store.approveTask(id, { actor: owner, claim });
-      summary.approved.push(id);
-      emit(state, { type: 'review.approved', task: id, durationMs, unblocked: result.unblocked });
-      return;
-    }
-    await store.rejectTask(id, { actor: owner, claim, note: rejectionNote(exit, run.command.tail()) });
+    const refused = exit.code === 0 ? await approve(state, run, durationMs) : rejectionNote(exit, run.command.tail());
+    if (refused === undefined) return;
+    await store.rejectTask(id, { actor: owner, claim, note: refused });
     summary.rejected.push(id);
     emit(state, { type: 'review.rejected', task: id, durationMs, exitCode: exit.code, signal: exit.signal });
   } catch (error) {
@@ -234,6 +234,35 @@ async function giveVerdict(state: ReviewerState, run: ReviewRun, exit: CommandEx
       return lost(state, id, error.message);
     throw error;
   }
+}
+
+/** What keeps a merge from being made, which the task's owner fixes on its branch: the reviewer sends it back with the reason. */
+const MERGE_REFUSALS = ['E_CONFLICT', 'E_VERIFY', 'E_DIRTY', 'E_INVALID', 'E_BLOCKED'];
+
+/**
+ * Approves the task (with `merge`, and a branch, by merging it: the merge
+ * approves and completes it in one transaction); returns the note to send it
+ * back with when the merge cannot be made, undefined once it is approved.
+ */
+async function approve(state: ReviewerState, run: ReviewRun, durationMs: number): Promise<string | undefined> {
+  const { store, owner, summary, options } = state;
+  const id = run.claim.task.id;
+  if (options.merge && taskBranch(store.peekTask(id) ?? run.claim.task) !== undefined) {
+    try {
+      // From the reviewer's folder, not the task's worktree: the merge removes the worktree and its branch.
+      const merged = await mergeTask(store, id, { actor: owner, cwd: options.cwd ?? process.cwd() });
+      summary.approved.push(id);
+      const record = { into: merged.target, commit: merged.to };
+      return void emit(state, { type: 'review.approved', task: id, durationMs, unblocked: merged.unblocked, merged: record });
+    } catch (error) {
+      if (error instanceof TasksError && MERGE_REFUSALS.includes(error.code)) return `the merge failed: ${error.message}`;
+      throw error;
+    }
+  }
+  const result = await store.approveTask(id, { actor: owner, claim: { owner, claimedAt: run.claim.lease.claimedAt } });
+  summary.approved.push(id);
+  emit(state, { type: 'review.approved', task: id, durationMs, unblocked: result.unblocked });
+  return undefined;
 }
 
 /** The note a failed review leaves for the task's owner: how the command ended and the end of its output (bounded, escapes removed). */

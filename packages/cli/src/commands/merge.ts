@@ -40,7 +40,7 @@ export async function merge(options: MergeOptions): Promise<CommandOutput> {
   const check = result.check ? ` after ${JSON.stringify(result.check.command)} passed on the result` : '';
   const lines = [
     `merged ${printable(result.branch)} into ${printable(result.target)} (${HOW[result.how]}, ${result.to.slice(0, 12)})${check}`,
-    `completed ${label(result.task)}`,
+    `completed ${label(result.task)}${result.approved ? `, approved by ${printable(result.task.review?.by ?? '')}` : ''}`,
     ...describeUnblocked(store, result.unblocked),
   ];
   if (result.worktreeRemoved || result.branchDeleted)
@@ -60,6 +60,7 @@ export async function merge(options: MergeOptions): Promise<CommandOutput> {
       check: result.check
         ? { command: result.check.command, passed: result.check.passed, exitCode: result.check.exitCode, durationMs: result.check.durationMs }
         : null,
+      approved: result.approved,
       worktreeRemoved: result.worktreeRemoved,
       branchDeleted: result.branchDeleted,
       notes: result.notes,

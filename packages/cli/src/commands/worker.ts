@@ -64,7 +64,7 @@ export function describeReviewEvent(e: ReviewWorkerEvent): string {
     case 'review.claimed':
       return printable(`${who} reviewing #${e.task}: ${e.subject} (${e.taskOwner || 'nobody'}'s work${e.worktree ? `, in ${e.worktree}` : ''})`);
     case 'review.approved':
-      return `${who} approved #${e.task} in ${(e.durationMs / 1000).toFixed(1)} s${e.unblocked.length ? `; unblocked ${e.unblocked.map((t) => `#${t}`).join(', ')}` : ''}`;
+      return `${who} ${e.merged ? `merged #${e.task} into ${printable(e.merged.into)} (${e.merged.commit.slice(0, 12)}), which approved it,` : `approved #${e.task}`} in ${(e.durationMs / 1000).toFixed(1)} s${e.unblocked.length ? `; unblocked ${e.unblocked.map((t) => `#${t}`).join(', ')}` : ''}`;
     case 'review.rejected':
       return `${who} sent #${e.task} back (${e.signal ? `signal ${e.signal}` : `exit ${e.exitCode}`}) after ${(e.durationMs / 1000).toFixed(1)} s; its notes have the output`;
     case 'review.lost':
@@ -102,6 +102,7 @@ export async function worker(options: WorkerCommandOptions): Promise<CommandOutp
       'E_USAGE',
       `--review does not go with ${options.worktree ? '--worktree' : options.sync ? '--sync' : '--max-failures'}: a review runs in the task's own worktree, on this board`,
     );
+  if (options.merge && !options.review) throw new TasksError('E_USAGE', '--merge goes with --review: a reviewer lands what it approves');
   const { runReviewWorker, runWorker } = await import('@dotasks/worker');
   const { store, notes } = options.sync ? await openStoreToSync(options) : { store: openStore(options), notes: [] as string[] };
   for (const note of notes) process.stderr.write(`tasks worker: ${note}\n`);
@@ -122,6 +123,7 @@ export async function worker(options: WorkerCommandOptions): Promise<CommandOutp
         owner,
         command: options.command,
         cwd: options.cwd,
+        merge: options.merge,
         maxTasks: positiveInt(options.maxTasks, '--max-tasks'),
         idleExitSeconds: positiveInt(options.idleExit, '--idle-exit'),
         leaseSeconds: options.lease,

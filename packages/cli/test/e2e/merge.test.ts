@@ -304,6 +304,62 @@ describe('tasks merge', () => {
   });
 });
 
+describe('tasks merge of work that requires review', () => {
+  const events = (r: Repo) =>
+    readFileSync(join(r.board, '.runtime', 'events.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string; task?: number; owner?: string });
+
+  it("is its approval when someone other than its owner merges it: one completion, approved and merged; its owner's merge changes nothing", () => {
+    const r = repo({ review: true, verify: 'test -f parser.txt' });
+    taskWithWork(r, 'parser', 'alice', { 'parser.txt': 'parse\n' });
+    const main = sha(r.repo, 'main');
+    // Still being worked on: nobody lands it before its review.
+    const early = tasks(r.repo, ['merge', '1', '--owner', 'alice', '--force'], IDENTITY);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toBe(
+      "tasks: task #1 requires review and is in progress: its owner finishes it first ('tasks done 1'), then someone other than alice merges it\n",
+    );
+    expect(ok(r.repo, ['done', '1', '--owner', 'alice'])).toContain('waits for review');
+    const waiting = readFileSync(join(r.board, 'task_1.json'), 'utf8');
+
+    const own = tasks(r.repo, ['merge', '1', '--owner', 'alice', '--json'], IDENTITY);
+    expect(own.code).toBe(1);
+    expect(own.stderr).toBe("tasks: task #1 is alice's own work waiting for review: someone other than alice merges it, which approves it\n");
+    expect(JSON.parse(own.stdout)).toMatchObject({ error: { code: 'E_OWN_REVIEW' } });
+    expect(sha(r.repo, 'main')).toBe(main);
+    expect(readFileSync(join(r.board, 'task_1.json'), 'utf8')).toBe(waiting);
+
+    const merged = ok(r.repo, ['merge', '1', '--owner', 'bob']);
+    expect(merged).toContain('completed #1: parser, approved by bob');
+    expect(readTaskFile(r.board, 1)).toMatchObject({
+      status: 'completed',
+      owner: 'alice',
+      review: { state: 'approved', by: 'bob' },
+      metadata: { merged: { into: 'main', commit: sha(r.repo, 'main') } },
+    });
+    expect(git(r.repo, ['show', 'main:parser.txt'])).toBe('parse\n');
+    const mine = events(r).filter((e) => e.task === 1);
+    expect(mine.filter((e) => e.type === 'completed')).toHaveLength(1);
+    expect(mine.filter((e) => e.type === 'review.approved')).toEqual([expect.objectContaining({ owner: 'bob' })]);
+  });
+
+  it('a conflict leaves it waiting for review, as it was', () => {
+    const r = repo({ review: true });
+    taskWithWork(r, 'parser', 'alice', { 'parser.txt': 'parse one way\n' });
+    ok(r.repo, ['done', '1', '--owner', 'alice']);
+    writeFileSync(join(r.repo, 'parser.txt'), 'parse another way\n');
+    git(r.repo, ['add', 'parser.txt']);
+    git(r.repo, ['commit', '-q', '-m', 'parser on main']);
+    const waiting = readFileSync(join(r.board, 'task_1.json'), 'utf8');
+    const conflict = tasks(r.repo, ['merge', '1', '--owner', 'bob', '--json'], IDENTITY);
+    expect(conflict.code).toBe(1);
+    expect(JSON.parse(conflict.stdout)).toMatchObject({ error: { code: 'E_CONFLICT' } });
+    expect(readFileSync(join(r.board, 'task_1.json'), 'utf8')).toBe(waiting);
+  });
+});
+
 describe('merged means done', () => {
   it('without a watcher: after a person merges the branch, the next tasks list shows the task completed and its dependent ready', () => {
     const r = repo({ mergedMeansDone: true });

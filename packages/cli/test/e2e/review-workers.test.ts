@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
-import { isAlive, startTasks } from '../agents-helpers.js';
+import { git, isAlive, startTasks, tempRepo } from '../agents-helpers.js';
 
 /** Generous: two cores are shared with other builds and tests. */
 const WAIT = { timeout: 30_000, interval: 50 };
@@ -143,5 +143,58 @@ describe('reviewer workers: tasks worker --review -- CMD (real processes)', () =
     expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'in_progress', owner: 'w1', review: { state: 'waiting' } });
     expect(readTaskFile(t.board, 2)).toMatchObject({ status: 'pending', blockedBy: [1] });
     expect(r.stderr).toContain('[w1] finished #1');
+  });
+
+  it('with --merge, exit 0 lands the task: its branch merged into main and the task approved and completed in one; a conflicting one goes back with the reason', async () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    writeFileSync(join(r.board, 'config.json'), JSON.stringify({ review: true, verify: 'test -f "task_$TASK_ID.txt"' }));
+    for (const [i, text] of ['one', 'two'].entries()) {
+      const id = String(i + 1);
+      tasks(r.repo, ['create', `Task ${id}`]);
+      const claim = tasks(r.repo, ['claim', id, '--worktree', '--owner', 'alice', '--json']);
+      const path = (JSON.parse(claim.stdout) as { worktree: { path: string } }).worktree.path;
+      writeFileSync(join(path, `task_${id}.txt`), `${text}\n`);
+      git(path, ['add', '-A']);
+      git(path, ['commit', '-q', '-m', `task ${id}`]);
+      expect(tasks(r.repo, ['done', id, '--owner', 'alice']).stdout).toContain('waits for review');
+    }
+    // main gains a task_2.txt of its own: #2's branch no longer merges cleanly.
+    writeFileSync(join(r.repo, 'task_2.txt'), 'main\n');
+    git(r.repo, ['add', 'task_2.txt']);
+    git(r.repo, ['commit', '-q', '-m', 'task_2.txt on main']);
+
+    // --merge is the reviewer's: a worker without --review refuses it, one line, exit 2.
+    const alone = tasks(r.repo, ['worker', '--merge', '--', 'true']);
+    expect(alone).toMatchObject({ code: 2, stdout: '', stderr: 'tasks: --merge goes with --review: a reviewer lands what it approves\n' });
+
+    const run = await tasksAsync(r.repo, ['worker', '--review', '--merge', '--owner', 'rev', '--json', '--idle-exit', '0', '--', 'true']);
+    expect(run.code, run.stderr).toBe(0);
+    const main = git(r.repo, ['rev-parse', 'main']).trim();
+    expect(readTaskFile(r.board, 1)).toMatchObject({
+      status: 'completed',
+      review: { state: 'approved', by: 'rev' },
+      metadata: { merged: { into: 'main', commit: main } },
+    });
+    expect(git(r.repo, ['show', 'main:task_1.txt'])).toBe('one\n');
+    expect(existsSync(join(r.root, 'repo.worktrees', 'task-1'))).toBe(false);
+    const sentBack = readTaskFile(r.board, 2);
+    expect(sentBack).toMatchObject({ status: 'pending', owner: 'alice', review: { state: 'rejected', by: 'rev' } });
+    expect((sentBack.notes as Note[]).at(-1)!.text).toMatch(/^sent back in review: the merge failed: task\/2 of #2 conflicts with main in task_2.txt/);
+    expect(git(r.repo, ['show', 'main:task_2.txt'])).toBe('main\n');
+    const events = jsonLines(run.stdout);
+    expect(events.map((e) => `${e.type}${e.task ? ` #${e.task}` : ''}`)).toEqual([
+      'reviewer.started',
+      'review.claimed #1',
+      'review.approved #1',
+      'review.claimed #2',
+      'review.rejected #2',
+      'reviewer.stopped',
+    ]);
+    expect(events[2]).toMatchObject({ merged: { into: 'main', commit: main } });
+    const completions = readFileSync(join(r.board, '.runtime', 'events.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"completed"'));
+    expect(completions).toHaveLength(1);
   });
 });

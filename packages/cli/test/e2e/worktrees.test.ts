@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readTaskFile, tasks } from '../helpers.js';
 import { git, startTasks, tempRepo } from '../agents-helpers.js';
 
@@ -192,5 +192,24 @@ describe('worktrees (real git)', () => {
       expect(git(r.repo, ['log', '--format=%s', `task/${id}`, '-1']).trim()).toBe(id === 1 ? 'Parse AST' : 'Emit output');
     }
     expect(w.stderr).toContain(`(worktree ${join(r.root, 'repo.worktrees', 'task-1')}, branch task/1)`);
+  });
+
+  it("claim --worktree waits out another worktree's files caught half-written or half-removed (a worktree add or remove running beside it)", async () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    tasks(r.repo, ['create', 'Parse AST']);
+    git(r.repo, ['worktree', 'add', '-q', join(r.root, 'other')]);
+    // What git's listing finds while another git removes that worktree: its commondir emptied, not yet gone.
+    const commondir = join(r.repo, '.git', 'worktrees', 'other', 'commondir');
+    const text = readFileSync(commondir, 'utf8');
+    writeFileSync(commondir, '');
+    const trace = join(r.root, 'git-trace');
+    const claim = startTasks(r.repo, ['claim', '1', '--worktree', '--owner', 'alice'], { GIT_TRACE2: trace });
+    // Once git's listing has failed on it, the other git finishes (here: the file is whole again).
+    await vi.waitFor(() => expect(existsSync(trace) && readFileSync(trace, 'utf8')).toContain('error failed to read'), { timeout: 30_000, interval: 10 });
+    writeFileSync(commondir, text);
+    const end = await claim.done;
+    expect(end.code, end.stderr).toBe(0);
+    expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'in_progress', owner: 'alice', metadata: { branch: 'task/1' } });
   });
 });

@@ -15,7 +15,7 @@ import type { BoardFiles } from './board-files.js';
 import { loadBoardSnapshot } from './board-index.js';
 import { closeInTx } from './closing.js';
 import { parentsCompleted } from './parents.js';
-import { appendNote, checkNoteText } from './rules.js';
+import { appendNote, applyMetadata, checkNoteText } from './rules.js';
 import type { ActorOptions, MutationResult } from './store-types.js';
 import type { Transaction } from './transaction.js';
 
@@ -30,6 +30,11 @@ export interface ReviewClaim {
 export interface VerdictOptions extends ActorOptions {
   /** Refuse unless this reviewer's claim (its `claimedAt`) is still the task's record. */
   claim?: { owner: string; claimedAt: string };
+}
+
+/** An approval, and what it writes with the completion (a merge's `metadata.merged`). */
+export interface ApproveOptions extends VerdictOptions {
+  metadata?: Record<string, unknown>;
 }
 
 /** The tasks waiting for review, in the order they entered it (then by id): the review queue. */
@@ -79,7 +84,7 @@ function verdict(review: TaskReview | undefined, state: 'approved' | 'rejected',
  * completed, and propagated (its dependents unblock), in one transaction; a
  * reviewer's claim on it goes with the completion.
  */
-export async function approveTask(board: BoardFiles, id: number, options: VerdictOptions = {}): Promise<MutationResult> {
+export async function approveTask(board: BoardFiles, id: number, options: ApproveOptions = {}): Promise<MutationResult> {
   const unblocked: number[] = [];
   const blocks = board.peekTask(id)?.blocks ?? [];
   const result = await board.transact({ board: blocks.length > 0, tasks: [id, ...blocks] }, (tx) => {
@@ -87,6 +92,7 @@ export async function approveTask(board: BoardFiles, id: number, options: Verdic
     const task = tx.edit(id);
     assertReviewable(tx, task, options);
     task.review = verdict(task.review, 'approved', options.actor ?? '');
+    if (options.metadata) applyMetadata(task, options.metadata);
     tx.put(task);
     tx.event({ type: 'review.approved', task: id, owner: options.actor, taskOwner: task.owner });
     unblocked.push(...closeInTx(board, tx, id, 'completed', options));

@@ -8,8 +8,10 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { TasksError } from '../errors.js';
-import type { Task } from '../format/format.js';
+import { inReview, type Task } from '../format/format.js';
+import { finishesIntoReview } from '../engine/review-entry.js';
 import { openBlockers } from '../graph/graph.js';
+import { printable } from '../views/printable.js';
 import type { MutationResult, TaskStore } from '../store.js';
 import { boardRepositoryDirs, taskBranch, type MergedRecord } from './branch-status.js';
 import type { CheckRun } from '../runtime/verify-run.js';
@@ -56,6 +58,8 @@ export interface MergeTaskResult {
   branchDeleted: boolean;
   /** What was left undone after the merge (a worktree kept, a branch that moved meanwhile). */
   notes: string[];
+  /** The task waited for review, and this merge approved it (as `actor`). */
+  approved: boolean;
 }
 
 /** A merge as planned before the slot: the task, its branch, the target, its worktree. */
@@ -87,7 +91,8 @@ export async function mergeTask(store: TaskStore, id: number, options: MergeTask
   const cleanup = await cleanUp(plan, merged);
   const { how, from, to, check } = merged;
   const task = cleanup.worktreeRemoved ? (store.peekTask(id) ?? completion.task) : completion.task;
-  return { task, unblocked: completion.unblocked, branch: plan.branch, target: plan.target, how, from, to, check, ...cleanup };
+  const approved = completion.events.some((e) => e.type === 'review.approved' && e.task === id);
+  return { task, unblocked: completion.unblocked, branch: plan.branch, target: plan.target, how, from, to, check, ...cleanup, approved };
 }
 
 /** What refuses before anything is taken: the task, its branch, its target, whose it is, uncommitted work in its worktree. */
@@ -110,8 +115,10 @@ function planMerge(store: TaskStore, id: number, options: MergeTaskOptions): Mer
   if (!branchTip(commonDir, target))
     throw new TasksError('E_GIT', `the merge target ${target} is not a branch of ${repo}; set "mergeTarget" in .tasks/config.json`);
   if (branch === target) throw new TasksError('E_INVALID', `task #${id}'s branch is ${target} itself, the merge target; nothing to merge`, { id });
+  assertReviewedMerge(store, task, options.actor);
   if (task.status !== 'completed' && !options.force) {
-    if (task.owner !== '' && options.actor !== undefined && task.owner !== options.actor)
+    // A task in review is merged by someone other than its owner: the merge is its approval.
+    if (!inReview(task) && task.owner !== '' && options.actor !== undefined && task.owner !== options.actor)
       throw new TasksError('E_NOT_OWNER', `task #${id} belongs to ${task.owner}; only they merge it, or add --force`, { id, owner: task.owner });
     const open = openBlockers(task, (n) => store.peekTask(n));
     if (open.length)
@@ -134,6 +141,33 @@ function planMerge(store: TaskStore, id: number, options: MergeTaskOptions): Mer
   const rel = worktree ? relative(resolve(worktree), resolve(options.cwd ?? process.cwd())) : '..';
   const inWorktree = rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
   return { store, options, task, repo, commonDir, branch, target, worktree: path, inWorktree };
+}
+
+/**
+ * A merge lands reviewed work only (docs/protocol.md, "Review"): the merge
+ * of a task waiting for review, by someone other than its owner, is its
+ * approval; its owner's is refused, and so is any merge of open work that
+ * requires review and does not wait for it yet (`--force` included:
+ * nothing skips review).
+ */
+function assertReviewedMerge(store: TaskStore, task: Task, actor: string | undefined): void {
+  const id = task.id;
+  if (inReview(task)) {
+    if (!actor) throw new TasksError('E_INVALID', `merging #${id} approves it, which needs a reviewer (--owner or TASKS_OWNER)`, { id });
+    if (task.owner === '' || actor !== task.owner) return;
+    const owner = printable(task.owner);
+    throw new TasksError('E_OWN_REVIEW', `task #${id} is ${owner}'s own work waiting for review: someone other than ${owner} merges it, which approves it`, {
+      id,
+      owner: task.owner,
+    });
+  }
+  if (!finishesIntoReview(store, task)) return;
+  const owner = task.owner ? printable(task.owner) : 'its owner';
+  throw new TasksError(
+    'E_TRANSITION',
+    `task #${id} requires review and is ${task.status.replace('_', ' ')}: its owner finishes it first ('tasks done ${id}'), then someone other than ${owner} merges it`,
+    { id, review: true },
+  );
 }
 
 /** What happened in the slot: how the target moved, and the branch tip it took in. */
@@ -202,11 +236,27 @@ async function readInput(plan: MergePlan): Promise<MergeInput & { ahead: number 
   };
 }
 
-/** Completes the task, recording the merge in `metadata.merged`; the target has moved, so this says what is left to do if it fails. */
+/**
+ * Completes the task, recording the merge in `metadata.merged`: one that
+ * waits for review is approved by the merger in the same transaction (one
+ * completion); the target has moved, so this says what is left to do if it
+ * fails.
+ */
 async function completeMerged(plan: MergePlan, commit: string): Promise<MutationResult> {
   const merged: MergedRecord = { into: plan.target, commit };
+  const { store, options } = plan;
+  const id = plan.task.id;
   try {
-    return await plan.store.completeTask(plan.task.id, { actor: plan.options.actor, force: true, metadata: { merged } });
+    const now = store.peekTask(id);
+    if (now && inReview(now)) {
+      try {
+        return await store.approveTask(id, { actor: options.actor, metadata: { merged } });
+      } catch (error) {
+        // Decided meanwhile (approved by someone else): completed as any merge.
+        if (!(error instanceof TasksError && error.code === 'E_TRANSITION')) throw error;
+      }
+    }
+    return await store.completeTask(id, { actor: options.actor, force: true, metadata: { merged } });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new TasksError(

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { TasksError } from '../errors.js';
 import { gitAsync } from '../sync/git-locks.js';
+import { isWorktreeListingRace, WORKTREE_LISTING_RETRY_MS } from './worktrees.js';
 
 /** A git run's outcome as text. */
 interface GitText {
@@ -121,10 +122,23 @@ export async function removeScratch(repo: string, path: string): Promise<void> {
   await gitText(repo, ['worktree', 'prune'], [0, 128]);
 }
 
+/** `git worktree list --porcelain`, asked again while another process adds or removes a worktree (worktrees.ts). */
+async function worktreeListing(repo: string): Promise<string> {
+  const until = Date.now() + WORKTREE_LISTING_RETRY_MS;
+  for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
+    try {
+      return (await gitText(repo, ['worktree', 'list', '--porcelain'])).stdout;
+    } catch (error) {
+      if (!isWorktreeListingRace(error) || Date.now() >= until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
 /** `git worktree list --porcelain`: each worktree's path and branch. */
 export async function gitWorktrees(repo: string): Promise<{ path: string; branch?: string }[]> {
   const out: { path: string; branch?: string }[] = [];
-  for (const line of (await gitText(repo, ['worktree', 'list', '--porcelain'])).stdout.split('\n')) {
+  for (const line of (await worktreeListing(repo)).split('\n')) {
     if (line.startsWith('worktree ')) out.push({ path: line.slice('worktree '.length) });
     else if (line.startsWith('branch refs/heads/') && out.length) out[out.length - 1].branch = line.slice('branch refs/heads/'.length);
   }

@@ -101,11 +101,39 @@ interface GitWorktreeEntry {
   branch?: string;
 }
 
+/**
+ * git's listing of worktrees stops on a worktree whose files it finds
+ * half-written or half-removed (`failed to read .git/worktrees/task-1/
+ * commondir`): another process is adding or removing that worktree right
+ * now (a worker's claim, a merge's clean-up). It is asked again for a few
+ * seconds instead of failing the command.
+ */
+export const WORKTREE_LISTING_RETRY_MS = 3000;
+
+/** Whether a failed `git worktree list` met another worktree's files in the middle of an add or a remove. */
+export function isWorktreeListingRace(error: unknown): boolean {
+  return error instanceof TasksError && error.code === 'E_GIT' && /(failed|unable) to read \S*worktrees[\\/]/.test(error.message);
+}
+
+/** `git worktree list --porcelain`'s output, asked again while another worktree is being added or removed. */
+function worktreeListing(repo: string): string {
+  const until = Date.now() + WORKTREE_LISTING_RETRY_MS;
+  for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
+    try {
+      return runGit(repo, ['worktree', 'list', '--porcelain']);
+    } catch (error) {
+      if (!isWorktreeListingRace(error) || Date.now() >= until) throw error;
+      // A synchronous pause: the callers are synchronous, and the other git takes milliseconds.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
+    }
+  }
+}
+
 /** `git worktree list --porcelain`, parsed. */
 export function listGitWorktrees(repo: string): GitWorktreeEntry[] {
   const out: GitWorktreeEntry[] = [];
   let current: GitWorktreeEntry | undefined;
-  for (const line of runGit(repo, ['worktree', 'list', '--porcelain']).split('\n')) {
+  for (const line of worktreeListing(repo).split('\n')) {
     if (line.startsWith('worktree ')) {
       current = { path: line.slice('worktree '.length) };
       out.push(current);
