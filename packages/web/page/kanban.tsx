@@ -2,7 +2,7 @@ import { memo } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Column, WebState, WebTask } from '../src/wire';
 import type { Act, Notice } from './act';
-import { claimOrder, DEFAULT_PRIORITY, doneOrder, formatLeft, planMove, shownColumns } from './model';
+import { claimOrder, DEFAULT_PRIORITY, doneOrder, formatLeft, groupUnderParents, planMove, shownColumns, type GroupedCard } from './model';
 
 /** A column shows this many cards until asked for all (a 1,000-task board stays quick to draw). */
 const PAGE = 150;
@@ -50,6 +50,10 @@ export function LeaseLeft({ expiresAt, offset }: { expiresAt: string | null; off
 
 interface CardProps {
   task: WebTask;
+  /** How deep it stands under its parent in the column (0: a card of its own). */
+  depth: number;
+  /** The parent standing elsewhere, as `#4 Epic`; only for a child not under its parent. */
+  parentElsewhere?: { id: number; subject?: string };
   offset: number;
   open: (id: number) => void;
   drag: (task: WebTask | undefined) => void;
@@ -74,12 +78,13 @@ export function ReviewButtons({ task, act }: { task: WebTask; act: Act }) {
   );
 }
 
-const Card = memo(function Card({ task, offset, open, drag, act }: CardProps) {
+const Card = memo(function Card({ task, depth, parentElsewhere, offset, open, drag, act }: CardProps) {
   return (
     <article
-      class={`card ${task.state}${task.critical ? ' critical' : ''}`}
+      class={`card ${task.state}${task.critical ? ' critical' : ''}${depth ? ` child depth-${Math.min(depth, 4)}` : ''}`}
       draggable={task.column !== 'done'}
       data-task-id={task.id}
+      data-depth={depth}
       title={task.claimWhy ? `claim order: ${task.claimWhy}` : undefined}
       onDragStart={(e) => {
         e.dataTransfer?.setData('text/plain', String(task.id));
@@ -92,9 +97,24 @@ const Card = memo(function Card({ task, offset, open, drag, act }: CardProps) {
       onKeyDown={(e) => e.key === 'Enter' && open(task.id)}
     >
       <div class="line">
+        {depth > 0 && <span class="under">└</span>}
         <span class="id">#{task.id}</span>
         <span class="subject">{task.subject}</span>
+        {task.progress && (
+          <span class="progress" data-progress={`${task.progress.done}/${task.progress.total}`} title="its children: completed of all but the deleted ones">
+            ({task.progress.done}/{task.progress.total} done)
+          </span>
+        )}
       </div>
+      {parentElsewhere && (
+        <div
+          class="meta parent-ref"
+          data-parent={parentElsewhere.id}
+          title={`part of #${parentElsewhere.id}${parentElsewhere.subject ? `: ${parentElsewhere.subject}` : ''}`}
+        >
+          ↑ #{parentElsewhere.id} {parentElsewhere.subject ?? '(not on the board)'}
+        </div>
+      )}
       <PlanningTags task={task} />
       {task.column === 'blocked' && <div class="meta">waits for {[...task.openBlockers, ...task.openChildren].map((b) => `#${b}`).join(', ')}</div>}
       {task.column === 'ready' && task.owner !== '' && <div class="meta">assigned to {task.owner}</div>}
@@ -141,6 +161,16 @@ const Card = memo(function Card({ task, offset, open, drag, act }: CardProps) {
   );
 });
 
+/** A parent for a child's `↑` line: the same object while its subject stays, so the memoised card is not drawn again. */
+const refs = new Map<string, { id: number; subject?: string }>();
+function parentRef(id: number, byId: Map<number, WebTask>): { id: number; subject?: string } {
+  const subject = byId.get(id)?.subject;
+  const key = `${id}\n${subject ?? ''}`;
+  let ref = refs.get(key);
+  if (!ref) refs.set(key, (ref = subject === undefined ? { id } : { id, subject }));
+  return ref;
+}
+
 interface KanbanProps {
   state: WebState;
   found: Set<number> | undefined;
@@ -155,13 +185,17 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
   const [dragging, setDragging] = useState<WebTask>();
   const [over, setOver] = useState<Column>();
   const [all, setAll] = useState<Set<Column>>(new Set());
+  const byId = useMemo(() => new Map(state.tasks.map((t) => [t.id, t])), [state]);
   const columns = useMemo(() => {
     const by: Record<Column, WebTask[]> = { ready: [], blocked: [], in_progress: [], review: [], done: [] };
     for (const t of state.tasks) if (!found || found.has(t.id)) by[t.column].push(t);
     by.ready.sort(claimOrder);
     by.review.sort((a, b) => (a.review?.since ?? '').localeCompare(b.review?.since ?? '') || a.id - b.id);
     by.done.sort(doneOrder);
-    return by;
+    // Children under their parent in each column (docs/decisions.md, "Parents on the boards").
+    const grouped = {} as Record<Column, GroupedCard[]>;
+    for (const column of Object.keys(by) as Column[]) grouped[column] = groupUnderParents(by[column]);
+    return grouped;
   }, [state, found]);
 
   const drop = async (to: Column, id: number) => {
@@ -204,8 +238,17 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
               {title} <span class="count">{cards.length}</span>
             </h2>
             <div class="cards">
-              {shown.map((t) => (
-                <Card key={t.id} task={t} offset={offset} open={open} drag={setDragging} act={act} />
+              {shown.map(({ task: t, depth, parentElsewhere }) => (
+                <Card
+                  key={t.id}
+                  task={t}
+                  depth={depth}
+                  parentElsewhere={parentElsewhere === undefined ? undefined : parentRef(parentElsewhere, byId)}
+                  offset={offset}
+                  open={open}
+                  drag={setDragging}
+                  act={act}
+                />
               ))}
               {shown.length < cards.length && (
                 <button class="more" onClick={() => setAll(new Set([...all, id]))}>

@@ -145,3 +145,47 @@ export function describeEvent(e: WebEvent): string {
 export function doneOrder(a: WebTask, b: WebTask): number {
   return (b.completedSeq ?? 0) - (a.completedSeq ?? 0) || b.id - a.id;
 }
+
+/** A card as its column stands it: under its parent (`depth` 1 for a child right under it), or on its own with its parent elsewhere (`parentElsewhere`). */
+export interface GroupedCard {
+  task: WebTask;
+  depth: number;
+  /** The parent's id, for a child whose parent does not stand above it in the column. */
+  parentElsewhere?: number;
+}
+
+/**
+ * A column's cards, already in the column's order, with each child right
+ * under its parent when both stand in it (docs/decisions.md, "Parents on
+ * the boards"): a group takes the place of its best-placed member, and so
+ * do the children within it; a cycle of parents made by hand is cut where
+ * the column's order meets it. The terminal board does the same
+ * (packages/terminal-board/src/board-model.ts).
+ */
+export function groupUnderParents(cards: WebTask[]): GroupedCard[] {
+  const at = new Map(cards.map((t, i) => [t.id, i]));
+  const under = new Map<number, WebTask[]>();
+  for (const t of cards) if (t.parent !== undefined && at.has(t.parent)) under.set(t.parent, [...(under.get(t.parent) ?? []), t]);
+  if (under.size === 0) return cards.map((task) => ({ task, depth: 0, ...(task.parent !== undefined ? { parentElsewhere: task.parent } : {}) }));
+  const best = new Map<number, number>();
+  const bestOf = (t: WebTask, seen: Set<number>): number => {
+    const known = best.get(t.id);
+    if (known !== undefined) return known;
+    seen.add(t.id);
+    let place = at.get(t.id)!;
+    for (const child of under.get(t.id) ?? []) if (!seen.has(child.id)) place = Math.min(place, bestOf(child, seen));
+    best.set(t.id, place);
+    return place;
+  };
+  const byBest = (list: WebTask[]) => [...list].sort((a, b) => bestOf(a, new Set()) - bestOf(b, new Set()));
+  const out: GroupedCard[] = [];
+  const placed = new Set<number>();
+  const place = (task: WebTask, depth: number) => {
+    placed.add(task.id);
+    out.push({ task, depth, ...(depth === 0 && task.parent !== undefined ? { parentElsewhere: task.parent } : {}) });
+    for (const child of byBest(under.get(task.id) ?? [])) if (!placed.has(child.id)) place(child, depth + 1);
+  };
+  for (const root of byBest(cards.filter((t) => t.parent === undefined || !at.has(t.parent)))) place(root, 0);
+  for (const t of cards) if (!placed.has(t.id)) place(t, 0);
+  return out;
+}
