@@ -2,7 +2,7 @@ import { memo } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Column, WebState, WebTask } from '../src/wire';
 import type { Act, Notice } from './act';
-import { claimOrder, DEFAULT_PRIORITY, doneOrder, formatLeft, groupUnderParents, planMove, shownColumns, type GroupedCard } from './model';
+import { DEFAULT_PRIORITY, formatLeft, kanbanColumns, planMove, shownColumns } from './model';
 
 /** A column shows this many cards until asked for all (a 1,000-task board stays quick to draw). */
 const PAGE = 150;
@@ -78,24 +78,10 @@ export function ReviewButtons({ task, act }: { task: WebTask; act: Act }) {
   );
 }
 
-const Card = memo(function Card({ task, depth, parentElsewhere, offset, open, drag, act }: CardProps) {
+/** A card's first line (`└` under its parent, the progress of a parent), and the `↑ #4 Epic` of a child whose parent stands elsewhere. */
+function CardHeading({ task, depth, parentElsewhere }: Pick<CardProps, 'task' | 'depth' | 'parentElsewhere'>) {
   return (
-    <article
-      class={`card ${task.state}${task.critical ? ' critical' : ''}${depth ? ` child depth-${Math.min(depth, 4)}` : ''}`}
-      draggable={task.column !== 'done'}
-      data-task-id={task.id}
-      data-depth={depth}
-      title={task.claimWhy ? `claim order: ${task.claimWhy}` : undefined}
-      onDragStart={(e) => {
-        e.dataTransfer?.setData('text/plain', String(task.id));
-        if (e.dataTransfer) e.dataTransfer.effectAllowed = 'move';
-        drag(task);
-      }}
-      onDragEnd={() => drag(undefined)}
-      onClick={() => open(task.id)}
-      tabIndex={0}
-      onKeyDown={(e) => e.key === 'Enter' && open(task.id)}
-    >
+    <>
       <div class="line">
         {depth > 0 && <span class="under">└</span>}
         <span class="id">#{task.id}</span>
@@ -115,6 +101,29 @@ const Card = memo(function Card({ task, depth, parentElsewhere, offset, open, dr
           ↑ #{parentElsewhere.id} {parentElsewhere.subject ?? '(not on the board)'}
         </div>
       )}
+    </>
+  );
+}
+
+const Card = memo(function Card({ task, depth, parentElsewhere, offset, open, drag, act }: CardProps) {
+  return (
+    <article
+      class={`card ${task.state}${task.critical ? ' critical' : ''}${depth ? ` child depth-${Math.min(depth, 4)}` : ''}`}
+      draggable={task.column !== 'done'}
+      data-task-id={task.id}
+      data-depth={depth}
+      title={task.claimWhy ? `claim order: ${task.claimWhy}` : undefined}
+      onDragStart={(e) => {
+        e.dataTransfer?.setData('text/plain', String(task.id));
+        if (e.dataTransfer) e.dataTransfer.effectAllowed = 'move';
+        drag(task);
+      }}
+      onDragEnd={() => drag(undefined)}
+      onClick={() => open(task.id)}
+      tabIndex={0}
+      onKeyDown={(e) => e.key === 'Enter' && open(task.id)}
+    >
+      <CardHeading task={task} depth={depth} parentElsewhere={parentElsewhere} />
       <PlanningTags task={task} />
       {task.column === 'blocked' && <div class="meta">waits for {[...task.openBlockers, ...task.openChildren].map((b) => `#${b}`).join(', ')}</div>}
       {task.column === 'ready' && task.owner !== '' && <div class="meta">assigned to {task.owner}</div>}
@@ -186,17 +195,8 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
   const [over, setOver] = useState<Column>();
   const [all, setAll] = useState<Set<Column>>(new Set());
   const byId = useMemo(() => new Map(state.tasks.map((t) => [t.id, t])), [state]);
-  const columns = useMemo(() => {
-    const by: Record<Column, WebTask[]> = { ready: [], blocked: [], in_progress: [], review: [], done: [] };
-    for (const t of state.tasks) if (!found || found.has(t.id)) by[t.column].push(t);
-    by.ready.sort(claimOrder);
-    by.review.sort((a, b) => (a.review?.since ?? '').localeCompare(b.review?.since ?? '') || a.id - b.id);
-    by.done.sort(doneOrder);
-    // Children under their parent in each column (docs/decisions.md, "Parents on the boards").
-    const grouped = {} as Record<Column, GroupedCard[]>;
-    for (const column of Object.keys(by) as Column[]) grouped[column] = groupUnderParents(by[column]);
-    return grouped;
-  }, [state, found]);
+  // Children under their parent in each column (docs/decisions.md, "Parents on the boards").
+  const columns = useMemo(() => kanbanColumns(state.tasks, found), [state, found]);
 
   const drop = async (to: Column, id: number) => {
     setOver(undefined);

@@ -146,6 +146,22 @@ export function doneOrder(a: WebTask, b: WebTask): number {
   return (b.completedSeq ?? 0) - (a.completedSeq ?? 0) || b.id - a.id;
 }
 
+/**
+ * The kanban's columns: each in its order (Ready in claim order, Review by
+ * when it entered, Done latest first, the others by id), only what the
+ * search found, with the children under their parents.
+ */
+export function kanbanColumns(tasks: WebTask[], found: Set<number> | undefined): Record<Column, GroupedCard[]> {
+  const by: Record<Column, WebTask[]> = { ready: [], blocked: [], in_progress: [], review: [], done: [] };
+  for (const t of tasks) if (!found || found.has(t.id)) by[t.column].push(t);
+  by.ready.sort(claimOrder);
+  by.review.sort((a, b) => (a.review?.since ?? '').localeCompare(b.review?.since ?? '') || a.id - b.id);
+  by.done.sort(doneOrder);
+  const grouped = {} as Record<Column, GroupedCard[]>;
+  for (const column of Object.keys(by) as Column[]) grouped[column] = groupUnderParents(by[column]);
+  return grouped;
+}
+
 /** A card as its column stands it: under its parent (`depth` 1 for a child right under it), or on its own with its parent elsewhere (`parentElsewhere`). */
 export interface GroupedCard {
   task: WebTask;
