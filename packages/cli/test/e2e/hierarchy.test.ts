@@ -333,6 +333,50 @@ describe('doctor', () => {
   });
 });
 
+describe('doctor and a parent completed by hand', () => {
+  it('reports a completed parent with open children, at its status, with a hint; deleted and completed children are no matter', () => {
+    const t = threeLevels();
+    ok(t.root, ['done', '3']);
+    ok(t.root, ['create', 'Dropped', '--parent', '1']);
+    ok(t.root, ['delete', '6']);
+    expect(tasks(t.root, ['doctor']).code).toBe(0);
+    // Completed by hand in an editor (dotasks refuses it): #2 with #4 open, and #1.
+    for (const id of [1, 2]) writeFileSync(join(t.board, `task_${id}.json`), file(t.board, id).replace('"status": "pending"', '"status": "completed"'));
+    const before = file(t.board, 2);
+    const r = tasks(t.root, ['doctor', '--json']);
+    expect(r.code).toBe(1);
+    const findings = JSON.parse(r.stdout).findings as {
+      code: string;
+      task: number;
+      file: string;
+      line: number;
+      column: number;
+      message: string;
+      fix: string;
+      fixable: boolean;
+    }[];
+    // #1's children are #2, completed (by hand), and #6, deleted: nothing open under it.
+    expect(findings.map((f) => [f.code, f.task, f.fixable])).toEqual([['completed_parent_open_children', 2, false]]);
+    const story = findings[0];
+    expect(story.file).toBe(join(t.board, 'task_2.json'));
+    // The line and column of its "status" key, as the other findings point at their key.
+    const lines = before.split('\n');
+    expect(lines[story.line - 1].slice(story.column - 1)).toMatch(/^"status": "completed"/);
+    expect(story.message).toBe('#2 is completed but its children are open: #4 (1/2 done); a completed task takes no open children');
+    expect(story.fix).toBe(
+      'finish them (tasks done 4) or move them out (tasks update 4 --parent none); completed by mistake: set "status" back to "pending" in its file',
+    );
+    const text = tasks(t.root, ['doctor']);
+    expect(text.stdout).toContain(`.tasks/task_2.json:${story.line}:${story.column}: #2 is completed but its children are open`);
+    // --fix repairs nothing of it and writes nothing.
+    expect(tasks(t.root, ['doctor', '--fix']).code).toBe(1);
+    expect(file(t.board, 2)).toBe(before);
+    // Its children done, nothing is left to report.
+    ok(t.root, ['done', '4']);
+    expect(tasks(t.root, ['doctor', '--json']).stdout).not.toContain('completed_parent_open_children');
+  });
+});
+
 describe('races between real processes', () => {
   it('two updates that would close a cycle of parents together: exactly one is refused', async () => {
     for (let round = 0; round < 3; round++) {
