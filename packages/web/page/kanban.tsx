@@ -52,8 +52,10 @@ interface CardProps {
   task: WebTask;
   /** How deep it stands under its parent in the column (0: a card of its own). */
   depth: number;
-  /** The parent standing elsewhere, as `#4 Epic`; only for a child not under its parent. */
-  parentElsewhere?: { id: number; subject?: string };
+  /** The parent standing elsewhere, shown as `↑ #4 Epic`; only for a child not under its parent. Plain values, so the memoised card compares them. */
+  parentId?: number;
+  /** Its subject; absent for a parent not on the page (deleted, or missing). */
+  parentSubject?: string;
   offset: number;
   open: (id: number) => void;
   drag: (task: WebTask | undefined) => void;
@@ -79,7 +81,7 @@ export function ReviewButtons({ task, act }: { task: WebTask; act: Act }) {
 }
 
 /** A card's first line (`└` under its parent, the progress of a parent), and the `↑ #4 Epic` of a child whose parent stands elsewhere. */
-function CardHeading({ task, depth, parentElsewhere }: Pick<CardProps, 'task' | 'depth' | 'parentElsewhere'>) {
+function CardHeading({ task, depth, parentId, parentSubject }: Pick<CardProps, 'task' | 'depth' | 'parentId' | 'parentSubject'>) {
   return (
     <>
       <div class="line">
@@ -92,20 +94,16 @@ function CardHeading({ task, depth, parentElsewhere }: Pick<CardProps, 'task' | 
           </span>
         )}
       </div>
-      {parentElsewhere && (
-        <div
-          class="meta parent-ref"
-          data-parent={parentElsewhere.id}
-          title={`part of #${parentElsewhere.id}${parentElsewhere.subject ? `: ${parentElsewhere.subject}` : ''}`}
-        >
-          ↑ #{parentElsewhere.id} {parentElsewhere.subject ?? '(not on the board)'}
+      {parentId !== undefined && (
+        <div class="meta parent-ref" data-parent={parentId} title={`part of #${parentId}${parentSubject ? `: ${parentSubject}` : ''}`}>
+          ↑ #{parentId} {parentSubject ?? '(not on the board)'}
         </div>
       )}
     </>
   );
 }
 
-const Card = memo(function Card({ task, depth, parentElsewhere, offset, open, drag, act }: CardProps) {
+const Card = memo(function Card({ task, depth, parentId, parentSubject, offset, open, drag, act }: CardProps) {
   return (
     <article
       class={`card ${task.state}${task.critical ? ' critical' : ''}${depth ? ` child depth-${Math.min(depth, 4)}` : ''}`}
@@ -123,7 +121,7 @@ const Card = memo(function Card({ task, depth, parentElsewhere, offset, open, dr
       tabIndex={0}
       onKeyDown={(e) => e.key === 'Enter' && open(task.id)}
     >
-      <CardHeading task={task} depth={depth} parentElsewhere={parentElsewhere} />
+      <CardHeading task={task} depth={depth} parentId={parentId} parentSubject={parentSubject} />
       <PlanningTags task={task} />
       {task.column === 'blocked' && <div class="meta">waits for {[...task.openBlockers, ...task.openChildren].map((b) => `#${b}`).join(', ')}</div>}
       {task.column === 'ready' && task.owner !== '' && <div class="meta">assigned to {task.owner}</div>}
@@ -169,16 +167,6 @@ const Card = memo(function Card({ task, depth, parentElsewhere, offset, open, dr
     </article>
   );
 });
-
-/** A parent for a child's `↑` line: the same object while its subject stays, so the memoised card is not drawn again. */
-const refs = new Map<string, { id: number; subject?: string }>();
-function parentRef(id: number, byId: Map<number, WebTask>): { id: number; subject?: string } {
-  const subject = byId.get(id)?.subject;
-  const key = `${id}\n${subject ?? ''}`;
-  let ref = refs.get(key);
-  if (!ref) refs.set(key, (ref = subject === undefined ? { id } : { id, subject }));
-  return ref;
-}
 
 interface KanbanProps {
   state: WebState;
@@ -243,7 +231,8 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
                   key={t.id}
                   task={t}
                   depth={depth}
-                  parentElsewhere={parentElsewhere === undefined ? undefined : parentRef(parentElsewhere, byId)}
+                  parentId={parentElsewhere}
+                  parentSubject={parentElsewhere === undefined ? undefined : byId.get(parentElsewhere)?.subject}
                   offset={offset}
                   open={open}
                   drag={setDragging}
