@@ -137,26 +137,22 @@ export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {
  * cycle of parents made by hand is cut where the column order meets it.
  */
 function groupColumn(cards: Card[], snapshot: BoardSnapshot, hierarchy: ReturnType<typeof hierarchyOf>): Card[] {
-  const at = new Map(cards.map((card, i) => [card.task.id, i]));
+  const column = new Map(cards.map((card, i) => [card.task.id, i]));
   const under = new Map<number, Card[]>();
   for (const card of cards) {
     const parent = card.task.parent;
-    if (parent === undefined || !at.has(parent)) continue;
+    if (parent === undefined || !column.has(parent)) continue;
     const list = under.get(parent);
     if (list) list.push(card);
     else under.set(parent, [card]);
   }
+  // Each card's best-placed member of the group under it: walking the column in its order, a card's place reaches every ancestor not reached before.
   const best = new Map<number, number>();
-  const bestOf = (card: Card, seen: Set<number>): number => {
-    const known = best.get(card.task.id);
-    if (known !== undefined) return known;
-    seen.add(card.task.id);
-    let place = at.get(card.task.id)!;
-    for (const child of under.get(card.task.id) ?? []) if (!seen.has(child.task.id)) place = Math.min(place, bestOf(child, seen));
-    best.set(card.task.id, place);
-    return place;
-  };
-  const byBest = (list: Card[]) => [...list].sort((a, b) => bestOf(a, new Set()) - bestOf(b, new Set()));
+  cards.forEach((card, i) => {
+    for (let at: Card | undefined = card; at && !best.has(at.task.id); at = cards[at.task.parent === undefined ? -1 : (column.get(at.task.parent) ?? -1)])
+      best.set(at.task.id, i);
+  });
+  const byBest = (list: Card[]) => [...list].sort((a, b) => best.get(a.task.id)! - best.get(b.task.id)!);
   const out: Card[] = [];
   const placed = new Set<number>();
   const place = (card: Card, depth: number) => {
@@ -165,10 +161,18 @@ function groupColumn(cards: Card[], snapshot: BoardSnapshot, hierarchy: ReturnTy
     const parent = card.task.parent;
     const parentTask = parent === undefined ? undefined : snapshot.byId.get(parent);
     const parentRef = depth === 0 && parent !== undefined && parentTask?.status !== 'deleted' ? { id: parent, subject: parentTask?.subject } : undefined;
-    out.push({ ...card, ...(depth ? { depth } : {}), ...(progress ? { progress } : {}), ...(parentRef ? { parentRef } : {}) });
+    if (!depth && !progress && !parentRef) out.push(card);
+    else {
+      const grouped: Card = { task: card.task, waitsFor: card.waitsFor };
+      if (card.lease) grouped.lease = card.lease;
+      if (depth) grouped.depth = depth;
+      if (progress) grouped.progress = progress;
+      if (parentRef) grouped.parentRef = parentRef;
+      out.push(grouped);
+    }
     for (const child of byBest(under.get(card.task.id) ?? [])) if (!placed.has(child.task.id)) place(child, depth + 1);
   };
-  for (const root of byBest(cards.filter((c) => c.task.parent === undefined || !at.has(c.task.parent)))) place(root, 0);
+  for (const root of byBest(cards.filter((c) => c.task.parent === undefined || !column.has(c.task.parent)))) place(root, 0);
   // What is left stands in a cycle of parents: each from where the column has it.
   for (const card of cards) if (!placed.has(card.task.id)) place(card, 0);
   return out;
