@@ -134,7 +134,8 @@ export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {
  * place of its best-placed member (Ready's claim order, Done's latest
  * first), and so do the children within it. A parent card gets its
  * progress; a child whose parent is not above it gets a `parentRef`. A
- * cycle of parents made by hand is cut where the column order meets it.
+ * cycle of parents made by hand is cut at its first task in the column's
+ * order, after the other cards.
  */
 function groupColumn(cards: Card[], snapshot: BoardSnapshot, hierarchy: ReturnType<typeof hierarchyOf>): Card[] {
   const column = new Map(cards.map((card, i) => [card.task.id, i]));

@@ -1,4 +1,4 @@
-import type { Column, WebEvent, WebState, WebTask } from '../src/wire';
+import type { Column, WebEvent, WebState, WebTask } from '../src/wire.js';
 
 export const COLUMNS: { id: Column; title: string }[] = [
   { id: 'ready', title: 'Ready' },
@@ -174,26 +174,26 @@ export interface GroupedCard {
  * A column's cards, already in the column's order, with each child right
  * under its parent when both stand in it (docs/decisions.md, "Parents on
  * the boards"): a group takes the place of its best-placed member, and so
- * do the children within it; a cycle of parents made by hand is cut where
- * the column's order meets it. The terminal board does the same
- * (packages/terminal-board/src/board-model.ts).
+ * do the children within it; a cycle of parents made by hand is cut at
+ * its first task in the column's order, after the other cards. The
+ * terminal board does the same (packages/terminal-board/src/board-model.ts).
  */
 export function groupUnderParents(cards: WebTask[]): GroupedCard[] {
   const at = new Map(cards.map((t, i) => [t.id, i]));
   const under = new Map<number, WebTask[]>();
-  for (const t of cards) if (t.parent !== undefined && at.has(t.parent)) under.set(t.parent, [...(under.get(t.parent) ?? []), t]);
+  for (const t of cards) {
+    if (t.parent === undefined || !at.has(t.parent)) continue;
+    const list = under.get(t.parent);
+    if (list) list.push(t);
+    else under.set(t.parent, [t]);
+  }
   if (under.size === 0) return cards.map((task) => ({ task, depth: 0, ...(task.parent !== undefined ? { parentElsewhere: task.parent } : {}) }));
+  // Each card's best-placed member of the group under it: walking the column in its order, a card's place reaches every ancestor not reached before.
   const best = new Map<number, number>();
-  const bestOf = (t: WebTask, seen: Set<number>): number => {
-    const known = best.get(t.id);
-    if (known !== undefined) return known;
-    seen.add(t.id);
-    let place = at.get(t.id)!;
-    for (const child of under.get(t.id) ?? []) if (!seen.has(child.id)) place = Math.min(place, bestOf(child, seen));
-    best.set(t.id, place);
-    return place;
-  };
-  const byBest = (list: WebTask[]) => [...list].sort((a, b) => bestOf(a, new Set()) - bestOf(b, new Set()));
+  cards.forEach((t, i) => {
+    for (let up: WebTask | undefined = t; up && !best.has(up.id); up = up.parent === undefined ? undefined : cards[at.get(up.parent) ?? -1]) best.set(up.id, i);
+  });
+  const byBest = (list: WebTask[]) => [...list].sort((a, b) => best.get(a.id)! - best.get(b.id)!);
   const out: GroupedCard[] = [];
   const placed = new Set<number>();
   const place = (task: WebTask, depth: number) => {
