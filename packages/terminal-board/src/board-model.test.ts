@@ -4,8 +4,10 @@ import { readyOrder, type BoardSnapshot, type Lease, type Task } from '@dotasks/
 import {
   buildColumns,
   cardDetails,
+  cardHeading,
   cardTitle,
   describeEvent,
+  familyLines,
   leaseLeft,
   moveSelection,
   nextPriorityFilter,
@@ -55,6 +57,74 @@ describe('the columns', () => {
     expect(columns.blocked[0].waitsFor).toEqual([2, 4]);
     const done = snapshot(task(1, { subject: 'Epic' }), task(2, { parent: 1, status: 'completed' }));
     expect(ids(buildColumns(done).ready)).toEqual([1]);
+  });
+
+  it('groups children right under their parent in a column, a group at the place of its best-ranked member', () => {
+    const epic = snapshot(
+      task(1, { subject: 'Task 1' }),
+      task(3, { parent: 9, blockedBy: [1] }),
+      task(4, { parent: 9, status: 'completed' }),
+      task(5, { blockedBy: [1] }),
+      task(6, { parent: 3 }),
+      task(7, { parent: 9 }),
+      task(9, { subject: 'Release epic' }),
+      task(10, { parent: 11 }),
+      task(11, { parent: 10 }),
+    );
+    const columns = buildColumns(epic);
+    // #9 waits for its children #3 and #7, #3 for #1 and its child #6; #9's group stands where #3 (its first by id) would.
+    expect(ids(columns.blocked)).toEqual([9, 3, 5, 10, 11]);
+    expect(columns.blocked.map((c) => c.depth ?? 0)).toEqual([0, 1, 0, 0, 1]);
+    expect(cardHeading(columns.blocked[0])).toBe('#9 Release epic (1/3 done)');
+    expect(cardHeading(columns.blocked[1])).toBe('└ #3 Task 3 (0/1 done)');
+    // A child whose parent stands elsewhere says whose it is, in a line of its own.
+    expect(ids(columns.ready)).toEqual([1, 6, 7]);
+    expect(cardDetails(columns.ready[1], 'ready')).toEqual(['↑ #3 Task 3']);
+    expect(cardDetails(columns.ready[2], 'ready')).toEqual(['↑ #9 Release epic']);
+    expect(cardDetails(columns.done[0], 'done')).toEqual(['↑ #9 Release epic']);
+    // A cycle of parents made by hand: each of its tasks once.
+    expect(cardDetails(columns.blocked[3], 'blocked')).toEqual(['↑ #11 Task 11', 'waits for #11']);
+    // Done is latest first: the parent's group takes the place of its latest child.
+    const done = snapshot(task(1, { status: 'completed' }), task(2, { status: 'completed', parent: 1 }), task(3, { status: 'completed' }));
+    const seq = new Map([
+      [1, 5],
+      [2, 10],
+      [3, 7],
+    ]);
+    const cards = buildColumns(done, { completedSeq: seq }).done;
+    expect(ids(cards)).toEqual([1, 2, 3]);
+    expect(cardHeading(cards[1])).toBe('└ #2 Task 2');
+    // Deeper levels indent further; a long parent subject is cut short.
+    const deep = snapshot(
+      task(1, { subject: 'A very long epic subject that goes on' }),
+      task(2, { parent: 1 }),
+      task(3, { parent: 2 }),
+      task(4, { parent: 3 }),
+    );
+    const blocked = buildColumns(deep).blocked;
+    expect(blocked.map(cardHeading)).toEqual(['#1 A very long epic subject that goes on (0/1 done)', '└ #2 Task 2 (0/1 done)', '  └ #3 Task 3 (0/1 done)']);
+    expect(cardDetails(buildColumns(deep).ready[0], 'ready')).toEqual(['↑ #3 Task 3']);
+    expect(cardDetails(buildColumns(deep, { search: 'Task 2' }).blocked[0], 'blocked')).toEqual(['↑ #1 A very long epic subj…', 'waits for #3']);
+  });
+
+  it("a task's detail names its chain of parents and its children with their status", () => {
+    const tree = snapshot(
+      task(1, { subject: 'Epic' }),
+      task(2, { subject: 'Story', parent: 1 }),
+      task(3, { parent: 2, status: 'completed' }),
+      task(4, { parent: 2, status: 'in_progress' }),
+      task(5, { parent: 2, status: 'deleted' }),
+      task(6, { parent: 8 }),
+    );
+    expect(familyLines(tree.byId.get(2)!, tree)).toEqual([
+      'parent: #1 Epic (pending)',
+      'children: 1/2 done',
+      '  #3 Task 3 (completed)',
+      '  #4 Task 4 (in progress)',
+    ]);
+    expect(familyLines(tree.byId.get(4)!, tree)).toEqual(['parent: #2 Story (pending) · under #1 Epic (pending)']);
+    expect(familyLines(tree.byId.get(6)!, tree)).toEqual(['parent: #8 (missing)']);
+    expect(familyLines(task(3), snapshot(task(3)))).toEqual([]);
   });
 
   it('lists Ready in the order claim --next takes it: priority, the chain of open work behind, id', () => {

@@ -1,5 +1,8 @@
+import { fitWidth } from '@dotasks/core/terminal';
 import {
+  ancestorsOf,
   boardLookup,
+  hierarchyOf,
   inReview,
   isClosed,
   openBlockers,
@@ -8,6 +11,7 @@ import {
   rankTasks,
   type BoardSnapshot,
   type Lease,
+  type Progress,
   type Task,
   type TaskEvent,
   type TaskLookup,
@@ -36,6 +40,12 @@ export interface Card {
   waitsFor: number[];
   /** The claim record of an in-progress task, when there is one (of a task in review: its reviewer's). */
   lease?: Lease;
+  /** How deep the card stands under a parent in its column: 0 (or absent) for a card of its own, 1 for a child right under its parent. */
+  depth?: number;
+  /** A parent's progress (its children's, deleted ones not counted). */
+  progress?: Progress;
+  /** The parent of a card that does not stand under it in the column (the parent is in another column, filtered out, or missing). */
+  parentRef?: { id: number; subject?: string };
 }
 
 /** The cards of each column, and the columns on screen: Review only on a board that uses review (docs/protocol.md, "Review"). */
@@ -113,7 +123,73 @@ export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {
   columns.review.sort((a, b) => (a.task.review?.since ?? '').localeCompare(b.task.review?.since ?? '') || a.task.id - b.task.id);
   const seq = (card: Card) => options.completedSeq?.get(card.task.id) ?? -1;
   columns.done.sort((a, b) => seq(b) - seq(a) || b.task.id - a.task.id);
+  const hierarchy = hierarchyOf(snapshot);
+  if (!hierarchy.empty) for (const key of COLUMN_KEYS) columns[key] = groupColumn(columns[key], snapshot, hierarchy);
   return columns;
+}
+
+/**
+ * A column's cards with each child right under its parent when both stand
+ * in it (docs/decisions.md, "Parents on the boards"): a group takes the
+ * place of its best-placed member (Ready's claim order, Done's latest
+ * first), and so do the children within it. A parent card gets its
+ * progress; a child whose parent is not above it gets a `parentRef`. A
+ * cycle of parents made by hand is cut at its first task in the column's
+ * order, after the other cards.
+ */
+function groupColumn(cards: Card[], snapshot: BoardSnapshot, hierarchy: ReturnType<typeof hierarchyOf>): Card[] {
+  const column = new Map(cards.map((card, i) => [card.task.id, i]));
+  const under = new Map<number, Card[]>();
+  for (const card of cards) {
+    const parent = card.task.parent;
+    if (parent === undefined || !column.has(parent)) continue;
+    const list = under.get(parent);
+    if (list) list.push(card);
+    else under.set(parent, [card]);
+  }
+  // Each card's best-placed member of the group under it: walking the column in its order, a card's place reaches every ancestor not reached before.
+  const best = new Map<number, number>();
+  cards.forEach((card, i) => {
+    for (let at: Card | undefined = card; at && !best.has(at.task.id); at = cards[at.task.parent === undefined ? -1 : (column.get(at.task.parent) ?? -1)])
+      best.set(at.task.id, i);
+  });
+  const byBest = (list: Card[]) => [...list].sort((a, b) => best.get(a.task.id)! - best.get(b.task.id)!);
+  const out: Card[] = [];
+  const placed = new Set<number>();
+  const place = (card: Card, depth: number) => {
+    placed.add(card.task.id);
+    const progress = hierarchy.progress(card.task.id);
+    const parent = card.task.parent;
+    const parentTask = parent === undefined ? undefined : snapshot.byId.get(parent);
+    const parentRef = depth === 0 && parent !== undefined && parentTask?.status !== 'deleted' ? { id: parent, subject: parentTask?.subject } : undefined;
+    if (!depth && !progress && !parentRef) out.push(card);
+    else {
+      const grouped: Card = { task: card.task, waitsFor: card.waitsFor };
+      if (card.lease) grouped.lease = card.lease;
+      if (depth) grouped.depth = depth;
+      if (progress) grouped.progress = progress;
+      if (parentRef) grouped.parentRef = parentRef;
+      out.push(grouped);
+    }
+    for (const child of byBest(under.get(card.task.id) ?? [])) if (!placed.has(child.task.id)) place(child, depth + 1);
+  };
+  for (const root of byBest(cards.filter((c) => c.task.parent === undefined || !column.has(c.task.parent)))) place(root, 0);
+  // What is left stands in a cycle of parents: each from where the column has it.
+  for (const card of cards) if (!placed.has(card.task.id)) place(card, 0);
+  return out;
+}
+
+/** A card's first line as its column shows it: indented under its parent (`└ #5 …`), a parent with its progress (`(3/5 done)`). */
+export function cardHeading(card: Card): string {
+  const depth = card.depth ?? 0;
+  const indent = depth ? `${'  '.repeat(depth - 1)}└ ` : '';
+  const progress = card.progress ? ` (${card.progress.done}/${card.progress.total} done)` : '';
+  return `${indent}${cardTitle(card.task)}${progress}`;
+}
+
+/** The line of a child whose parent stands elsewhere: `↑ #4 Epic…`, the subject cut short (columns are narrow). */
+function parentLine(ref: NonNullable<Card['parentRef']>): string {
+  return ref.subject === undefined ? `↑ #${ref.id} (missing)` : `↑ #${ref.id} ${fitWidth(ref.subject, 22)}`;
 }
 
 /** `14:59 left`, `1h02m left`, `expired`, or `no expiry` for a person's claim; undefined without a record. */
@@ -139,6 +215,11 @@ export function worktreeOf(card: Card): string | undefined {
 
 /** The lines of a card below its title, for its column. */
 export function cardDetails(card: Card, column: ColumnKey, now = Date.now()): string[] {
+  const own = columnDetails(card, column, now);
+  return card.parentRef ? [parentLine(card.parentRef), ...own] : own;
+}
+
+function columnDetails(card: Card, column: ColumnKey, now: number): string[] {
   const { task } = card;
   if (column === 'blocked') return [`waits for ${card.waitsFor.map((id) => `#${id}`).join(', ')}${task.owner ? `; for ${task.owner}` : ''}`];
   if (column === 'ready') return task.owner ? [`for ${task.owner}`] : [];
@@ -157,6 +238,30 @@ export function cardDetails(card: Card, column: ColumnKey, now = Date.now()): st
     return lines;
   }
   return [];
+}
+
+/**
+ * A task's place in the hierarchy for its detail: the chain of its parents
+ * (`parent: #2 Story (pending) · under #1 Epic (pending)`) and its children
+ * with their status, under their progress (`children: 1/2 done`).
+ */
+export function familyLines(task: Task, snapshot: BoardSnapshot): string[] {
+  const lookup = (id: number) => snapshot.byId.get(id);
+  const ref = (id: number) => {
+    const t = lookup(id);
+    return t ? `#${id} ${t.subject} (${t.status.replace('_', ' ')})` : `#${id} (missing)`;
+  };
+  const lines: string[] = [];
+  const chain = ancestorsOf(task, lookup);
+  if (chain.length) lines.push(`parent: ${chain.map((id, i) => (i ? `under ${ref(id)}` : ref(id))).join(' · ')}`);
+  const hierarchy = hierarchyOf(snapshot);
+  const children = hierarchy.children(task.id).filter((t) => t.status !== 'deleted');
+  if (children.length) {
+    const progress = hierarchy.progress(task.id);
+    lines.push(`children: ${progress ? `${progress.done}/${progress.total} done` : ''}`);
+    for (const child of children) lines.push(`  ${ref(child.id)}`);
+  }
+  return lines;
 }
 
 /** The notes of a task as lines (`2026-01-01T09:00:00.000Z ann: text`), oldest first; undefined when it has none. */

@@ -7,7 +7,9 @@ import {
   COLUMN_TITLES,
   buildColumns,
   cardDetails,
+  cardHeading,
   cardTitle,
+  familyLines,
   nextPriorityFilter,
   describeEvent,
   leaseLeft,
@@ -398,7 +400,8 @@ function renderColumns(columns: Columns, selected: Selection, options: LayoutOpt
     ...columns.shown.map((key) => {
       const cards = columns[key];
       const isSelectedColumn = selected.column === key;
-      const lines = cards.map((card) => [cardTitle(card.task), ...cardDetails(card, key, options.now)]);
+      // A child's lines stand under its parent's: its details indented as deep as its title.
+      const lines = cards.map((card) => [cardHeading(card), ...cardDetails(card, key, options.now).map((line) => '  '.repeat(card.depth ?? 0) + line)]);
       const heights = lines.map((l) => l.length);
       const selectedIndex = isSelectedColumn ? selected.index : 0;
       const start = isSelectedColumn
@@ -505,6 +508,7 @@ function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { 
   );
   lines.push(`blocks: ${task.blocks.length ? task.blocks.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}`);
   lines.push(...linkLines(task));
+  lines.push(...familyLines(task, state.snapshot));
   for (const [key, value] of Object.entries(task.metadata ?? {})) lines.push(`meta.${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
   lines.push('', ...(task.description ? task.description.split('\n') : ['(no description)']));
   const notes = notesOf(task);

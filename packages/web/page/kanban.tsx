@@ -2,7 +2,7 @@ import { memo } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Column, WebState, WebTask } from '../src/wire';
 import type { Act, Notice } from './act';
-import { claimOrder, DEFAULT_PRIORITY, doneOrder, formatLeft, planMove, shownColumns } from './model';
+import { DEFAULT_PRIORITY, formatLeft, kanbanColumns, planMove, shownColumns } from './model';
 
 /** A column shows this many cards until asked for all (a 1,000-task board stays quick to draw). */
 const PAGE = 150;
@@ -50,6 +50,12 @@ export function LeaseLeft({ expiresAt, offset }: { expiresAt: string | null; off
 
 interface CardProps {
   task: WebTask;
+  /** How deep it stands under its parent in the column (0: a card of its own). */
+  depth: number;
+  /** The parent standing elsewhere, shown as `↑ #4 Epic`; only for a child not under its parent. Plain values, so the memoised card compares them. */
+  parentId?: number;
+  /** Its subject; absent for a parent not on the page (deleted, or missing). */
+  parentSubject?: string;
   offset: number;
   open: (id: number) => void;
   drag: (task: WebTask | undefined) => void;
@@ -74,12 +80,36 @@ export function ReviewButtons({ task, act }: { task: WebTask; act: Act }) {
   );
 }
 
-const Card = memo(function Card({ task, offset, open, drag, act }: CardProps) {
+/** A card's first line (`└` under its parent, the progress of a parent), and the `↑ #4 Epic` of a child whose parent stands elsewhere. */
+function CardHeading({ task, depth, parentId, parentSubject }: Pick<CardProps, 'task' | 'depth' | 'parentId' | 'parentSubject'>) {
+  return (
+    <>
+      <div class="line">
+        {depth > 0 && <span class="under">└</span>}
+        <span class="id">#{task.id}</span>
+        <span class="subject">{task.subject}</span>
+        {task.progress && (
+          <span class="progress" data-progress={`${task.progress.done}/${task.progress.total}`} title="its children: completed of all but the deleted ones">
+            ({task.progress.done}/{task.progress.total} done)
+          </span>
+        )}
+      </div>
+      {parentId !== undefined && (
+        <div class="meta parent-ref" data-parent={parentId} title={`part of #${parentId}${parentSubject ? `: ${parentSubject}` : ''}`}>
+          ↑ #{parentId} {parentSubject ?? '(not on the board)'}
+        </div>
+      )}
+    </>
+  );
+}
+
+const Card = memo(function Card({ task, depth, parentId, parentSubject, offset, open, drag, act }: CardProps) {
   return (
     <article
-      class={`card ${task.state}${task.critical ? ' critical' : ''}`}
+      class={`card ${task.state}${task.critical ? ' critical' : ''}${depth ? ` child depth-${Math.min(depth, 4)}` : ''}`}
       draggable={task.column !== 'done'}
       data-task-id={task.id}
+      data-depth={depth}
       title={task.claimWhy ? `claim order: ${task.claimWhy}` : undefined}
       onDragStart={(e) => {
         e.dataTransfer?.setData('text/plain', String(task.id));
@@ -91,10 +121,7 @@ const Card = memo(function Card({ task, offset, open, drag, act }: CardProps) {
       tabIndex={0}
       onKeyDown={(e) => e.key === 'Enter' && open(task.id)}
     >
-      <div class="line">
-        <span class="id">#{task.id}</span>
-        <span class="subject">{task.subject}</span>
-      </div>
+      <CardHeading task={task} depth={depth} parentId={parentId} parentSubject={parentSubject} />
       <PlanningTags task={task} />
       {task.column === 'blocked' && <div class="meta">waits for {[...task.openBlockers, ...task.openChildren].map((b) => `#${b}`).join(', ')}</div>}
       {task.column === 'ready' && task.owner !== '' && <div class="meta">assigned to {task.owner}</div>}
@@ -155,14 +182,9 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
   const [dragging, setDragging] = useState<WebTask>();
   const [over, setOver] = useState<Column>();
   const [all, setAll] = useState<Set<Column>>(new Set());
-  const columns = useMemo(() => {
-    const by: Record<Column, WebTask[]> = { ready: [], blocked: [], in_progress: [], review: [], done: [] };
-    for (const t of state.tasks) if (!found || found.has(t.id)) by[t.column].push(t);
-    by.ready.sort(claimOrder);
-    by.review.sort((a, b) => (a.review?.since ?? '').localeCompare(b.review?.since ?? '') || a.id - b.id);
-    by.done.sort(doneOrder);
-    return by;
-  }, [state, found]);
+  const byId = useMemo(() => new Map(state.tasks.map((t) => [t.id, t])), [state]);
+  // Children under their parent in each column (docs/decisions.md, "Parents on the boards").
+  const columns = useMemo(() => kanbanColumns(state.tasks, found), [state, found]);
 
   const drop = async (to: Column, id: number) => {
     setOver(undefined);
@@ -204,8 +226,18 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
               {title} <span class="count">{cards.length}</span>
             </h2>
             <div class="cards">
-              {shown.map((t) => (
-                <Card key={t.id} task={t} offset={offset} open={open} drag={setDragging} act={act} />
+              {shown.map(({ task: t, depth, parentElsewhere }) => (
+                <Card
+                  key={t.id}
+                  task={t}
+                  depth={depth}
+                  parentId={parentElsewhere}
+                  parentSubject={parentElsewhere === undefined ? undefined : byId.get(parentElsewhere)?.subject}
+                  offset={offset}
+                  open={open}
+                  drag={setDragging}
+                  act={act}
+                />
               ))}
               {shown.length < cards.length && (
                 <button class="more" onClick={() => setAll(new Set([...all, id]))}>

@@ -1,4 +1,4 @@
-import type { Column, WebEvent, WebState, WebTask } from '../src/wire';
+import type { Column, WebEvent, WebState, WebTask } from '../src/wire.js';
 
 export const COLUMNS: { id: Column; title: string }[] = [
   { id: 'ready', title: 'Ready' },
@@ -144,4 +144,64 @@ export function describeEvent(e: WebEvent): string {
 /** The Done column shows the latest completions first: by the event that completed them, else the highest id. */
 export function doneOrder(a: WebTask, b: WebTask): number {
   return (b.completedSeq ?? 0) - (a.completedSeq ?? 0) || b.id - a.id;
+}
+
+/**
+ * The kanban's columns: each in its order (Ready in claim order, Review by
+ * when it entered, Done latest first, the others by id), only what the
+ * search found, with the children under their parents.
+ */
+export function kanbanColumns(tasks: WebTask[], found: Set<number> | undefined): Record<Column, GroupedCard[]> {
+  const by: Record<Column, WebTask[]> = { ready: [], blocked: [], in_progress: [], review: [], done: [] };
+  for (const t of tasks) if (!found || found.has(t.id)) by[t.column].push(t);
+  by.ready.sort(claimOrder);
+  by.review.sort((a, b) => (a.review?.since ?? '').localeCompare(b.review?.since ?? '') || a.id - b.id);
+  by.done.sort(doneOrder);
+  const grouped = {} as Record<Column, GroupedCard[]>;
+  for (const column of Object.keys(by) as Column[]) grouped[column] = groupUnderParents(by[column]);
+  return grouped;
+}
+
+/** A card as its column stands it: under its parent (`depth` 1 for a child right under it), or on its own with its parent elsewhere (`parentElsewhere`). */
+export interface GroupedCard {
+  task: WebTask;
+  depth: number;
+  /** The parent's id, for a child whose parent does not stand above it in the column. */
+  parentElsewhere?: number;
+}
+
+/**
+ * A column's cards, already in the column's order, with each child right
+ * under its parent when both stand in it (docs/decisions.md, "Parents on
+ * the boards"): a group takes the place of its best-placed member, and so
+ * do the children within it; a cycle of parents made by hand is cut at
+ * its first task in the column's order, after the other cards. The
+ * terminal board does the same (packages/terminal-board/src/board-model.ts).
+ */
+export function groupUnderParents(cards: WebTask[]): GroupedCard[] {
+  const at = new Map(cards.map((t, i) => [t.id, i]));
+  const under = new Map<number, WebTask[]>();
+  for (const t of cards) {
+    if (t.parent === undefined || !at.has(t.parent)) continue;
+    const list = under.get(t.parent);
+    if (list) list.push(t);
+    else under.set(t.parent, [t]);
+  }
+  if (under.size === 0) return cards.map((task) => ({ task, depth: 0, ...(task.parent !== undefined ? { parentElsewhere: task.parent } : {}) }));
+  // Each card's best-placed member of the group under it: walking the column in its order, a card's place reaches every ancestor not reached before.
+  const best = new Map<number, number>();
+  cards.forEach((t, i) => {
+    for (let up: WebTask | undefined = t; up && !best.has(up.id); up = up.parent === undefined ? undefined : cards[at.get(up.parent) ?? -1]) best.set(up.id, i);
+  });
+  const byBest = (list: WebTask[]) => [...list].sort((a, b) => best.get(a.id)! - best.get(b.id)!);
+  const out: GroupedCard[] = [];
+  const placed = new Set<number>();
+  const place = (task: WebTask, depth: number) => {
+    placed.add(task.id);
+    out.push({ task, depth, ...(depth === 0 && task.parent !== undefined ? { parentElsewhere: task.parent } : {}) });
+    for (const child of byBest(under.get(task.id) ?? [])) if (!placed.has(child.id)) place(child, depth + 1);
+  };
+  for (const root of byBest(cards.filter((t) => t.parent === undefined || !at.has(t.parent)))) place(root, 0);
+  for (const t of cards) if (!placed.has(t.id)) place(t, 0);
+  return out;
 }

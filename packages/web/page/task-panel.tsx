@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { WebTask } from '../src/wire';
 import type { Act } from './act';
 import { LeaseLeft, ReviewButtons } from './kanban';
+import { FamilyPart } from './family-part';
 import { LinksPart } from './links-part';
 import { dateTime, typedLabels } from './model';
 import { PriorityOptions } from './priority-options';
@@ -58,6 +59,7 @@ export function TaskPanel({ task, byId, offset, act, close, open }: TaskPanelPro
         ×
       </button>
       <TaskHeading task={task} offset={offset} />
+      <FamilyPart task={task} byId={byId} name={name} open={open} />
       <PlanPart task={task} act={act} force={force} />
       <FieldsForm task={task} act={act} force={force} />
       <TaskMoves task={task} act={act} force={force} setForce={setForce} close={close} />

@@ -16,10 +16,11 @@ describe('the page state', () => {
     await store.createTask({ subject: 'Child one', parent: 1 });
     await store.createTask({ subject: 'Child two', parent: 1 });
     const before = readBoardState(store, 'ann', new Map()).tasks.find((t) => t.id === 1)!;
-    expect(before).toMatchObject({ column: 'blocked', ready: false, openBlockers: [], openChildren: [2, 3] });
+    expect(before).toMatchObject({ column: 'blocked', ready: false, openBlockers: [], openChildren: [2, 3], progress: { done: 0, total: 2 } });
+    expect(readBoardState(store, 'ann', new Map()).tasks.find((t) => t.id === 2)).not.toHaveProperty('progress');
     await store.completeTask(2, {});
     await store.completeTask(3, {});
     const after = readBoardState(store, 'ann', new Map()).tasks.find((t) => t.id === 1)!;
-    expect(after).toMatchObject({ column: 'ready', ready: true, openChildren: [] });
+    expect(after).toMatchObject({ column: 'ready', ready: true, openChildren: [], progress: { done: 2, total: 2 } });
   });
 });

@@ -3,6 +3,7 @@ import {
   buildGraph,
   describeBranchStatus,
   explainRank,
+  hierarchyOf,
   inReview,
   isReady,
   openBlockers,
@@ -51,6 +52,7 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
   const graph = buildGraph(snapshot.tasks);
   const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
   const leases = new Map(readLeases(store).map((l) => [l.task, l]));
+  const hierarchy = hierarchyOf(snapshot);
   const tasks: WebTask[] = [];
   for (const task of snapshot.tasks) {
     const node = nodes.get(task.id);
@@ -79,6 +81,8 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
       ...linkLists(task),
       ...(task.parent !== undefined ? { parent: task.parent } : {}),
     };
+    const progress = hierarchy.progress(task.id);
+    if (progress) view.progress = progress;
     const lease = leases.get(task.id);
     // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing. On a task in review it is its reviewer's.
     if (task.review) view.review = reviewView(task.review);

@@ -61,6 +61,8 @@ export interface WebTask {
   discovered: number[];
   /** The task it is part of, when it has one (docs/protocol.md, "Parents"). */
   parent?: number;
+  /** A parent's progress: its completed children of all but the deleted ones (`3/5 done`); absent for a task without children. */
+  progress?: { done: number; total: number };
   /**
    * Ready column only: the place in the order `claim --next` takes ready
    * work (0 first: priority, the chain of open work behind, id; the core's

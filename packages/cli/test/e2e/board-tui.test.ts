@@ -257,6 +257,41 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     await screenWhere('b5', (s) => expect(s).toContain('board exited 0'));
   });
 
+  it('stands children under their parent with its progress, says whose a child elsewhere is, and shows the chain and children in full', async () => {
+    const t = tempBoard();
+    cleanup = t.cleanup;
+    const store = new TaskStore(t.board);
+    await store.createTask({ subject: 'Release epic' });
+    await store.createTask({ subject: 'Story', parent: 1 });
+    await store.createTask({ subject: 'Write code', parent: 2 });
+    await store.createTask({ subject: 'Docs', parent: 1 });
+    await store.createTask({ subject: 'Unrelated' });
+    await store.completeTask(4, { actor: 'ann' });
+    startBoard('b7', t.board, 'ann');
+    const cols = columnsOf(await screenWhere('b7', (s) => expect(s).toContain('Blocked (2)')));
+    // In Blocked the epic, then its story right under it, indented; each parent with its progress.
+    expect(cols.Blocked).toMatch(
+      /#1 Release epic \(1\/2 done\)[^\n]*\n[^\n]* {4}waits for #2[^\n]*\n[^\n]* {2}└ #2 Story \(0\/1 done\)[^\n]*\n[^\n]* {6}waits for #3/,
+    );
+    // A child whose parent is in another column says whose it is.
+    expect(cols.Ready).toMatch(/#3 Write code[^\n]*\n[^\n]*↑ #2 Story/);
+    expect(cols.Ready).toContain('#5 Unrelated');
+    expect(cols.Ready).not.toMatch(/#5 Unrelated[^\n]*\n[^\n]*↑/);
+    expect(cols.Done).toMatch(/#4 Docs[^\n]*\n[^\n]*↑ #1 Release epic/);
+
+    // Enter on the story: its chain of parents and its children with their status.
+    tmux('send-keys', '-t', 'b7', 'Right');
+    await screenWhere('b7', (s) => expect(columnsOf(s).Blocked).toContain('› #1 Release epic'));
+    tmux('send-keys', '-t', 'b7', 'Down');
+    await screenWhere('b7', (s) => expect(columnsOf(s).Blocked).toContain('› └ #2 Story'));
+    tmux('send-keys', '-t', 'b7', 'Enter');
+    const detail = await screenWhere('b7', (s) => expect(s).toContain('parent: #1 Release epic (pending)'));
+    expect(detail).toMatch(/│children: 0\/1 done +│/);
+    expect(detail).toMatch(/│  #3 Write code \(pending\) +│/);
+    tmux('send-keys', '-t', 'b7', 'q');
+    await screenWhere('b7', (s) => expect(s).toContain('board exited 0'));
+  });
+
   it('p cycles a priority filter; n adds a note to the selected task through the store', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;

@@ -231,6 +231,78 @@ describe('list --tree and show', () => {
   });
 });
 
+describe('graph and export', () => {
+  it('graph draws each child to its parent as an edge of its own, and a parent with open children is not ready there', () => {
+    const t = threeLevels();
+    ok(t.root, ['create', 'After the client', '--blocked-by', '3']);
+    ok(t.root, ['done', '3']);
+    expect(ok(t.root, ['graph']).stdout).toMatchInlineSnapshot(`
+      "[ ] #1: Epic: payments
+      [ ] #2: Story: card checkout
+      [x] #3: Stripe client
+      └── [ ] #6: After the client (ready)
+      [ ] #4: Webhook handler (ready)
+      [ ] #5: Unrelated (ready)
+
+      parents (a parent waits for its children):
+        #2 part of #1
+        #3 part of #2
+        #4 part of #2
+
+      critical path: none (no open task waits for another)
+      ready: #4, #5, #6
+      "
+    `);
+    const json = JSON.parse(ok(t.root, ['graph', '--json']).stdout) as { parents: unknown[]; nodes: { id: number; state: string; ready: boolean }[] };
+    expect(json.parents).toEqual([
+      { child: 2, parent: 1 },
+      { child: 3, parent: 2 },
+      { child: 4, parent: 2 },
+    ]);
+    expect(json.nodes.filter((n) => n.id <= 2)).toMatchObject([
+      { id: 1, state: 'blocked', ready: false },
+      { id: 2, state: 'blocked', ready: false },
+    ]);
+    // Mermaid: the edge and the link come first, so the parents' linkStyle counts them.
+    const mermaid = ok(t.root, ['graph', '--format', 'mermaid']).stdout;
+    expect(mermaid).toContain(
+      '  t3 -.-> t6\n  t2 -- part of --o t1\n  t3 -- part of --o t2\n  t4 -- part of --o t2\n  linkStyle 1,2,3 stroke:#8e24aa,stroke-width:2px\n',
+    );
+    const dot = ok(t.root, ['graph', '--format', 'dot']).stdout;
+    expect(dot).toContain('  t2 -> t1 [style=bold, arrowhead=odiamond, color="#8e24aa", fontcolor="#8e24aa", label="part of"];');
+    // A parent deleted (and so hidden) draws no edge; with --all it does.
+    ok(t.root, ['delete', '1']);
+    expect(JSON.parse(ok(t.root, ['graph', '--json']).stdout).parents).toEqual([
+      { child: 3, parent: 2 },
+      { child: 4, parent: 2 },
+    ]);
+  });
+
+  it('export keeps parent in json and jsonl, says it in markdown, and an import of the export brings the hierarchy back', () => {
+    const t = threeLevels();
+    ok(t.root, ['done', '3']);
+    const exported = JSON.parse(ok(t.root, ['export', '--format', 'json']).stdout).tasks as { id: number; parent?: number }[];
+    expect(exported.map((x) => x.parent ?? null)).toEqual([null, 1, 2, 2, null]);
+    const lines = ok(t.root, ['export', '--format', 'jsonl']).stdout.trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { parent?: number }).parent ?? null)).toEqual([null, 1, 2, 2, null]);
+    const markdown = ok(t.root, ['export', '--format', 'markdown']).stdout;
+    expect(markdown).toContain('- [ ] #1 Epic: payments — waits for its children #2; 0/1 done\n');
+    expect(markdown).toContain('- [ ] #2 Story: card checkout — waits for its children #4; part of #1; 1/2 done\n');
+    expect(markdown).toContain('- [x] #3 Stripe client — part of #2\n');
+    expect(markdown).toContain('- [ ] #4 Webhook handler — ready; part of #2\n');
+    const other = board();
+    const file = join(other.root, 'export.json');
+    writeFileSync(file, ok(t.root, ['export', '--format', 'json']).stdout);
+    ok(other.root, ['import', 'dotasks', file]);
+    expect(ok(other.root, ['list', '--tree']).stdout.split('\n').slice(0, 4)).toEqual([
+      '[ ] #1: Epic: payments (0/1 done)',
+      '  [ ] #2: Story: card checkout (1/2 done)',
+      '    [x] #3: Stripe client',
+      '    [ ] #4: Webhook handler',
+    ]);
+  });
+});
+
 describe('doctor', () => {
   it('reports a cycle of parents made by hand, and a parent that does not exist', () => {
     const t = board();
@@ -258,6 +330,50 @@ describe('doctor', () => {
     expect(tasks(t.root, ['doctor']).stdout).toContain('tasks update 1 --parent none');
     // The board still lists, and refuses to close the cycle further.
     expect(tasks(t.root, ['list']).code).toBe(0);
+  });
+});
+
+describe('doctor and a parent completed by hand', () => {
+  it('reports a completed parent with open children, at its status, with a hint; deleted and completed children are no matter', () => {
+    const t = threeLevels();
+    ok(t.root, ['done', '3']);
+    ok(t.root, ['create', 'Dropped', '--parent', '1']);
+    ok(t.root, ['delete', '6']);
+    expect(tasks(t.root, ['doctor']).code).toBe(0);
+    // Completed by hand in an editor (dotasks refuses it): #2 with #4 open, and #1.
+    for (const id of [1, 2]) writeFileSync(join(t.board, `task_${id}.json`), file(t.board, id).replace('"status": "pending"', '"status": "completed"'));
+    const before = file(t.board, 2);
+    const r = tasks(t.root, ['doctor', '--json']);
+    expect(r.code).toBe(1);
+    const findings = JSON.parse(r.stdout).findings as {
+      code: string;
+      task: number;
+      file: string;
+      line: number;
+      column: number;
+      message: string;
+      fix: string;
+      fixable: boolean;
+    }[];
+    // #1's children are #2, completed (by hand), and #6, deleted: nothing open under it.
+    expect(findings.map((f) => [f.code, f.task, f.fixable])).toEqual([['completed_parent_open_children', 2, false]]);
+    const story = findings[0];
+    expect(story.file).toBe(join(t.board, 'task_2.json'));
+    // The line and column of its "status" key, as the other findings point at their key.
+    const lines = before.split('\n');
+    expect(lines[story.line - 1].slice(story.column - 1)).toMatch(/^"status": "completed"/);
+    expect(story.message).toBe('#2 is completed but its children are open: #4 (1/2 done); a completed task takes no open children');
+    expect(story.fix).toBe(
+      'finish them (tasks done 4) or move them out (tasks update 4 --parent none); completed by mistake: set "status" back to "pending" in its file',
+    );
+    const text = tasks(t.root, ['doctor']);
+    expect(text.stdout).toContain(`.tasks/task_2.json:${story.line}:${story.column}: #2 is completed but its children are open`);
+    // --fix repairs nothing of it and writes nothing.
+    expect(tasks(t.root, ['doctor', '--fix']).code).toBe(1);
+    expect(file(t.board, 2)).toBe(before);
+    // Its children done, nothing is left to report.
+    ok(t.root, ['done', '4']);
+    expect(tasks(t.root, ['doctor', '--json']).stdout).not.toContain('completed_parent_open_children');
   });
 });
 

@@ -24,6 +24,7 @@ export type FindingCode =
   | 'bad_link'
   | 'parent_cycle'
   | 'missing_parent'
+  | 'completed_parent_open_children'
   | 'non_canonical'
   | 'highwatermark'
   | 'stale_lock'

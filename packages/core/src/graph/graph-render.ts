@@ -1,6 +1,8 @@
 import { isClosed, type Task, type TaskStatus } from '../format/format.js';
 import { collectLinks, dotLinks, mermaidLinks, textLinks, type GraphLink } from './graph-links.js';
+import { collectParents, dotParents, mermaidParents, textParents, type GraphParent } from './graph-parents.js';
 import { isReady, openBlockers, type TaskLookup } from './graph.js';
+import { boardLookup } from './hierarchy.js';
 import { LongestChains, walkDepthFirst, type DepthFirstVisitor, type WalkEdge } from './walk.js';
 
 /**
@@ -39,6 +41,8 @@ export interface GraphModel {
   edges: GraphEdge[];
   /** Soft links between shown tasks (docs/protocol.md, "Links"): drawn apart, never on the critical path. */
   links: GraphLink[];
+  /** Each shown child and its shown parent (docs/protocol.md, "Parents"): an edge of its own style, never on the critical path. */
+  parents: GraphParent[];
   /** Ids of the longest chain of open tasks, in order; empty when no two open tasks are linked. */
   criticalPath: number[];
   ready: number[];
@@ -52,7 +56,8 @@ export interface GraphOptions {
 /** Builds the graph of a board's tasks: edges from both sides of every link, once each. */
 export function buildGraph(tasks: Task[], options: GraphOptions = {}): GraphModel {
   const byId = new Map(tasks.map((t) => [t.id, t]));
-  const lookup: TaskLookup = (id) => byId.get(id);
+  // Knows each task's open children: a parent waits for them, so it is not ready (docs/protocol.md, "Parents").
+  const lookup = boardLookup({ tasks, byId });
   const shown = tasks.filter((t) => options.all || t.status !== 'deleted').sort((a, b) => a.id - b.id);
   const shownIds = new Set(shown.map((t) => t.id));
   const edgeKeys = new Set<string>();
@@ -87,7 +92,7 @@ export function buildGraph(tasks: Task[], options: GraphOptions = {}): GraphMode
     if (t.activeForm !== undefined) node.activeForm = t.activeForm;
     return node;
   });
-  return { nodes, edges, links: collectLinks(shown), criticalPath, ready: nodes.filter((n) => n.ready).map((n) => n.id) };
+  return { nodes, edges, links: collectLinks(shown), parents: collectParents(shown), criticalPath, ready: nodes.filter((n) => n.ready).map((n) => n.id) };
 }
 
 function nodeState(t: Task, ready: boolean, lookup: TaskLookup): NodeState {
@@ -96,7 +101,7 @@ function nodeState(t: Task, ready: boolean, lookup: TaskLookup): NodeState {
   if (t.status === 'in_progress') return 'active';
   if (ready) return 'ready';
   // Pending with no open blocker but claimed by someone: waiting for them, not blocked.
-  return openBlockers(t, lookup).length ? 'blocked' : 'waiting';
+  return openBlockers(t, lookup).length || lookup.openChildren?.(t.id).length ? 'blocked' : 'waiting';
 }
 
 /**
@@ -167,6 +172,7 @@ export function renderMermaid(model: GraphModel): string {
     if (e.critical) critical.push(i);
   });
   lines.push(...mermaidLinks(model.links));
+  lines.push(...mermaidParents(model.parents, model.edges.length + model.links.length));
   const used = new Set(model.nodes.map((n) => n.state));
   for (const state of Object.keys(MERMAID_CLASSES) as NodeState[]) if (used.has(state)) lines.push(`  classDef ${state} ${MERMAID_CLASSES[state]}`);
   for (const n of model.nodes) if (n.critical) lines.push(`  style t${n.id} stroke:${CRITICAL_COLOR},stroke-width:3px`);
@@ -212,7 +218,7 @@ export function renderDot(model: GraphModel): string {
         : '';
     lines.push(`  t${e.from} -> t${e.to}${attrs};`);
   }
-  lines.push(...dotLinks(model.links), '}');
+  lines.push(...dotLinks(model.links), ...dotParents(model.parents), '}');
   return lines.join('\n');
 }
 
@@ -285,7 +291,7 @@ export function renderGraphText(model: GraphModel): string {
   for (let i = 0; i < later.length; i++) if (!printed.has(later[i])) walk(later[i]);
   // Tasks only reachable through a cycle have no root; show them anyway.
   for (const n of model.nodes) if (!printed.has(n.id)) walk(n.id);
-  lines.push(...textLinks(model.links), '');
+  lines.push(...textLinks(model.links), ...textParents(model.parents), '');
   lines.push(
     model.criticalPath.length
       ? `critical path: ${model.criticalPath.map((id) => `#${id}`).join(' -> ')} (${model.criticalPath.length} open tasks in a row)`

@@ -1,5 +1,6 @@
 import { isClosed, type TaskNote } from '../format/format.js';
-import { openBlockers, type TaskLookup } from '../graph/graph.js';
+import { openBlockers } from '../graph/graph.js';
+import { boardLookup, hierarchyOf } from '../graph/hierarchy.js';
 import { filterTasks, planningTags, renderSummary, toTaskView } from '../views/render.js';
 import { printableTask } from '../views/printable.js';
 import { cutGraphemes } from '../views/graphemes.js';
@@ -20,14 +21,17 @@ export interface ExportOptions {
  * shape of `tasks list`), `jsonl` one TaskView a line, `markdown` a checklist
  * with descriptions that reads well in a pull request or an issue: a
  * priority other than the default and the labels after the subject as in
- * `tasks list` (`P0 #ui`), the file scope after the state, and the notes
+ * `tasks list` (`P0 #ui`), the file scope after the state, the parent
+ * (`part of #1`) and a parent's progress (`1/2 done`), and the notes
  * under the description, oldest first, one line each. Markdown is read on
  * terminals as often as in files, so its texts are the printable ones
  * (printable.ts: escape sequences, bidi controls and invisible characters
  * shown escaped); json and jsonl keep the bytes.
  */
 export function exportBoard(snapshot: BoardSnapshot, format: ExportFormat, options: ExportOptions = {}): string {
-  const lookup: TaskLookup = (id) => snapshot.byId.get(id);
+  // Knows each task's open children: a parent waits for them, so it is not ready (docs/protocol.md, "Parents").
+  const lookup = boardLookup(snapshot);
+  const hierarchy = hierarchyOf(snapshot);
   const tasks = filterTasks(snapshot, { all: options.all });
   if (format === 'json') return JSON.stringify({ tasks: tasks.map((t) => toTaskView(t, lookup)) }, null, 2);
   if (format === 'jsonl') return tasks.map((t) => JSON.stringify(toTaskView(t, lookup))).join('\n');
@@ -40,10 +44,15 @@ export function exportBoard(snapshot: BoardSnapshot, format: ExportFormat, optio
     if (t.status === 'deleted') notes.push('deleted');
     if (!isClosed(t.status)) {
       const open = openBlockers(t, lookup);
+      const children = t.status === 'pending' ? (lookup.openChildren?.(t.id) ?? []) : [];
       if (open.length) notes.push(`blocked by ${open.map((id) => `#${id}`).join(', ')}`);
-      else if (t.status === 'pending' && t.owner === '') notes.push('ready');
+      if (children.length) notes.push(`waits for its children ${children.map((id) => `#${id}`).join(', ')}`);
+      else if (!open.length && t.status === 'pending' && t.owner === '') notes.push('ready');
       if (t.status === 'pending' && t.owner) notes.push(`owner: ${t.owner}`);
     }
+    if (t.parent !== undefined) notes.push(`part of #${t.parent}`);
+    const progress = hierarchy.progress(t.id);
+    if (progress) notes.push(`${progress.done}/${progress.total} done`);
     if (t.paths?.length) notes.push(`paths ${t.paths.map(codeSpan).join(', ')}`);
     const subject = t.status === 'deleted' ? `~~${markdownText(t.subject)}~~` : markdownText(t.subject);
     const tags = markdownText(planningTags(t));

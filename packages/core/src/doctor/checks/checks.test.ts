@@ -20,6 +20,7 @@ const ALL_CODES: Record<FindingCode, true> = {
   cycle: true,
   parent_cycle: true,
   missing_parent: true,
+  completed_parent_open_children: true,
   closed_blocker: true,
   one_sided_link: true,
   bad_link: true,
