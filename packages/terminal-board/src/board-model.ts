@@ -9,7 +9,9 @@ import {
   planningTags,
   priorityOf,
   rankTasks,
+  shortBranchStatus,
   type BoardSnapshot,
+  type BranchStatus,
   type Lease,
   type Progress,
   type Task,
@@ -46,6 +48,8 @@ export interface Card {
   progress?: Progress;
   /** The parent of a card that does not stand under it in the column (the parent is in another column, filtered out, or missing). */
   parentRef?: { id: number; subject?: string };
+  /** Its task branch against the merge target, on the cards of In progress, Review and Done. */
+  branch?: BranchStatus;
 }
 
 /** The cards of each column, and the columns on screen: Review only on a board that uses review (docs/protocol.md, "Review"). */
@@ -63,6 +67,8 @@ export interface ColumnOptions {
   priority?: number;
   /** Show the Review column even while nothing waits for review (the board's config.json requires review). */
   reviewLane?: boolean;
+  /** Each task branch against the merge target, by task id (the source's `branches`). */
+  branches?: ReadonlyMap<number, BranchStatus>;
 }
 
 /** The priority filters the `p` key cycles through: all, then P0 … P4, then all again. */
@@ -107,9 +113,7 @@ export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {
     if (task.status === 'pending') {
       const waitsFor = [...openBlockers(task, lookup), ...(lookup.openChildren?.(task.id) ?? [])];
       columns[waitsFor.length ? 'blocked' : 'ready'].push({ task, waitsFor });
-    } else if (inReview(task)) columns.review.push({ task, waitsFor: [], lease: options.leases?.get(task.id) });
-    else if (task.status === 'in_progress') columns.in_progress.push({ task, waitsFor: [], lease: options.leases?.get(task.id) });
-    else columns.done.push({ task, waitsFor: [] });
+    } else columns[inReview(task) ? 'review' : task.status === 'in_progress' ? 'in_progress' : 'done'].push(workCard(task, options));
   }
   for (const key of COLUMN_KEYS) if (key !== 'done') columns[key].sort((a, b) => a.task.id - b.task.id);
   const rank = new Map(
@@ -126,6 +130,16 @@ export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {
   const hierarchy = hierarchyOf(snapshot);
   if (!hierarchy.empty) for (const key of COLUMN_KEYS) columns[key] = groupColumn(columns[key], snapshot, hierarchy);
   return columns;
+}
+
+/** The card of a task past pending: its claim record (none in Done) and its branch's status. */
+function workCard(task: Task, options: ColumnOptions): Card {
+  const card: Card = { task, waitsFor: [] };
+  const lease = task.status === 'completed' ? undefined : options.leases?.get(task.id);
+  if (lease) card.lease = lease;
+  const branch = options.branches?.get(task.id);
+  if (branch) card.branch = branch;
+  return card;
 }
 
 /**
@@ -166,6 +180,7 @@ function groupColumn(cards: Card[], snapshot: BoardSnapshot, hierarchy: ReturnTy
     else {
       const grouped: Card = { task: card.task, waitsFor: card.waitsFor };
       if (card.lease) grouped.lease = card.lease;
+      if (card.branch) grouped.branch = card.branch;
       if (depth) grouped.depth = depth;
       if (progress) grouped.progress = progress;
       if (parentRef) grouped.parentRef = parentRef;
@@ -219,7 +234,17 @@ export function cardDetails(card: Card, column: ColumnKey, now = Date.now()): st
   return card.parentRef ? [parentLine(card.parentRef), ...own] : own;
 }
 
+/** A card's branch line: `⎇ ↑2 ↓1 task/4`, `⎇ conflicts …`, `⎇ merged task/4`; the status first, so a narrow column cuts the name, not the status. */
+export function branchLine(status: BranchStatus): string {
+  return `⎇ ${shortBranchStatus(status)} ${status.branch}`;
+}
+
 function columnDetails(card: Card, column: ColumnKey, now: number): string[] {
+  const lines = workDetails(card, column, now);
+  return card.branch && (column === 'in_progress' || column === 'review' || column === 'done') ? [...lines, branchLine(card.branch)] : lines;
+}
+
+function workDetails(card: Card, column: ColumnKey, now: number): string[] {
   const { task } = card;
   if (column === 'blocked') return [`waits for ${card.waitsFor.map((id) => `#${id}`).join(', ')}${task.owner ? `; for ${task.owner}` : ''}`];
   if (column === 'ready') return task.owner ? [`for ${task.owner}`] : [];

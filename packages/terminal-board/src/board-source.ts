@@ -51,6 +51,8 @@ export interface BoardSourceOptions {
   keepEvents?: number;
   /** After a burst of file events is read, the board is read once more this much later, ms (default 300). */
   settleMs?: number;
+  /** How often the task branches are looked at for new commits, which no task file announces, ms (default 2000; 0: never). */
+  branchPollMs?: number;
 }
 
 /** A running source; `subscribe` is called with every new state. */
@@ -106,6 +108,8 @@ class LiveBoardSource implements BoardSource {
   private follower: EventFollower | undefined;
   private watcher: FSWatcher | undefined;
   private readonly branchStatuses: BranchStatusReader;
+  /** Looks for commits on the task branches and the target between reads of the board. */
+  private branchPoll: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: TaskStore,
@@ -121,6 +125,11 @@ class LiveBoardSource implements BoardSource {
     this.follower = followEvents(store, { onEvent: (event) => this.onEvent(event) });
     this.state = { ...this.state, events: this.events };
     this.ready = this.watchFiles();
+    const branchPollMs = options.branchPollMs ?? 2000;
+    if (branchPollMs > 0) {
+      this.branchPoll = setInterval(() => this.pollBranches(), branchPollMs);
+      this.branchPoll.unref();
+    }
   }
 
   // Arrows: the view hands these two to useSyncExternalStore as they are.
@@ -145,6 +154,7 @@ class LiveBoardSource implements BoardSource {
     this.closed = true;
     clearTimeout(this.debounce);
     clearTimeout(this.settle);
+    clearInterval(this.branchPoll);
     this.follower?.close();
     await this.ready.catch(() => undefined);
     await this.watcher?.close();
@@ -174,6 +184,15 @@ class LiveBoardSource implements BoardSource {
     } catch {
       return new Map();
     }
+  }
+
+  /** A commit moves no task file: the statuses are read again on their own (git is asked only about a ref that moved), and drawn when they changed. */
+  private pollBranches(): void {
+    if (this.closed || this.state.error) return;
+    const branches = this.readBranches(this.state.snapshot);
+    if (sameBranches(branches, this.state.branches)) return;
+    this.state = { ...this.state, branches };
+    this.emit();
   }
 
   private reread(): void {
@@ -238,4 +257,10 @@ class LiveBoardSource implements BoardSource {
     // Whatever changed while the watch was being set up.
     if (!this.closed) this.refresh();
   }
+}
+
+function sameBranches(a: ReadonlyMap<number, BranchStatus>, b: ReadonlyMap<number, BranchStatus> | undefined): boolean {
+  if (!b || a.size !== b.size) return false;
+  for (const [id, status] of a) if (JSON.stringify(status) !== JSON.stringify(b.get(id))) return false;
+  return true;
 }

@@ -42,6 +42,13 @@ export function describeBranchStatus(status: BranchStatus): string {
   return `${counts} · ${status.clean ? 'clean' : 'conflicts'}`;
 }
 
+/** `↑2 ↓1`, `↑2 ↓1 conflicts`, `merged`, `gone`: the shortest form, for the boards' cards (docs/decisions.md, "Branch status on the cards"). */
+export function shortBranchStatus(status: BranchStatus): string {
+  if (status.merged) return 'merged';
+  if (!status.exists) return 'gone';
+  return `↑${status.ahead} ↓${status.behind}${status.clean ? '' : ' conflicts'}`;
+}
+
 /** The task's branch: `metadata.branch`, when it names one git accepts. */
 export function taskBranch(task: Task): string | undefined {
   const branch = task.metadata?.branch;

@@ -1,0 +1,154 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TASKS_BIN, cleanEnv, readTaskFile, tasks } from '../helpers.js';
+import { git, tempRepo } from '../agents-helpers.js';
+
+/**
+ * The task branches on `tasks board` (docs/decisions.md, "Branch status on
+ * the cards"), through a real pseudo-terminal: tmux runs the board on its
+ * own server (-L) in a real git repository whose tasks have worktrees and
+ * commits; the test types with send-keys and polls capture-pane.
+ */
+
+const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+const SOCKET = `dotasks-branches-${process.pid}`;
+const WIDTH = 160;
+const HEIGHT = 40;
+
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'dotasks test',
+  GIT_AUTHOR_EMAIL: 'test@dotasks.invalid',
+  GIT_COMMITTER_NAME: 'dotasks test',
+  GIT_COMMITTER_EMAIL: 'test@dotasks.invalid',
+};
+
+function tmux(...args: string[]): string {
+  const r = spawnSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8', env: cleanEnv() });
+  if (r.status !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/** Starts `tasks board` in a tmux session; after it exits the pane says `board exited N`. */
+function startBoard(name: string, board: string, owner: string): void {
+  const command = `${quote(process.execPath)} ${quote(TASKS_BIN)} board --dir ${quote(board)}; echo "board exited $?"; sleep 600`;
+  tmux('new-session', '-d', '-s', name, '-x', String(WIDTH), '-y', String(HEIGHT), '-e', `TASKS_OWNER=${owner}`, '-e', 'NO_COLOR=1', command);
+}
+
+const screen = (name: string) => tmux('capture-pane', '-p', '-t', name);
+
+/** Waits until the screen passes `check` (which throws until then); returns that screen. */
+async function screenWhere(name: string, check: (text: string) => void, timeout = 10_000): Promise<string> {
+  return vi.waitFor(
+    () => {
+      const text = screen(name);
+      check(text);
+      return text;
+    },
+    { timeout, interval: 20 },
+  );
+}
+
+const TITLES = ['Ready', 'Blocked', 'In progress', 'Review', 'Done'] as const;
+
+/** The text of each column, found by slicing the screen where the column titles are. */
+function columnsOf(text: string): Record<(typeof TITLES)[number], string> {
+  const lines = text.split('\n');
+  const titleLine = lines.find((l) => l.includes('Ready (')) ?? '';
+  const starts = TITLES.map((t) => titleLine.indexOf(`${t} (`) - 1);
+  const out = {} as Record<(typeof TITLES)[number], string>;
+  TITLES.forEach((title, i) => {
+    const end = i + 1 < starts.length ? starts[i + 1] : undefined;
+    out[title] = lines.map((l) => l.slice(starts[i], end)).join('\n');
+  });
+  return out;
+}
+
+type Repo = ReturnType<typeof tempRepo>;
+
+function ok(cwd: string, args: string[]): string {
+  const r = tasks(cwd, args, IDENTITY);
+  expect(r.code, `tasks ${args.join(' ')}: ${r.stderr}`).toBe(0);
+  return r.stdout;
+}
+
+/** Creates task `subject`, claims it with a worktree for `owner`, and commits `files` on its branch. */
+function taskWithWork(r: Repo, subject: string, owner: string, files: Record<string, string>): number {
+  const id = (JSON.parse(ok(r.repo, ['create', subject, '--json'])) as { task: { id: number } }).task.id;
+  const claim = JSON.parse(ok(r.repo, ['claim', String(id), '--worktree', '--owner', owner, '--json'])) as { worktree: { path: string } };
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(claim.worktree.path, name), text);
+  git(claim.worktree.path, ['add', '-A']);
+  git(claim.worktree.path, ['commit', '-q', '-m', `${subject}: the work`]);
+  return id;
+}
+
+describe.skipIf(!hasTmux)('tasks board shows the task branches', () => {
+  let cleanup = () => {};
+  afterEach(() => {
+    spawnSync('tmux', ['-L', SOCKET, 'kill-server'], { env: cleanEnv() });
+    cleanup();
+  });
+
+  it('on the cards and in the detail, follows a commit on main into conflicts, and a approves a task from the Review lane', async () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    writeFileSync(join(r.board, 'config.json'), JSON.stringify({ review: true }) + '\n');
+    const parser = taskWithWork(r, 'parser', 'alice', { 'parser.txt': 'parse\n' });
+    const emitter = taskWithWork(r, 'emitter', 'carol', { 'emitter.txt': 'emit\n' });
+    ok(r.repo, ['done', String(emitter), '--owner', 'carol']);
+    ok(r.repo, ['create', 'docs']);
+    startBoard('g1', r.board, 'bob');
+
+    let cols = columnsOf(
+      await screenWhere('g1', (s) => {
+        expect(columnsOf(s)['In progress']).toContain('⎇ ↑1 ↓0 task/1');
+        expect(columnsOf(s).Review).toContain('⎇ ↑1 ↓0 task/2');
+      }),
+    );
+    expect(cols['In progress']).toMatch(/#1 parser[\s\S]*alice[\s\S]*⎇ ↑1 ↓0 task\/1/);
+    expect(cols.Review).toMatch(/#2 emitter[\s\S]*carol's work[\s\S]*⎇ ↑1 ↓0 task\/2/);
+    expect(cols.Ready).toContain('#3 docs');
+    expect(cols.Ready).not.toContain('⎇'); // a pending task has no branch line
+
+    // The detail says it in full.
+    for (let i = 0; i < 2; i++) tmux('send-keys', '-t', 'g1', 'Right');
+    await screenWhere('g1', (s) => expect(columnsOf(s)['In progress']).toContain('› #1 parser'));
+    tmux('send-keys', '-t', 'g1', 'Enter');
+    await screenWhere('g1', (s) => expect(s).toContain('branch: task/1 → main: ahead 1 · behind 0 · clean'));
+    tmux('send-keys', '-t', 'g1', 'Escape');
+    await screenWhere('g1', (s) => expect(columnsOf(s)['In progress']).toContain('› #1 parser'));
+
+    // main gains a commit that touches parser.txt too: no task file changes, and the cards follow.
+    writeFileSync(join(r.repo, 'parser.txt'), 'parse differently\n');
+    git(r.repo, ['add', 'parser.txt']);
+    git(r.repo, ['commit', '-q', '-m', 'main: its own parser']);
+    cols = columnsOf(
+      await screenWhere('g1', (s) => {
+        expect(columnsOf(s)['In progress']).toContain('⎇ ↑1 ↓1 conflicts task/1');
+        expect(columnsOf(s).Review).toContain('⎇ ↑1 ↓1 task/2');
+      }),
+    );
+    expect(cols.Review).not.toContain('conflicts');
+    tmux('send-keys', '-t', 'g1', 'Enter');
+    await screenWhere('g1', (s) => expect(s).toContain('branch: task/1 → main: ahead 1 · behind 1 · conflicts'));
+    tmux('send-keys', '-t', 'g1', 'Escape');
+
+    // To the Review lane, then a: #2 is approved as bob and goes to Done with its branch line.
+    tmux('send-keys', '-t', 'g1', 'Right');
+    await screenWhere('g1', (s) => expect(columnsOf(s).Review).toContain('› #2 emitter'));
+    tmux('send-keys', '-t', 'g1', 'a');
+    await vi.waitFor(() => expect(readTaskFile(r.board, emitter)).toMatchObject({ status: 'completed', review: { state: 'approved', by: 'bob' } }), {
+      timeout: 10_000,
+      interval: 20,
+    });
+    cols = columnsOf(await screenWhere('g1', (s) => expect(columnsOf(s).Done).toContain('⎇ ↑1 ↓1 task/2')));
+    expect(cols.Done).toContain('#2 emitter');
+    expect(cols.Review).toContain('(none)');
+    expect(readTaskFile(r.board, parser)).toMatchObject({ status: 'in_progress', owner: 'alice' });
+    tmux('send-keys', '-t', 'g1', 'q');
+    await screenWhere('g1', (s) => expect(s).toContain('board exited 0'));
+  });
+});
