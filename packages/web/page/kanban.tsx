@@ -103,6 +103,17 @@ function CardHeading({ task, depth, parentId, parentSubject }: Pick<CardProps, '
   );
 }
 
+/** A card's task branch against the merge target: `⎇ task/4 ↑2 ↓1`, `⎇ task/4 ↑2 ↓1 conflicts`, `⎇ task/4 merged` (the panel says it in full). */
+function BranchLine({ task }: { task: WebTask }) {
+  const status = task.branchStatus;
+  if (!status || !task.branch) return null;
+  return (
+    <div class={`meta branch-status${status.clean ? '' : ' conflicts'}`} title={`${task.branch} → ${status.target}: ${status.summary}`}>
+      ⎇ <code>{task.branch}</code> {status.short}
+    </div>
+  );
+}
+
 const Card = memo(function Card({ task, depth, parentId, parentSubject, offset, open, drag, act }: CardProps) {
   return (
     <article
@@ -134,9 +145,9 @@ const Card = memo(function Card({ task, depth, parentId, parentSubject, offset, 
               <LeaseLeft expiresAt={task.lease.expiresAt} offset={offset} />
             </div>
           )}
-          {(task.worktree || task.branch) && (
+          {(task.worktree || (task.branch && !task.branchStatus)) && (
             <div class="where" title={task.worktree}>
-              {task.branch ? <code>{task.branch}</code> : null} {task.worktree ? <span class="path">{task.worktree}</span> : null}
+              {task.branch && !task.branchStatus ? <code>{task.branch}</code> : null} {task.worktree ? <span class="path">{task.worktree}</span> : null}
             </div>
           )}
         </div>
@@ -149,6 +160,7 @@ const Card = memo(function Card({ task, depth, parentId, parentSubject, offset, 
         </div>
       )}
       {task.column === 'done' && task.owner !== '' && <div class="meta">by {task.owner}</div>}
+      {task.column !== 'ready' && task.column !== 'blocked' && <BranchLine task={task} />}
       {task.notes.length > 0 && (
         <div class="meta notes-count" title={task.notes.at(-1)!.text}>
           {task.notes.length} note{task.notes.length === 1 ? '' : 's'}

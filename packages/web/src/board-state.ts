@@ -2,6 +2,7 @@ import {
   boardLookup,
   buildGraph,
   describeBranchStatus,
+  shortBranchStatus,
   explainRank,
   hierarchyOf,
   inReview,
@@ -144,7 +145,7 @@ function readBranches(reader: BranchStatusReader | undefined, tasks: Task[]): Ma
 
 function webBranchStatus(status: BranchStatus): NonNullable<WebTask['branchStatus']> {
   const { target, exists, ahead, behind, clean, merged } = status;
-  return { target, exists, ahead, behind, clean, merged, summary: describeBranchStatus(status) };
+  return { target, exists, ahead, behind, clean, merged, summary: describeBranchStatus(status), short: shortBranchStatus(status) };
 }
 
 /** The known keys of a task's review, for the page. */

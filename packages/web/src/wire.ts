@@ -73,8 +73,8 @@ export interface WebTask {
   /** metadata.worktree / metadata.branch (docs/protocol.md, "Claims"), else the lease's worktree. */
   worktree?: string;
   branch?: string;
-  /** The branch against the merge target (docs/protocol.md, "The way back to main"); `summary` is `ahead 3 · behind 1 · clean`, `… · conflicts`, `merged`. */
-  branchStatus?: { target: string; exists: boolean; ahead: number; behind: number; clean: boolean; merged: boolean; summary: string };
+  /** The branch against the merge target (docs/protocol.md, "The way back to main"); `summary` is `ahead 3 · behind 1 · clean`, `… · conflicts`, `merged`; `short`, the card's, is `↑3 ↓1`, `↑3 ↓1 conflicts`, `merged` or `gone`. */
+  branchStatus?: { target: string; exists: boolean; ahead: number; behind: number; clean: boolean; merged: boolean; summary: string; short: string };
   lastError?: string;
   lease?: WebLease;
   /** The seq of the event that completed it, for the Done column's order (latest first). */
