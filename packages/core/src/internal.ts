@@ -76,7 +76,14 @@ export { atomicWriteFile } from './fs/fsio.js';
 export { acquireLock } from './fs/locks.js';
 export { hintWord, ownerFlag } from './hints.js';
 export { reconcileBranches } from './git/branch-reconcile.js';
-export { type BranchStatus, type BranchStatusReader, createBranchStatusReader, describeBranchStatus, shortBranchStatus, taskBranch } from './git/branch-status.js';
+export {
+  type BranchStatus,
+  type BranchStatusReader,
+  createBranchStatusReader,
+  describeBranchStatus,
+  shortBranchStatus,
+  taskBranch,
+} from './git/branch-status.js';
 export { assertBoardInGit, setupGitMerge, shellQuote } from './git/git-setup.js';
 export { clashBookOf, readClashes } from './git/id-clashes.js';
 export { locateGit } from './git/locate-git.js';

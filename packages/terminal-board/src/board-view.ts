@@ -171,7 +171,14 @@ export function BoardApp(props: BoardAppProps): ReactNode {
   const view = useViewState();
   const { mode, search, priority, draft } = view;
 
-  const columns = buildColumns(state.snapshot, { leases: state.leases, completedSeq: state.completedSeq, search, priority, reviewLane: props.reviewLane, branches: state.branches });
+  const columns = buildColumns(state.snapshot, {
+    leases: state.leases,
+    completedSeq: state.completedSeq,
+    search,
+    priority,
+    reviewLane: props.reviewLane,
+    branches: state.branches,
+  });
   const selected = settleSelection(view.selection, columns);
   const selectedCard = columns[selected.column][selected.index];
 

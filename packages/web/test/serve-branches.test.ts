@@ -42,12 +42,17 @@ function taskWithWork(r: Repo, subject: string, owner: string, files: Record<str
   return { id, path: claim.worktree.path };
 }
 
-/** Waits until the element at `selector` has exactly `text` (the page follows the server's poll of the refs). */
+/** Waits until the element at `selector` has exactly `text` (the page follows the server's poll of the refs); polls, no fixed sleeps. */
 async function textBecomes(page: Page, selector: string, text: string): Promise<void> {
-  await page.waitForFunction(([s, t]) => document.querySelector(s)?.textContent?.trim() === t, [selector, text] as const, { timeout: 10_000, polling: 50 });
+  const deadline = Date.now() + 10_000;
+  let shown: string | null = null;
+  while ((shown = (await page.textContent(selector, { timeout: 10_000 }))?.trim() ?? null) !== text) {
+    if (Date.now() > deadline) throw new Error(`not ${JSON.stringify(text)} within 10 s at ${selector}: ${JSON.stringify(shown)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
-describe("tasks serve shows the task branches (Chromium, the built bin, real git)", () => {
+describe('tasks serve shows the task branches (Chromium, the built bin, real git)', () => {
   let server: Served | undefined;
   let browser: Browser | undefined;
   let cleanup = () => {};

@@ -116,7 +116,16 @@ describe('branch status', () => {
     const feed = createBoardFeed(store, { actor: 'tester' });
     const web = (JSON.parse(feed.stateJson()) as WebState).tasks.find((t) => t.id === 1);
     feed.close();
-    expect(web?.branchStatus).toEqual({ target: 'main', exists: true, ahead: 1, behind: 0, clean: true, merged: false, summary: 'ahead 1 · behind 0 · clean', short: '↑1 ↓0' });
+    expect(web?.branchStatus).toEqual({
+      target: 'main',
+      exists: true,
+      ahead: 1,
+      behind: 0,
+      clean: true,
+      merged: false,
+      summary: 'ahead 1 · behind 0 · clean',
+      short: '↑1 ↓0',
+    });
     const source = createBoardSource(store);
     expect(source.get().branches?.get(1)).toMatchObject({ branch: 'task/1', target: 'main', ahead: 1, behind: 0, clean: true, merged: false });
     await source.close();
