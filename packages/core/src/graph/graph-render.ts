@@ -166,7 +166,7 @@ export function renderMermaid(model: GraphModel): string {
     lines.push(`  t${e.from} ${arrow} t${e.to}`);
     if (e.critical) critical.push(i);
   });
-  lines.push(...mermaidLinks(model.links));
+  for (const line of mermaidLinks(model.links)) lines.push(line);
   const used = new Set(model.nodes.map((n) => n.state));
   for (const state of Object.keys(MERMAID_CLASSES) as NodeState[]) if (used.has(state)) lines.push(`  classDef ${state} ${MERMAID_CLASSES[state]}`);
   for (const n of model.nodes) if (n.critical) lines.push(`  style t${n.id} stroke:${CRITICAL_COLOR},stroke-width:3px`);
@@ -212,7 +212,8 @@ export function renderDot(model: GraphModel): string {
         : '';
     lines.push(`  t${e.from} -> t${e.to}${attrs};`);
   }
-  lines.push(...dotLinks(model.links), '}');
+  for (const line of dotLinks(model.links)) lines.push(line);
+  lines.push('}');
   return lines.join('\n');
 }
 
@@ -285,7 +286,8 @@ export function renderGraphText(model: GraphModel): string {
   for (let i = 0; i < later.length; i++) if (!printed.has(later[i])) walk(later[i]);
   // Tasks only reachable through a cycle have no root; show them anyway.
   for (const n of model.nodes) if (!printed.has(n.id)) walk(n.id);
-  lines.push(...textLinks(model.links), '');
+  for (const line of textLinks(model.links)) lines.push(line);
+  lines.push('');
   lines.push(
     model.criticalPath.length
       ? `critical path: ${model.criticalPath.map((id) => `#${id}`).join(' -> ')} (${model.criticalPath.length} open tasks in a row)`
