@@ -89,7 +89,7 @@ export async function approveTask(board: BoardFiles, id: number, options: Verdic
     task.review = verdict(task.review, 'approved', options.actor ?? '');
     tx.put(task);
     tx.event({ type: 'review.approved', task: id, owner: options.actor, taskOwner: task.owner });
-    unblocked.push(...closeInTx(board, tx, id, 'completed', options));
+    for (const d of closeInTx(board, tx, id, 'completed', options)) unblocked.push(d);
   });
   return {
     task: result.written.find((t) => t.id === id) ?? board.getTask(id),
