@@ -231,7 +231,7 @@ function sortNames(names: string[]): { ids: number[]; bad: string[] } {
 function idsOf(index: IndexFile): number[] {
   const ids = splitLines(index.openText).map(leadingId);
   for (const [from, to] of index.header.closed) for (let id = from; id <= to; id++) ids.push(id);
-  ids.push(...index.header.unsure);
+  for (const id of index.header.unsure) ids.push(id);
   return ids;
 }
 

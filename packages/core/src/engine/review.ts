@@ -95,7 +95,7 @@ export async function approveTask(board: BoardFiles, id: number, options: Approv
     if (options.metadata) applyMetadata(task, options.metadata);
     tx.put(task);
     tx.event({ type: 'review.approved', task: id, owner: options.actor, taskOwner: task.owner });
-    unblocked.push(...closeInTx(board, tx, id, 'completed', options));
+    for (const d of closeInTx(board, tx, id, 'completed', options)) unblocked.push(d);
   });
   return {
     task: result.written.find((t) => t.id === id) ?? board.getTask(id),
