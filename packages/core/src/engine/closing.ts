@@ -69,8 +69,30 @@ function closeOne(
 /** The locks a completion or deletion of `id` will want: its own, and its dependents' (a deletion's: its links' too) under the board lock. */
 function closingScope(board: BoardFiles, id: number, deleting = false): Partial<TxScope> {
   const task = board.peekTask(id);
-  const others = [...(task?.blocks ?? []), ...(deleting ? linkedTasks(task) : [])];
+  const others = [...(task?.blocks ?? []), ...(deleting ? linkedTasks(task) : []), ...(deleting ? [] : parentsItMayComplete(board, task))];
   return { board: others.length > 0, tasks: [id, ...others] };
+}
+
+/**
+ * With `"completeParents": true`, the open ancestors a completion may
+ * complete in turn, and the tasks each of them blocks: locked from the start,
+ * since a change that learnt of each one as it went up would start again once
+ * per level and give up on a deep hierarchy. A guess from the files as they
+ * are (peeked): the transaction still asks for anything else it needs.
+ */
+export function parentsItMayComplete(board: BoardFiles, task: Task | undefined): number[] {
+  if (!board.config.completeParents || !task) return [];
+  const out: number[] = [];
+  const seen = new Set([task.id]);
+  for (let id = task.parent; id !== undefined && !seen.has(id); ) {
+    const parent = board.peekTask(id);
+    if (!parent || isClosed(parent.status)) break;
+    seen.add(id);
+    out.push(id);
+    for (const d of parent.blocks) out.push(d);
+    id = parent.parent;
+  }
+  return out;
 }
 
 /** What a completion may also check and write (a finish after its check, engine/verify.ts). */
