@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import type { BoardConfig } from '../board-config.js';
 import { TasksError } from '../errors.js';
 import type { Task } from '../format/format.js';
-import { branchCreationPoint, branchTip, isPlainBranchName, mergeTargetOf, repositoryDirs, type RepositoryDirs } from './refs.js';
+import { branchCreationPoint, branchTip, isPlainBranchName, repositoryDirs, targetTipIn, type RepositoryDirs } from './refs.js';
 
 /** A task branch against its target. */
 export interface BranchStatus {
@@ -127,15 +127,9 @@ const MAX_CACHED = 4096;
 /** What the refs say now of `branches` against the board's merge target; undefined outside git or with no target. */
 function lookAt(boardDir: string, config: BoardConfig, branches: readonly string[]): { repo: RepositoryDirs; keys: StatusKey[] } | undefined {
   const repo = repositoryDirs(dirname(boardDir));
-  if (!repo) return undefined;
-  let target: string;
-  try {
-    target = mergeTargetOf(config, repo);
-  } catch {
-    return undefined; // a detached HEAD and no mergeTarget: no target to measure against
-  }
-  const targetSha = branchTip(repo.commonDir, target);
-  if (targetSha === undefined) return undefined;
+  const now = repo && targetTipIn(repo, config);
+  if (!repo || !now) return undefined;
+  const { target, sha: targetSha } = now;
   const keys = branches.map((branch) => ({
     branch,
     target,
