@@ -84,7 +84,7 @@ export function parentsItMayComplete(board: BoardFiles, task: Task | undefined):
   if (!board.config.completeParents || !task) return [];
   const out: number[] = [];
   const seen = new Set([task.id]);
-  for (let id = task.parent; id !== undefined && !seen.has(id); ) {
+  for (let id = task.parent; id !== undefined && !seen.has(id);) {
     const parent = board.peekTask(id);
     if (!parent || isClosed(parent.status)) break;
     seen.add(id);
