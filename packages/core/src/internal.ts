@@ -16,6 +16,7 @@ export { diagnoseBoard, repairBoard } from './doctor/doctor.js';
 export { type DoctorChange, type DoctorFinding, type DoctorOptions, type DoctorReport, type FindingCode, type RepairReport } from './doctor/findings.js';
 export { loadBoardSnapshot } from './engine/board-index.js';
 export { BOARD_INDEX_FILE } from './engine/index-file.js';
+export { LIST_SUMMARY_FILE, listSummaryCache, type ReadySummaryCache } from './runtime/list-summary.js';
 export { hashText } from './engine/journal.js';
 export { clipResult, MAX_RESULT_CHARS } from './engine/outcome-fields.js';
 export { type UpstreamResult, upstreamEnv, upstreamOf } from './engine/results.js';

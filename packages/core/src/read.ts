@@ -15,6 +15,7 @@ export { boardMergeState } from './git/merge-state.js';
 export { mergedLookDue } from './git/merged-look.js';
 export { loadBoardSnapshot } from './engine/board-index.js';
 export { BOARD_INDEX_FILE } from './engine/index-file.js';
+export { LIST_SUMMARY_FILE, listSummaryCache, type ReadySummaryCache } from './runtime/list-summary.js';
 export { readConfig, type BoardConfig } from './board-config.js';
 export { ClaimError, TasksError, CorruptTaskError, isErrnoException, type ErrorCode } from './errors.js';
 export {

@@ -32,8 +32,14 @@ export interface BoardFeedOptions {
   actor: string;
   /** How many events a page gets when it connects (default 300). */
   keepEvents?: number;
-  /** Fallback poll, ms (default 2000): fs.watch misses changes on some file systems. */
+  /**
+   * The safety poll, ms (default 2000): fs.watch misses changes on some file
+   * systems. It stats the folders and reads the branch refs; the board is read
+   * again only when one of them moved.
+   */
   pollMs?: number;
+  /** Told of every read of the board and every poll that found nothing moved (`tasks serve` logs them under TASKS_DEBUG). */
+  trace?: (what: 'read' | 'idle') => void;
   /** How long to gather file notifications before reading the board, ms (default 15). */
   settleMs?: number;
 }
@@ -71,6 +77,21 @@ function folderWatch(dir: string, onChange: () => void): { attach(): void; close
     },
     close: detach,
   };
+}
+
+/** The folders' identity and times: a file made, renamed into place or removed in one changes its folder's. */
+function folderStamp(dirs: readonly string[]): string {
+  return dirs
+    .map((dir) => {
+      try {
+        const s = statSync(dir);
+        return `${s.ino}:${s.mtimeMs}:${s.ctimeMs}`;
+      } catch (error) {
+        if (!isErrnoException(error, 'ENOENT') && !isErrnoException(error, 'ENOTDIR')) throw error;
+        return '-';
+      }
+    })
+    .join(' ');
 }
 
 /** A state's JSON without its leading `"now"` field (compared to see whether anything changed). */
@@ -123,6 +144,9 @@ class LiveBoardFeed implements BoardFeed {
   private readonly follower: EventFollower;
   private readonly folders: { attach(): void; close(): void }[];
   private readonly poll: NodeJS.Timeout;
+  /** The folders the poll stats, and their stamp when the board was last read. */
+  private readonly stamped: string[];
+  private stamp = '';
   /** Branch statuses, asking git only about branches or a target that moved (the poll brings new commits in). */
   private readonly branches: BranchStatusReader;
 
@@ -134,14 +158,12 @@ class LiveBoardFeed implements BoardFeed {
     this.branches = createBranchStatusReader(store.dir, () => store.config);
     this.follower = followEvents(store, { onEvent: (e) => this.onEvent(e as WebEvent), pollMs: options.pollMs ?? 2000 });
     this.pending = []; // the log as it was at the start is served by recentEvents(), not pushed
+    this.stamped = [store.dir, join(store.runtimeDir, LEASES_DIR)];
     this.current = this.read();
     this.last = withoutClock(this.current);
     this.folders = [folderWatch(store.dir, this.soon), folderWatch(join(store.runtimeDir, LEASES_DIR), this.soon)];
     for (const f of this.folders) f.attach();
-    this.poll = setInterval(() => {
-      for (const f of this.folders) f.attach();
-      this.refresh();
-    }, options.pollMs ?? 2000);
+    this.poll = setInterval(this.check, options.pollMs ?? 2000);
     this.poll.unref();
   }
 
@@ -193,7 +215,17 @@ class LiveBoardFeed implements BoardFeed {
     for (const listener of this.listeners) listener(message);
   }
 
+  /** The poll: the board is read again only when a folder or a branch moved (an idle board costs a few stats). */
+  private readonly check = (): void => {
+    for (const f of this.folders) f.attach();
+    if (folderStamp(this.stamped) !== this.stamp || this.branches.moved()) this.refresh();
+    else this.options.trace?.('idle');
+  };
+
   private read(): string {
+    // Stamped before reading: a change made during the read moves the stamp, and the next poll reads again.
+    this.stamp = folderStamp(this.stamped);
+    this.options.trace?.('read');
     try {
       return JSON.stringify(readBoardState(this.store, this.options.actor, this.completedSeq, this.branches));
     } catch (error) {

@@ -53,7 +53,7 @@ export function openEventStream(res: ServerResponse, keepEvents: number): EventS
       if (!waiting) flush();
     },
     sendEvents(batch) {
-      events.push(...batch);
+      for (const event of batch) events.push(event);
       if (events.length > keepEvents) events = events.slice(-keepEvents);
       if (!waiting) flush();
     },

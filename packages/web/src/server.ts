@@ -6,7 +6,7 @@ import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isErrnoException, TasksError, type TaskStore } from '@dotasks/core/internal';
 import { runWrite } from './actions.js';
-import { createBoardFeed, type BoardFeed } from './board-feed.js';
+import { createBoardFeed, type BoardFeed, type BoardFeedOptions } from './board-feed.js';
 import { openEventStream, stateFrame, type EventStream } from './event-stream.js';
 import { allowedHostName, createHostCheck, isWildcard, type HostCheck } from './host-names.js';
 import type { WebError } from './wire.js';
@@ -24,6 +24,8 @@ export interface WebServerOptions {
   allowHosts?: readonly string[];
   /** The built page (default: dist/public beside this module). */
   publicDir?: string;
+  /** Told of each read of the board and each poll that found nothing moved (BoardFeedOptions.trace). */
+  trace?: BoardFeedOptions['trace'];
 }
 
 /** A running server. */
@@ -167,7 +169,7 @@ export async function startServer(options: WebServerOptions): Promise<WebServer>
     options,
     publicDir: options.publicDir ?? fileURLToPath(new URL('./public/', import.meta.url)),
     token: randomBytes(24).toString('base64url'),
-    feed: createBoardFeed(options.store, { actor: options.actor, keepEvents: KEEP_EVENTS }),
+    feed: createBoardFeed(options.store, { actor: options.actor, keepEvents: KEEP_EVENTS, trace: options.trace }),
     streams: new Map(),
     hostCheck: undefined,
     base: '',

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { tasks, tempBoard } from '../../cli/test/helpers.js';
 import { httpRequest, serve } from './serve-helpers.js';
 
@@ -46,6 +48,43 @@ describe('tasks serve', () => {
       expect(r.stderr).toContain('tasks init');
     } finally {
       empty.cleanup();
+    }
+  });
+
+  it('an idle board is not read again (the poll only stats), and a hand edit still reaches the page', async () => {
+    const server = await serve(board.root, [], { TASKS_DEBUG: '1' });
+    const reads = () =>
+      server
+        .stderr()
+        .split('\n')
+        .filter((l) => l === 'tasks serve: read the board').length;
+    const idlePolls = () =>
+      server
+        .stderr()
+        .split('\n')
+        .filter((l) => l === 'tasks serve: poll: nothing moved').length;
+    const until = async (what: string, done: () => boolean | Promise<boolean>) => {
+      for (let i = 0; i < 400 && !(await done()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(await done(), `${what}; stderr: ${server.stderr()}`).toBe(true);
+    };
+    try {
+      await until('two polls that found nothing moved', () => idlePolls() >= 2);
+      const before = reads();
+      await until('a third idle poll', () => idlePolls() >= 3);
+      expect(reads()).toBe(before);
+      // A hand edit in place (as an editor saves): the folder watch sees it, the board is read once more.
+      const file = join(board.board, 'task_1.json');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('"Parse AST"', '"Parse the AST"'));
+      const subjects = async () => {
+        const state = await httpRequest(server.origin, { method: 'GET', path: '/api/state', headers: { 'x-tasks-token': server.token } });
+        return (state.body.tasks as { subject: string }[]).map((t) => t.subject);
+      };
+      await until('the edit on the page', async () => (await subjects()).includes('Parse the AST'));
+      expect(reads()).toBeGreaterThan(before);
+    } finally {
+      await server.stop();
+      const file = join(board.board, 'task_1.json');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('"Parse the AST"', '"Parse AST"'));
     }
   });
 });

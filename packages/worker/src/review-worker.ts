@@ -248,6 +248,9 @@ async function approve(state: ReviewerState, run: ReviewRun, durationMs: number)
   const { store, owner, summary, options } = state;
   const id = run.claim.task.id;
   if (options.merge && taskBranch(store.peekTask(id) ?? run.claim.task) !== undefined) {
+    // The merge runs the check on the merged result, which may outlast the lease: the claim is renewed meanwhile,
+    // and a renewal refused (the task completed by the merge, or taken) changes nothing here.
+    const renew = renewReviewClaim(state, run, () => undefined);
     try {
       // From the reviewer's folder, not the task's worktree: the merge removes the worktree and its branch.
       const merged = await mergeTask(store, id, { actor: owner, cwd: options.cwd ?? process.cwd() });
@@ -257,6 +260,8 @@ async function approve(state: ReviewerState, run: ReviewRun, durationMs: number)
     } catch (error) {
       if (error instanceof TasksError && MERGE_REFUSALS.includes(error.code)) return `the merge failed: ${error.message}`;
       throw error;
+    } finally {
+      clearInterval(renew);
     }
   }
   const result = await store.approveTask(id, { actor: owner, claim: { owner, claimedAt: run.claim.lease.claimedAt } });
@@ -295,13 +300,7 @@ async function holdWhileRunning(state: ReviewerState, run: ReviewRun): Promise<C
     run.lost = `the review of task #${id} was taken from ${owner} (${task ? (inReview(task) ? 'its claim lapsed or was taken' : `it is ${task.status.replace('_', ' ')} now`) : 'its file is gone'})`;
     void run.command.kill();
   };
-  const leaseMs = (options.leaseSeconds ?? store.config.leaseSeconds) * 1000;
-  const renew = setInterval(
-    () => {
-      store.renewReview({ id, owner, claimedAt, ...(options.leaseSeconds !== undefined ? { ttlSeconds: options.leaseSeconds } : {}) }).catch(() => look());
-    },
-    Math.max(100, leaseMs / 3),
-  );
+  const renew = renewReviewClaim(state, run, look);
   const watch = setInterval(look, options.claimCheckMs ?? 500);
   const onAbort = () => void run.command.kill();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -314,6 +313,19 @@ async function holdWhileRunning(state: ReviewerState, run: ReviewRun): Promise<C
     clearInterval(watch);
     options.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** Renews the review claim every third of its lease until cleared; a renewal refused calls `refused`. */
+function renewReviewClaim(state: ReviewerState, run: ReviewRun, refused: () => void): NodeJS.Timeout {
+  const { options, store, owner } = state;
+  const leaseMs = (options.leaseSeconds ?? store.config.leaseSeconds) * 1000;
+  const claim = { id: run.claim.task.id, owner, claimedAt: run.claim.lease.claimedAt };
+  return setInterval(
+    () => {
+      store.renewReview({ ...claim, ...(options.leaseSeconds !== undefined ? { ttlSeconds: options.leaseSeconds } : {}) }).catch(refused);
+    },
+    Math.max(100, leaseMs / 3),
+  );
 }
 
 /** The review command's environment: the task as a worker's command gets it, its owner as TASK_AUTHOR, its result, and the reviewer as TASKS_OWNER. */

@@ -8,6 +8,7 @@ import {
   shareHierarchy,
   findBoard,
   loadBoardSnapshot,
+  listSummaryCache,
   readConfig,
   readyOrder,
   renderBoard,
@@ -66,7 +67,7 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
     ...(ready.scopes?.parallel ? { ids: new Set(ready.scopes.parallel) } : {}),
   };
   if (options.json) return listJson(ready, filter, options.explain === true, boardNotes);
-  return listText(ready, filter, owner, { explain: options.explain === true, tree: options.tree === true }, boardNotes);
+  return listText(ready, filter, owner, { explain: options.explain === true, tree: options.tree === true, dir }, boardNotes);
 }
 
 /** A fresh clone of a board that lives on its board branch, and a merge that left work for doctor: the one command that settles each. */
@@ -159,7 +160,7 @@ function listText(
   board: RankedBoard,
   filter: ListFilter,
   owner: string | undefined,
-  how: { explain: boolean; tree: boolean },
+  how: { explain: boolean; tree: boolean; dir: string },
   boardNotes: string[],
 ): CommandOutput {
   const { snapshot, why, scopes, heldNote, lookup } = board;
@@ -168,7 +169,7 @@ function listText(
   const shown = { ...snapshot, tasks: snapshot.tasks.map(printableTask), problems: [] };
   shareHierarchy(shown.tasks, snapshot);
   const printableFilter = { ...filter, owner: owner === undefined ? undefined : printable(owner) };
-  let text = renderBoard(shown, printableFilter, { style, tree: how.tree });
+  let text = renderBoard(shown, printableFilter, { style, tree: how.tree, readyCache: listSummaryCache(how.dir, snapshot.indexKey) });
   if (explain && why.size) {
     // One line under each ready task: its priority, the chain it unblocks, its id (the keys of the order, in order).
     const lines = text.split('\n');

@@ -41,7 +41,11 @@ export async function serve(options: ServeOptions, io: StreamOutput = processOut
   const host = options.host ?? DEFAULT_HOST;
   const signals = waitForSignal();
   try {
-    const server = await startServer({ store, actor, host, port, allowHosts: options.allowHost ?? [] });
+    // TASKS_DEBUG: a line for each read of the board and each idle poll (how a test sees that an idle board is not read).
+    const trace = process.env.TASKS_DEBUG
+      ? (what: 'read' | 'idle') => io.err(`tasks serve: ${what === 'read' ? 'read the board' : 'poll: nothing moved'}`)
+      : undefined;
+    const server = await startServer({ store, actor, host, port, allowHosts: options.allowHost ?? [], trace });
     if (!isLoopback(host))
       io.err(
         `tasks serve: warning: listening on ${host}, not only on this machine; anyone who can reach it and has the URL's token can change the board. ` +

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
+import { createTasks, readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
 
 // Parents through the CLI: a task's `parent`, kept in the child's file only
 // (docs/protocol.md, "Parents"): create and update take it, completion waits
@@ -90,6 +90,21 @@ describe('a three-level hierarchy', () => {
     expect(completed.map((e) => e.task)).toEqual([4, 2, 1]);
     expect(new Set(completed.map((e) => e.tx)).size).toBe(1);
     expect(readTaskFile(t.board, 5).status).toBe('pending');
+  });
+
+  it('with completeParents a chain of 60 parents completes with its last child in one change (it once started over at each level and gave up)', async () => {
+    const t = board();
+    await createTasks(
+      t.board,
+      Array.from({ length: 60 }, (_, i) => ({ subject: `level ${i + 1}`, ...(i ? { parent: i } : {}) })),
+    );
+    writeFileSync(join(t.board, 'config.json'), '{"completeParents": true}\n');
+    const done = ok(t.root, ['done', '60', '--json']);
+    expect(JSON.parse(done.stdout).completedParents).toEqual(Array.from({ length: 59 }, (_, i) => 59 - i));
+    expect(readTaskFile(t.board, 1).status).toBe('completed');
+    const completed = events(t.board).filter((e) => e.type === 'completed');
+    expect(completed).toHaveLength(60);
+    expect(new Set(completed.map((e) => e.tx)).size).toBe(1);
   });
 
   it('a parent with a check before done: refused before its check runs, and not completed by its children', () => {

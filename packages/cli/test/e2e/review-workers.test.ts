@@ -197,4 +197,46 @@ describe('reviewer workers: tasks worker --review -- CMD (real processes)', () =
       .filter((l) => l.includes('"type":"completed"'));
     expect(completions).toHaveLength(1);
   });
+  it('with --merge, the review claim is renewed while the merge runs its check, so no other reviewer takes the task meanwhile', async () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    // The check waits for the test's go-ahead once armed: the merge's run of it holds the claim past its lease.
+    const armed = join(r.root, 'armed');
+    const started = join(r.root, 'started');
+    const go = join(r.root, 'go');
+    const check = join(r.root, 'check.sh');
+    writeFileSync(check, `[ -f '${armed}' ] || exit 0\ntouch '${started}'\nwhile [ ! -f '${go}' ]; do sleep 0.05; done\n`);
+    writeFileSync(join(r.board, 'config.json'), JSON.stringify({ review: true, verify: `sh '${check}'` }));
+    tasks(r.repo, ['create', 'Task 1']);
+    const claim = tasks(r.repo, ['claim', '1', '--worktree', '--owner', 'alice', '--json']);
+    const path = (JSON.parse(claim.stdout) as { worktree: { path: string } }).worktree.path;
+    writeFileSync(join(path, 'task_1.txt'), 'one\n');
+    git(path, ['add', '-A']);
+    git(path, ['commit', '-q', '-m', 'task 1']);
+    expect(tasks(r.repo, ['done', '1', '--owner', 'alice']).stdout).toContain('waits for review');
+    writeFileSync(armed, '');
+
+    const reviewer = startTasks(r.repo, ['worker', '--review', '--merge', '--owner', 'rev', '--lease', '2', '--json', '--idle-exit', '0', '--', 'true']);
+    const record = join(r.board, '.runtime', 'leases', 'task_1.json');
+    // Whatever happens, the check is let go, so nothing waits for the test once it ends.
+    const previous = cleanup;
+    cleanup = () => {
+      writeFileSync(go, '');
+      reviewer.child.kill();
+      previous();
+    };
+    await vi.waitFor(() => expect(existsSync(started)).toBe(true), WAIT);
+    const first = (JSON.parse(readFileSync(record, 'utf8')) as { expiresAt: string }).expiresAt;
+    // The check is running inside the merge: the claim record moves on, still the reviewer's.
+    await vi.waitFor(() => {
+      const now = JSON.parse(readFileSync(record, 'utf8')) as { owner: string; review?: boolean; expiresAt: string };
+      expect(now).toMatchObject({ owner: 'rev', review: true });
+      expect(now.expiresAt).not.toBe(first);
+    }, WAIT);
+    writeFileSync(go, '');
+    const run = await reviewer.done;
+    expect(run.code, run.stderr).toBe(0);
+    expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'completed', review: { state: 'approved', by: 'rev' } });
+    expect(git(r.repo, ['show', 'main:task_1.txt'])).toBe('one\n');
+  });
 });

@@ -175,7 +175,7 @@ function removeFrom(map: Map<number, Set<number>>, key: number, value: number): 
 export function rotateCycle(cycle: number[]): number[] {
   const ring = cycle.slice(0, -1);
   if (ring.length === 0) return cycle;
-  const start = ring.indexOf(Math.min(...ring));
+  const start = ring.indexOf(ring.reduce((a, b) => Math.min(a, b)));
   const rotated = [...ring.slice(start), ...ring.slice(0, start)];
   return [...rotated, rotated[0]];
 }

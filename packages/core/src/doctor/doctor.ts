@@ -117,7 +117,7 @@ export async function repairBoard(store: TaskStore, options: DoctorOptions = {})
       return made;
     },
   );
-  changes.push(...repaired.value);
+  for (const change of repaired.value) changes.push(change);
   for (const id of await store.adoptUntrackedClaims()) {
     const task = store.peekTask(id);
     changes.push({ code: 'untracked_claim', file: store.taskPath(id), task: id, message: `recorded the claim of #${id} by ${task?.owner ?? '?'}` });

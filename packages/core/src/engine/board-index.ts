@@ -34,6 +34,7 @@ import {
   RUNTIME,
   boardIndexPath,
   encodeIndex,
+  indexKeyOf,
   parseEntries,
   readIndex,
   splitLines,
@@ -94,19 +95,18 @@ export function loadBoardSnapshot(dir: string, options: { claimTrust?: boolean }
     problems.sort((a, b) => (a.id ?? 0) - (b.id ?? 0) || a.file.localeCompare(b.file));
 
     // The index file's mtime says when an exact pass last found it right (claimNext trusts it for a while after).
-    if (changed)
-      writer.write(
-        boardIndexPath(dir),
-        encodeIndex(
-          names.dirId,
-          hwm,
-          names.bad,
-          read.lines.map((l) => (typeof l === 'number' ? entries!.lineAt(l) : l)),
-        ),
-        verifiedAt,
-      );
-    else if (verifiedAt && !(verifiedAt - old.verifiedAt >= 0 && verifiedAt - old.verifiedAt < REFRESH_MS)) touch(old.fd, verifiedAt);
-    return { tasks, byId: new Map(tasks.map((t) => [t.id, t])), problems };
+    let indexKey: string | undefined;
+    if (changed) {
+      const lines = read.lines.map((l) => (typeof l === 'number' ? entries!.lineAt(l) : l));
+      const bytes = encodeIndex(names.dirId, hwm, names.bad, lines);
+      writer.write(boardIndexPath(dir), bytes, verifiedAt);
+      // A file read every time (unsure: no status in its line) is not in the index's bytes: then they do not name this board.
+      if (lines.every((l) => l.status !== undefined)) indexKey = indexKeyOf(bytes);
+    } else {
+      if (verifiedAt && !(verifiedAt - old.verifiedAt >= 0 && verifiedAt - old.verifiedAt < REFRESH_MS)) touch(old.fd, verifiedAt);
+      if (old.header.unsure.length === 0) indexKey = old.key;
+    }
+    return { tasks, byId: new Map(tasks.map((t) => [t.id, t])), problems, ...(indexKey !== undefined ? { indexKey } : {}) };
   } finally {
     writer.close();
     if (old) closeSync(old.fd);
@@ -231,7 +231,7 @@ function sortNames(names: string[]): { ids: number[]; bad: string[] } {
 function idsOf(index: IndexFile): number[] {
   const ids = splitLines(index.openText).map(leadingId);
   for (const [from, to] of index.header.closed) for (let id = from; id <= to; id++) ids.push(id);
-  ids.push(...index.header.unsure);
+  for (const id of index.header.unsure) ids.push(id);
   return ids;
 }
 

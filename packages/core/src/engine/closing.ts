@@ -23,6 +23,24 @@ import type { Transaction, TxScope } from './transaction.js';
  * Idempotent. `by: 'children'` marks a parent completed by its children.
  */
 export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status: 'completed' | 'deleted', options: ActorOptions, by?: 'children'): number[] {
+  const unblocked: number[] = [];
+  // Up the hierarchy in a loop, not a call a level: a chain of parents can be as long as the board.
+  let task = closeOne(board, tx, id, status, options, by, unblocked);
+  for (let parent = parentToComplete(board, tx, task); parent !== undefined; parent = parentToComplete(board, tx, task))
+    task = closeOne(board, tx, parent, 'completed', options, 'children', unblocked);
+  return unblocked;
+}
+
+/** Closes one task (closeInTx without the parents above it), adding the dependents it unblocked to `unblocked`. */
+function closeOne(
+  board: BoardFiles,
+  tx: Transaction,
+  id: number,
+  status: 'completed' | 'deleted',
+  options: ActorOptions,
+  by: 'children' | undefined,
+  unblocked: number[],
+): Task {
   const task = tx.edit(id);
   // Propagation writes the dependents: the board lock; a task nobody waits for is a change of one file.
   if (task.blocks.length) tx.need({ board: true, tasks: task.blocks });
@@ -32,7 +50,6 @@ export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status
   if (tx.readLease(id)) tx.dropLease(id);
   if (wasOpen) tx.event({ type: status, task: id, owner: options.actor, ...(by ? { by } : {}) });
   if (status === 'deleted') dropLinksOfDeleted(tx, id);
-  const unblocked: number[] = [];
   for (const d of task.blocks) {
     const dependent = tx.tryRead(d);
     if (!dependent) continue;
@@ -46,16 +63,36 @@ export function closeInTx(board: BoardFiles, tx: Transaction, id: number, status
     }
   }
   if (status === 'deleted') liftChildren(board, tx, task, options.actor);
-  const parent = parentToComplete(board, tx, task);
-  if (parent !== undefined) unblocked.push(...closeInTx(board, tx, parent, 'completed', options, 'children'));
-  return unblocked;
+  return task;
 }
 
 /** The locks a completion or deletion of `id` will want: its own, and its dependents' (a deletion's: its links' too) under the board lock. */
 function closingScope(board: BoardFiles, id: number, deleting = false): Partial<TxScope> {
   const task = board.peekTask(id);
-  const others = [...(task?.blocks ?? []), ...(deleting ? linkedTasks(task) : [])];
+  const others = [...(task?.blocks ?? []), ...(deleting ? linkedTasks(task) : []), ...(deleting ? [] : parentsItMayComplete(board, task))];
   return { board: others.length > 0, tasks: [id, ...others] };
+}
+
+/**
+ * With `"completeParents": true`, the open ancestors a completion may
+ * complete in turn, and the tasks each of them blocks: locked from the start,
+ * since a change that learnt of each one as it went up would start again once
+ * per level and give up on a deep hierarchy. A guess from the files as they
+ * are (peeked): the transaction still asks for anything else it needs.
+ */
+export function parentsItMayComplete(board: BoardFiles, task: Task | undefined): number[] {
+  if (!board.config.completeParents || !task) return [];
+  const out: number[] = [];
+  const seen = new Set([task.id]);
+  for (let id = task.parent; id !== undefined && !seen.has(id);) {
+    const parent = board.peekTask(id);
+    if (!parent || isClosed(parent.status)) break;
+    seen.add(id);
+    out.push(id);
+    for (const d of parent.blocks) out.push(d);
+    id = parent.parent;
+  }
+  return out;
 }
 
 /** What a completion may also check and write (a finish after its check, engine/verify.ts). */
@@ -125,7 +162,7 @@ export async function completeTask(board: BoardFiles, id: number, options: Compl
     }
     // A task that requires review is finished into review, not completed (docs/protocol.md, "Review"): an approval completes it.
     if (finishesIntoReview(board, tx.read(id))) enterReviewInTx(tx, id, options);
-    else unblocked.push(...closeInTx(board, tx, id, 'completed', options));
+    else for (const d of closeInTx(board, tx, id, 'completed', options)) unblocked.push(d);
   });
   const task = result.written.find((t) => t.id === id) ?? board.getTask(id);
   return { task, written: result.written, unblocked, events: result.events, ...parentsCompleted(result.events) };
@@ -149,7 +186,7 @@ export async function propagateCompletion(board: BoardFiles, id: number, options
     unblocked.length = 0;
     const task = tx.read(id);
     if (!isClosed(task.status)) return;
-    unblocked.push(...closeInTx(board, tx, id, task.status as 'completed' | 'deleted', options));
+    for (const d of closeInTx(board, tx, id, task.status as 'completed' | 'deleted', options)) unblocked.push(d);
   });
   return { task: board.getTask(id), written: result.written, unblocked, events: result.events };
 }
@@ -160,7 +197,7 @@ export async function deleteTask(board: BoardFiles, id: number, options: ActorOp
   const result = await board.transact(closingScope(board, id, true), (tx) => {
     unblocked.length = 0;
     tx.read(id);
-    unblocked.push(...closeInTx(board, tx, id, 'deleted', options));
+    for (const d of closeInTx(board, tx, id, 'deleted', options)) unblocked.push(d);
   });
   return { task: board.getTask(id), written: result.written, unblocked, events: result.events };
 }

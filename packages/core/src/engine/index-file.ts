@@ -251,6 +251,18 @@ export interface IndexFile {
   verifiedAt: number;
   /** Open on the file that was read, to move its mtime on; the caller closes it. */
   fd: number;
+  /** What the whole file holds, in a few characters (indexKeyOf). */
+  key: string;
+}
+
+/**
+ * A short name for an index's bytes: their length and the seal that ends
+ * them, a CRC of every byte before it. Two indexes with one key hold the
+ * same tasks (up to a CRC collision), so what is derived from a board read
+ * whole through its index can be kept under this key.
+ */
+export function indexKeyOf(buf: Buffer): string {
+  return `${buf.length}-${buf.toString('latin1', buf.length - SEAL_BYTES + 1, buf.length - 1)}`;
 }
 
 /** The whole index, checked; undefined when missing, torn, damaged or not this version. Its parts are parsed by parseEntries. */
@@ -279,7 +291,7 @@ export function readIndex(file: string): IndexFile | undefined {
     const openText = buf.toString('utf8', eol + 1, header.openBytes);
     const restText = buf.toString('utf8', header.openBytes + SEAL_BYTES, buf.length - SEAL_BYTES);
     kept = true;
-    return { header, openText, restText, verifiedAt: stat.mtimeMs, fd };
+    return { header, openText, restText, verifiedAt: stat.mtimeMs, fd, key: indexKeyOf(buf) };
   } catch {
     return undefined;
   } finally {

@@ -160,7 +160,7 @@ export async function recoverJournal(
   const events: NewEvent[] = [];
   const logged = journal.events.length ? loggedEventsOfTx(runtimeDir, journal.tx, journal.at) : 0;
   if (logged < journal.events.length) {
-    events.push(...journal.events.slice(logged));
+    for (const event of journal.events.slice(logged)) events.push(event);
     result.loggedEvents = true;
   }
   events.push({

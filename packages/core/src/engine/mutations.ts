@@ -196,7 +196,7 @@ export async function updateTask(board: BoardFiles, id: number, patch: UpdateTas
   const result = await board.transact({ owners, board: edges.length > 0 || linked.length > 0 || closing || patch.parent !== undefined, tasks }, (tx) => {
     unblocked.length = 0;
     if (moreClaimable) tx.refreshIndexOnCommit();
-    unblocked.push(...updateInTx(board, tx, id, patch, options));
+    for (const d of updateInTx(board, tx, id, patch, options)) unblocked.push(d);
   });
   const task = result.written.find((t) => t.id === id) ?? board.getTask(id);
   return { task, written: result.written, unblocked, events: result.events, ...parentsCompleted(result.events) };
@@ -234,7 +234,7 @@ function updateInTx(board: BoardFiles, tx: Transaction, id: number, patch: Updat
   applyLinksInTx(board, tx, id, patch);
 
   const unblocked: number[] = [];
-  if (toStatus !== undefined && toStatus !== before.status) unblocked.push(...changeStatus(board, tx, before, toStatus, owner.next, options));
+  if (toStatus !== undefined && toStatus !== before.status) for (const d of changeStatus(board, tx, before, toStatus, owner.next, options)) unblocked.push(d);
   else if (owner.startsWork) {
     // In progress already, for a new owner (handed over, or taken over with force): the claim is theirs now.
     const edited = tx.edit(id);
@@ -438,7 +438,7 @@ export async function batchWrite(board: BoardFiles, items: BatchItem[], options:
             patch.addBlockedBy = want.filter((b) => !current.blockedBy.includes(b));
             patch.removeBlockedBy = current.blockedBy.filter((b) => !want.includes(b));
           }
-          unblocked.push(...updateInTx(board, tx, item.id, patch, options));
+          for (const d of updateInTx(board, tx, item.id, patch, options)) unblocked.push(d);
           tasks.push(tx.read(item.id));
         }
       } catch (error) {

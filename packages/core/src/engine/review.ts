@@ -13,7 +13,7 @@ import { createLease, leaseExpiry, readLease, type Lease, type LeaseInput } from
 import { printable } from '../views/printable.js';
 import type { BoardFiles } from './board-files.js';
 import { loadBoardSnapshot } from './board-index.js';
-import { closeInTx } from './closing.js';
+import { closeInTx, parentsItMayComplete } from './closing.js';
 import { parentsCompleted } from './parents.js';
 import { appendNote, applyMetadata, checkNoteText } from './rules.js';
 import type { ActorOptions, MutationResult } from './store-types.js';
@@ -87,7 +87,8 @@ function verdict(review: TaskReview | undefined, state: 'approved' | 'rejected',
 export async function approveTask(board: BoardFiles, id: number, options: ApproveOptions = {}): Promise<MutationResult> {
   const unblocked: number[] = [];
   const blocks = board.peekTask(id)?.blocks ?? [];
-  const result = await board.transact({ board: blocks.length > 0, tasks: [id, ...blocks] }, (tx) => {
+  const others = [...blocks, ...parentsItMayComplete(board, board.peekTask(id))];
+  const result = await board.transact({ board: others.length > 0, tasks: [id, ...others] }, (tx) => {
     unblocked.length = 0;
     const task = tx.edit(id);
     assertReviewable(tx, task, options);
@@ -95,7 +96,7 @@ export async function approveTask(board: BoardFiles, id: number, options: Approv
     if (options.metadata) applyMetadata(task, options.metadata);
     tx.put(task);
     tx.event({ type: 'review.approved', task: id, owner: options.actor, taskOwner: task.owner });
-    unblocked.push(...closeInTx(board, tx, id, 'completed', options));
+    for (const d of closeInTx(board, tx, id, 'completed', options)) unblocked.push(d);
   });
   return {
     task: result.written.find((t) => t.id === id) ?? board.getTask(id),

@@ -28,6 +28,13 @@ export interface BoardSnapshot {
   tasks: Task[];
   byId: Map<number, Task>;
   problems: TaskProblem[];
+  /**
+   * The board index's bytes these tasks are, when every task came from the
+   * index or went into the one just written (indexKeyOf): a key for what is
+   * derived from the whole board, such as the list summary's ready ids.
+   * Absent when a file is read every time (its content is not in the index).
+   */
+  indexKey?: string;
 }
 
 /** Who acts, for ownership checks and events. */

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import type { BoardConfig } from '../board-config.js';
 import { TasksError } from '../errors.js';
 import type { Task } from '../format/format.js';
-import { branchCreationPoint, branchTip, isPlainBranchName, mergeTargetOf, repositoryDirs, type RepositoryDirs } from './refs.js';
+import { branchCreationPoint, branchTip, isPlainBranchName, repositoryDirs, targetTipIn, type RepositoryDirs } from './refs.js';
 
 /** A task branch against its target. */
 export interface BranchStatus {
@@ -125,35 +125,53 @@ function computeStatus(repo: string, key: StatusKey): BranchStatus {
 export interface BranchStatusReader {
   /** The status of every task with a branch (deleted tasks left out); empty outside git or with no target. */
   read(tasks: Iterable<Task>): Map<number, BranchStatus>;
+  /** Whether the target or a branch the last read() asked about moved since (reads refs only; a poll's cheap question). */
+  moved(): boolean;
 }
 
 const MAX_CACHED = 4096;
 
-/** A reader for the board in `boardDir`, with its own cache; `config` gives the target. */
+/** What the refs say now of `branches` against the board's merge target; undefined outside git or with no target. */
+function lookAt(boardDir: string, config: BoardConfig, branches: readonly string[]): { repo: RepositoryDirs; keys: StatusKey[] } | undefined {
+  const repo = repositoryDirs(dirname(boardDir));
+  const now = repo && targetTipIn(repo, config);
+  if (!repo || !now) return undefined;
+  const { target, sha: targetSha } = now;
+  const keys = branches.map((branch) => ({
+    branch,
+    target,
+    targetSha,
+    tip: branchTip(repo.commonDir, branch),
+    creation: branchCreationPoint(repo.commonDir, branch),
+  }));
+  return { repo, keys };
+}
+
+/** Reads branch statuses of tasks, asking git only about branches or a target that moved since it last looked. */
 export function createBranchStatusReader(boardDir: string, config: () => BoardConfig): BranchStatusReader {
   const cache = new Map<string, BranchStatus>();
+  let asked: string[] = [];
+  let seen = JSON.stringify(undefined);
   return {
     read(tasks) {
       const out = new Map<number, BranchStatus>();
-      const repo = repositoryDirs(dirname(boardDir));
-      if (!repo) return out;
-      let target: string;
-      try {
-        target = mergeTargetOf(config(), repo);
-      } catch {
-        return out; // a detached HEAD and no mergeTarget: no target to measure against
-      }
-      const targetSha = branchTip(repo.commonDir, target);
-      if (targetSha === undefined) return out;
+      const withBranch: { task: Task; branch: string }[] = [];
       for (const task of tasks) {
         const branch = taskBranch(task);
-        if (!branch || task.status === 'deleted') continue;
-        const key: StatusKey = { branch, target, targetSha, tip: branchTip(repo.commonDir, branch), creation: branchCreationPoint(repo.commonDir, branch) };
+        if (branch && task.status !== 'deleted') withBranch.push({ task, branch });
+      }
+      asked = [...new Set(withBranch.map((w) => w.branch))];
+      const look = lookAt(boardDir, config(), asked);
+      seen = JSON.stringify(look?.keys);
+      if (!look) return out;
+      const keyOf = new Map(look.keys.map((k) => [k.branch, k]));
+      for (const { task, branch } of withBranch) {
+        const key = keyOf.get(branch)!;
         const text = JSON.stringify(key);
         let status = cache.get(text);
         if (!status) {
           try {
-            status = computeStatus(repo.mainRoot, key);
+            status = computeStatus(look.repo.mainRoot, key);
           } catch {
             continue; // git could not say (a ref gone meanwhile): left out this time
           }
@@ -163,6 +181,9 @@ export function createBranchStatusReader(boardDir: string, config: () => BoardCo
         out.set(task.id, mergedRecordOf(task) && !status.exists ? { ...status, merged: true } : status);
       }
       return out;
+    },
+    moved() {
+      return JSON.stringify(lookAt(boardDir, config(), asked)?.keys) !== seen;
     },
   };
 }

@@ -253,8 +253,9 @@ export function mergeTaskTextResolved(base: string, ours: string, theirs: string
 
 /** `.highwatermark` merges to the maximum of the three (ids are never reused). */
 export function mergeHighWaterMark(base: string, ours: string, theirs: string): string {
-  const n = (s: string) => (s.match(/\d+/g) ?? []).map(Number).filter(Number.isSafeInteger);
-  return `${Math.max(0, ...n(base), ...n(ours), ...n(theirs))}\n`;
+  let highest = 0;
+  for (const side of [base, ours, theirs]) for (const n of (side.match(/\d+/g) ?? []).map(Number)) if (Number.isSafeInteger(n) && n > highest) highest = n;
+  return `${highest}\n`;
 }
 
 /** git's own line merge, for files that are not JSON objects. */

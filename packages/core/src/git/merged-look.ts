@@ -5,7 +5,7 @@
 // git only when the target moved; merged-work.ts does the rest.
 import type { BoardConfig } from '../board-config.js';
 import { RUNTIME_DIR } from '../engine/store-types.js';
-import { branchTip, mergeTargetOf, repositoryDirs } from './refs.js';
+import { repositoryDirs, targetTipIn } from './refs.js';
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
 // about 4 ms to build, and every module of the read path (read.ts) must do without it.
@@ -34,15 +34,7 @@ export function readMergedLook(boardDir: string): TargetState | undefined {
 /** The target as it is now; undefined outside git, on a detached HEAD without "mergeTarget", or before the first commit. */
 export function currentTarget(boardDir: string, config: BoardConfig): TargetState | undefined {
   const repo = repositoryDirs(dirname(boardDir));
-  if (!repo) return undefined;
-  let target: string;
-  try {
-    target = mergeTargetOf(config, repo);
-  } catch {
-    return undefined;
-  }
-  const sha = branchTip(repo.commonDir, target);
-  return sha === undefined ? undefined : { target, sha };
+  return repo ? targetTipIn(repo, config) : undefined;
 }
 
 /**

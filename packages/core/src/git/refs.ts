@@ -123,3 +123,15 @@ export function mergeTargetOf(config: BoardConfig, repo: RepositoryDirs): string
     );
   return branch;
 }
+
+/** The merge target and the commit it is at now; undefined on a detached HEAD without "mergeTarget", or before the first commit. */
+export function targetTipIn(repo: RepositoryDirs, config: BoardConfig): { target: string; sha: string } | undefined {
+  let target: string;
+  try {
+    target = mergeTargetOf(config, repo);
+  } catch {
+    return undefined; // a detached HEAD and no mergeTarget: no target to measure against
+  }
+  const sha = branchTip(repo.commonDir, target);
+  return sha === undefined ? undefined : { target, sha };
+}

@@ -171,8 +171,8 @@ export function renderMermaid(model: GraphModel): string {
     lines.push(`  t${e.from} ${arrow} t${e.to}`);
     if (e.critical) critical.push(i);
   });
-  lines.push(...mermaidLinks(model.links));
-  lines.push(...mermaidParents(model.parents, model.edges.length + model.links.length));
+  for (const line of mermaidLinks(model.links)) lines.push(line);
+  for (const line of mermaidParents(model.parents, model.edges.length + model.links.length)) lines.push(line);
   const used = new Set(model.nodes.map((n) => n.state));
   for (const state of Object.keys(MERMAID_CLASSES) as NodeState[]) if (used.has(state)) lines.push(`  classDef ${state} ${MERMAID_CLASSES[state]}`);
   for (const n of model.nodes) if (n.critical) lines.push(`  style t${n.id} stroke:${CRITICAL_COLOR},stroke-width:3px`);
@@ -218,7 +218,9 @@ export function renderDot(model: GraphModel): string {
         : '';
     lines.push(`  t${e.from} -> t${e.to}${attrs};`);
   }
-  lines.push(...dotLinks(model.links), ...dotParents(model.parents), '}');
+  for (const line of dotLinks(model.links)) lines.push(line);
+  for (const line of dotParents(model.parents)) lines.push(line);
+  lines.push('}');
   return lines.join('\n');
 }
 
@@ -291,7 +293,9 @@ export function renderGraphText(model: GraphModel): string {
   for (let i = 0; i < later.length; i++) if (!printed.has(later[i])) walk(later[i]);
   // Tasks only reachable through a cycle have no root; show them anyway.
   for (const n of model.nodes) if (!printed.has(n.id)) walk(n.id);
-  lines.push(...textLinks(model.links), ...textParents(model.parents), '');
+  for (const line of textLinks(model.links)) lines.push(line);
+  for (const line of textParents(model.parents)) lines.push(line);
+  lines.push('');
   lines.push(
     model.criticalPath.length
       ? `critical path: ${model.criticalPath.map((id) => `#${id}`).join(' -> ')} (${model.criticalPath.length} open tasks in a row)`

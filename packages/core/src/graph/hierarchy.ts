@@ -154,7 +154,7 @@ export function parentCycles(tasks: Iterable<Task>): number[][] {
     }
     if (at !== undefined && state.get(at) === 'walking') {
       const ring = walk.slice(walk.indexOf(at));
-      const low = ring.indexOf(Math.min(...ring));
+      const low = ring.indexOf(ring.reduce((a, b) => Math.min(a, b)));
       const cycle = [...ring.slice(low), ...ring.slice(0, low)];
       cycles.push([...cycle, cycle[0]]);
     }

@@ -77,7 +77,7 @@ function noteLine(note: TaskNote): string {
 
 /** A glob as inline code (so `*` stays a star), in a span long enough for the backticks it holds. */
 function codeSpan(text: string): string {
-  const fence = '`'.repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length)) + 1);
+  const fence = '`'.repeat((text.match(/`+/g) ?? []).reduce((longest, run) => Math.max(longest, run.length), 0) + 1);
   return fence.length > 1 ? `${fence} ${text} ${fence}` : `${fence}${text}${fence}`;
 }
 

@@ -3,6 +3,7 @@ import { presentLinks } from '../format/task-links.js';
 import { isReady, openBlockers, readyWith, type TaskLookup } from '../graph/graph.js';
 import { ancestorsOf, boardLookup, hierarchyOf, type Hierarchy, type Progress } from '../graph/hierarchy.js';
 import { firstRanked } from '../graph/ready-order.js';
+import type { ReadySummaryCache } from '../runtime/list-summary.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
 
 const MARKS: Record<TaskStatus, string> = { pending: '[ ]', in_progress: '[>]', completed: '[x]', deleted: '[-]' };
@@ -296,20 +297,23 @@ export function renderSummary(snapshot: BoardSnapshot): string {
  * them (docs/protocol.md, "Order"), the one order "ready" has everywhere.
  * A filtered listing says first how many of the board's tasks it shows.
  */
-function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly number[], matched?: readonly Task[]): string {
+function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly number[], matched?: readonly Task[], cache?: ReadySummaryCache): string {
   const tasks = matched ?? snapshot.tasks;
   const hierarchy = hierarchyOf(snapshot);
   const c = countWith(tasks, open, hierarchy);
   const live = c.total - c.deleted;
   const lookup = boardLookup(snapshot);
   // Ready as isReady has it, from the blockers the listing computed already (and the open children: a parent waits for them).
-  const ready = c.ready
-    ? firstRanked(
-        tasks.filter((t) => t.status === 'pending' && t.owner === '' && open(t).length === 0 && hierarchy.openChildren(t.id).length === 0),
-        lookup,
-        10,
-      ).map((id) => `#${id}`)
-    : [];
+  // The whole board's first ten come from the cache when its index is unchanged; a filtered listing ranks what it shows.
+  const kept = matched ? undefined : cache;
+  let first: readonly number[] = [];
+  if (c.ready && kept?.known) first = kept.known;
+  else if (c.ready) {
+    const candidates = tasks.filter((t) => t.status === 'pending' && t.owner === '' && open(t).length === 0 && hierarchy.openChildren(t.id).length === 0);
+    first = firstRanked(candidates, lookup, 10);
+    kept?.found(first);
+  }
+  const ready = first.map((id) => `#${id}`);
   const parts: string[] = [];
   if (matched) {
     const onBoard = snapshot.tasks.reduce((n, t) => (t.status === 'deleted' ? n : n + 1), 0);
@@ -340,7 +344,7 @@ function isFiltered(filter: ListFilter): boolean {
 export function renderBoard(
   snapshot: BoardSnapshot,
   filter: ListFilter = {},
-  options: { summary?: boolean; style?: RenderStyle; tree?: boolean } = {},
+  options: { summary?: boolean; style?: RenderStyle; tree?: boolean; readyCache?: ReadySummaryCache } = {},
 ): string {
   const style = options.style ?? PLAIN_STYLE;
   const open = openBlockersOf(snapshot);
@@ -350,7 +354,8 @@ export function renderBoard(
   const lines = options.tree ? treeLines(matched, line) : matched.map(line);
   if (lines.length === 0) lines.push(snapshot.tasks.length ? '(no tasks match)' : '(no tasks yet: add one with \'tasks create "subject"\')');
   for (const p of snapshot.problems) lines.push(renderProblem(p, style));
-  if (options.summary !== false && snapshot.tasks.length) lines.push(style.muted(summaryWith(snapshot, open, isFiltered(filter) ? matched : undefined)));
+  if (options.summary !== false && snapshot.tasks.length)
+    lines.push(style.muted(summaryWith(snapshot, open, isFiltered(filter) ? matched : undefined, options.readyCache)));
   return lines.join('\n');
 }
 

@@ -33,7 +33,7 @@ export const unfinishedChanges: DoctorCheck = {
         fix: 'the next command that takes those locks finishes it (tasks doctor --fix does)',
         fixable: true,
       });
-      plan.journals.push(...tasks);
+      for (const task of tasks) plan.journals.push(task);
     }
   },
 };

@@ -1,0 +1,86 @@
+// The everyday commands on a board's history: two boards with the same open
+// work (100 open tasks, chains and fan-outs among them) and a history of
+// 900 and of 99,900 completed tasks, side by side in one run, interleaved.
+// What a command costs beyond the open work is what it pays for the history;
+// the target (issue "Scale") is each command on the 100k board within 2x its
+// time on the 1k board. Also the floor: a bare Node script that reads and
+// parses every file of the 100k board. Every row runs with its board index
+// already written by a first, untimed run.
+//
+// BENCH_HISTORY=N sets the large board's size (default 100,000; building it
+// writes N files and takes a while). BENCH_RUNS (default 5 here) the runs.
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { TaskStore } from '../../packages/core/dist/internal.js';
+import { TASKS_BIN, makeHistoryBoard, median, timeProcess, verdict } from '../lib/bench-util.mjs';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const LARGE = Number(process.env.BENCH_HISTORY ?? 100_000);
+const OPEN = 100;
+const env = { ...process.env, NO_COLOR: '1', TASKS_OWNER: 'bench' };
+const loadAtStart = loadavg()[0];
+const started = performance.now();
+const boards = [1000, LARGE].map((n) => ({ n, ...makeHistoryBoard(n, OPEN, { parents: true }) }));
+const built = performance.now() - started;
+
+const FLOOR = `const fs=require('fs'),p=require('path');const d=process.argv[1];for(const n of fs.readdirSync(d))if(n.startsWith('task_'))JSON.parse(fs.readFileSync(p.join(d,n),'utf8'))`;
+const run = (b, args) => timeProcess([TASKS_BIN, ...args, '--dir', b.dir], { env });
+
+/** An open task to finish in each run: the highest open ids, one a run (they block nothing). */
+const toFinish = (b) => {
+  const store = new TaskStore(b.dir);
+  return store
+    .loadBoard()
+    .tasks.filter((t) => t.status === 'pending' && t.blocks.length === 0 && t.parent === undefined)
+    .map((t) => t.id)
+    .slice(-RUNS - 1);
+};
+for (const b of boards) {
+  run(b, ['list']);
+  b.finish = toFinish(b);
+  b.show = b.finish[0];
+}
+
+const commands = {
+  list: (b) => run(b, ['list']),
+  ready: (b) => run(b, ['ready']),
+  'search WORD': (b) => run(b, ['search', 'zebra']),
+  'claim --next': (b) => {
+    const start = process.hrtime.bigint();
+    const r = spawnSync(process.execPath, [TASKS_BIN, 'claim', '--next', '--json', '--dir', b.dir], { env, encoding: 'utf8' });
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    if (r.status !== 0) throw new Error(`claim --next exited ${r.status}: ${r.stderr}`);
+    // Given back outside the timing, so every run claims from the same board.
+    spawnSync(process.execPath, [TASKS_BIN, 'release', String(JSON.parse(r.stdout).task.id), '--dir', b.dir], { env });
+    return ms;
+  },
+  done: (b) => run(b, ['done', String(b.finish.pop()), '--force']),
+  create: (b) => run(b, ['create', 'A task made by the bench']),
+  show: (b) => run(b, ['show', String(b.show)]),
+};
+const rows = Object.fromEntries(Object.keys(commands).map((k) => [k, { small: [], large: [] }]));
+const floor = [];
+for (let i = 0; i < RUNS; i++) {
+  for (const [name, time] of Object.entries(commands)) {
+    rows[name].small.push(time(boards[0]));
+    rows[name].large.push(time(boards[1]));
+  }
+  floor.push(timeProcess(['-e', FLOOR, boards[1].dir]));
+}
+
+console.log(
+  `boards of 1,000 and ${LARGE.toLocaleString('en')} tasks, ${OPEN} open in each (built in ${(built / 1000).toFixed(1)} s); medians of ${RUNS} runs; load average ${loadAtStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end`,
+);
+let failed = false;
+for (const [name, { small, large }] of Object.entries(rows)) {
+  const ratio = median(large) / median(small);
+  const ok = ratio <= 2;
+  if (!ok) failed = true;
+  console.log(
+    `${name.padEnd(14)} 1k ${median(small).toFixed(1).padStart(7)} ms   ${LARGE / 1000}k ${median(large).toFixed(1).padStart(8)} ms   = ${ratio.toFixed(2)}x (target <= 2x: ${verdict(ok)})`,
+  );
+}
+console.log(`read and parse every file of the ${LARGE / 1000}k board (node, no dotasks): ${median(floor).toFixed(1)} ms`);
+for (const b of boards) rmSync(b.root, { recursive: true, force: true });
+process.exitCode = failed ? 1 : 0;
