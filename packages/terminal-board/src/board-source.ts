@@ -186,13 +186,22 @@ class LiveBoardSource implements BoardSource {
     }
   }
 
-  /** A commit moves no task file: the statuses are read again on their own (git is asked only about a ref that moved), and drawn when they changed. */
+  /** A commit moves no task file: when a ref the last read looked at moved, the statuses are read again on their own, and drawn when they changed. */
   private pollBranches(): void {
-    if (this.closed || this.state.error) return;
+    if (this.closed || this.state.error || !this.branchesMoved()) return;
     const branches = this.readBranches(this.state.snapshot);
     if (sameBranches(branches, this.state.branches)) return;
     this.state = { ...this.state, branches };
     this.emit();
+  }
+
+  /** The reader's cheap question (refs only); a git folder that cannot be read is asked again by the next read. */
+  private branchesMoved(): boolean {
+    try {
+      return this.branchStatuses.moved();
+    } catch {
+      return false;
+    }
   }
 
   private reread(): void {
