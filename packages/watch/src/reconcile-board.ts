@@ -50,11 +50,12 @@ export async function reconcileBoard(session: WatchSession): Promise<void> {
       newlyCompleted((id) => previous.get(id)?.status, check.graph, check.graph.ids()),
     );
   await applyFindings(session, check.findings);
+  const fixes = check.findings.length - invalid.length;
   if (session.adoptAll) {
     session.adoptAll = false;
-    noticeAdopted(session, await store.adoptUntrackedClaims());
+    // The board as the check read it, unless its fixes wrote to it; each task is looked at again under its lock anyway.
+    noticeAdopted(session, await store.adoptUntrackedClaims(fixes === 0 ? check.snapshot : undefined));
   }
-  const fixes = check.findings.length - invalid.length;
   session.notice(
     `reconciled ${check.tasks} task file${check.tasks === 1 ? '' : 's'} in ${Date.now() - started} ms (${fixes} fix${fixes === 1 ? '' : 'es'}, ${invalid.length} problem${invalid.length === 1 ? '' : 's'})`,
   );

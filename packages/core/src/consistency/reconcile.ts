@@ -1,7 +1,7 @@
 import { CorruptTaskError, CycleError, formatCycle } from '../errors.js';
 import type { TaskEvent } from '../events/events.js';
 import { copyTask, isClosed, normalizeIds, serializeTask, taskFileName, type Task } from '../format/format.js';
-import type { ActorOptions, TaskProblem, TaskStore } from '../store.js';
+import type { ActorOptions, BoardSnapshot, TaskProblem, TaskStore } from '../store.js';
 import { BoardGraph, rotateCycle } from './board-graph.js';
 import { applyLinkFinding, checkChangedLinks, checkLinks, linkFinding, linksNamed, type LinkLookup } from './link-check.js';
 import type { BoardFinding, EdgeField, EdgeNode, EdgeVerdict, GraphVerdict } from './verdicts.js';
@@ -223,6 +223,8 @@ export interface BoardCheck {
   findings: BoardFinding[];
   /** Task files read. */
   tasks: number;
+  /** The board as it was read for the check. */
+  snapshot: BoardSnapshot;
 }
 
 /**
@@ -237,7 +239,7 @@ export function checkBoard(store: TaskStore, options: { previous?: BoardGraph } 
   const { graph, verdicts } = checkGraph(snapshot.tasks, { unreadable, previous: options.previous });
   const links = checkLinks(snapshot.tasks, { unreadable, before: (id) => options.previous?.get(id) }).map(linkFinding);
   const findings = [...snapshot.problems.map((p) => problemFinding(p, store.dir)), ...verdicts.map(verdictFinding), ...links];
-  return { graph, findings: sortFindings(findings), tasks: snapshot.tasks.length + snapshot.problems.length };
+  return { graph, findings: sortFindings(findings), tasks: snapshot.tasks.length + snapshot.problems.length, snapshot };
 }
 
 /**

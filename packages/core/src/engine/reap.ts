@@ -67,10 +67,11 @@ export async function dropStaleLease(board: BoardFiles, lease: Lease): Promise<b
  */
 export async function adoptUntrackedClaims(board: BoardFiles, snapshot?: BoardSnapshot): Promise<number[]> {
   const adopted: number[] = [];
-  const untracked = (task: Task | undefined, lease: Lease | undefined): task is Task =>
-    !!task && task.status === 'in_progress' && task.owner !== '' && !inReview(task) && (!lease || lease.owner !== task.owner);
+  const held = (task: Task | undefined): task is Task => !!task && task.status === 'in_progress' && task.owner !== '' && !inReview(task);
+  const untracked = (task: Task | undefined, lease: Lease | undefined): task is Task => held(task) && (!lease || lease.owner !== task.owner);
   for (const seen of (snapshot ?? loadBoardSnapshot(board.dir)).tasks) {
-    if (!untracked(seen, readLease(board.runtimeDir, seen.id))) continue;
+    // Only a task someone holds can lack its record: the others' records are not read (a board's history is most of it).
+    if (!held(seen) || !untracked(seen, readLease(board.runtimeDir, seen.id))) continue;
     // Under the task's lock a claim in flight has either written its record already or not yet changed the file: look again.
     const result = await board.transact({ tasks: [seen.id] }, (tx) => {
       let task: Task | undefined;
