@@ -69,7 +69,7 @@ const priority = { type: 'string', choices: PRIORITIES, describe: 'priority: 0 (
 const labels = { type: 'string', array: true, describe: 'add labels (repeat, or a,b)' } as const;
 
 const listOptions = {
-  all: { alias: 'a', type: 'boolean', describe: 'include deleted tasks' },
+  all: { alias: 'a', type: 'boolean', describe: 'include deleted tasks, and a history folded on a large board' },
   status: { type: 'string', array: true, describe: 'only these statuses (repeat, or a,b)' },
   label: { type: 'string', array: true, describe: 'only tasks with one of these labels (repeat, or a,b)' },
   priority: { type: 'string', array: true, describe: 'only tasks of these priorities (repeat, or 0,1)' },
@@ -187,7 +187,7 @@ export const COMMANDS = {
     describe: 'find tasks by text in their subject, labels, description or notes (any case), best field first',
     fast: true,
     positionals: [{ name: 'text', describe: 'what to look for' }],
-    options: { all: { alias: 'a', type: 'boolean', describe: 'include deleted tasks' } },
+    options: { all: { alias: 'a', type: 'boolean', describe: 'include deleted tasks, and a history folded on a large board' } },
     examples: [
       ['$0 search parser', 'tasks that mention the parser, subjects first'],
       ['$0 search "flaky test" --json', 'the matches as JSON, with the field each matched in'],

@@ -34,6 +34,8 @@ export function tasks(cwd: string, args: string[], env: Record<string, string> =
     encoding: 'utf8',
     input,
     timeout: 60_000,
+    // A whole large board's listing is megabytes.
+    maxBuffer: 1 << 28,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }

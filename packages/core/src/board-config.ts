@@ -42,6 +42,13 @@ export interface BoardConfig {
    */
   echoBudget: number;
   /**
+   * Up to this many completed and deleted tasks, `tasks list` shows the
+   * history line by line; beyond, `list`, `ready`, `search` and `show` read the
+   * open work only and fold the history into one line (`--all` shows it;
+   * docs/protocol.md, "A board's history"). Default 200; 0 always folds.
+   */
+  foldHistory: number;
+  /**
    * The branch `tasks merge` brings task branches into, and that branch
    * status and merged-means-done measure them against (docs/protocol.md,
    * "The way back to main"). Default: the branch the main worktree has
@@ -87,6 +94,7 @@ export const DEFAULT_CONFIG: BoardConfig = {
   syncBranch: 'tasks',
   sync: false,
   echoBudget: 4000,
+  foldHistory: 200,
   mergeStrategy: 'merge',
   mergedMeansDone: false,
   verifyTimeoutSeconds: 600,
@@ -143,6 +151,12 @@ export function readConfig(boardDir: string): BoardConfig {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_ECHO_BUDGET)
       throw new TasksError('E_INVALID', `${file}: "echoBudget" must be a whole number of characters, at least ${MIN_ECHO_BUDGET}`, { file });
     config.echoBudget = value;
+  }
+  if (obj.foldHistory !== undefined) {
+    const value = obj.foldHistory;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+      throw new TasksError('E_INVALID', `${file}: "foldHistory" must be a whole number of tasks (0 or more)`, { file });
+    config.foldHistory = value;
   }
   readMergeKeys(file, obj, config);
   return config;

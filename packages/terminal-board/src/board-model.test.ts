@@ -227,7 +227,7 @@ describe('what the board watches', () => {
     [join(board, '.runtime'), true],
     [join(board, '.runtime', 'leases'), true],
     [join(board, '.runtime', 'leases', 'task_3.json'), true],
-    [join(board, '.runtime', 'board-index.v2'), false],
+    [join(board, '.runtime', 'board-index.v3'), false],
     [join(board, '.runtime', 'events.jsonl'), false],
     [join(board, '.runtime', 'journal'), false],
     [join(board, 'task_3.json.lock'), false],

@@ -1,4 +1,4 @@
-import { CorruptTaskError, checkChangedTask, taskFileName, type BoardFinding } from '@dotasks/core/internal';
+import { CorruptTaskError, checkChangedTask, isClosed, taskFileName, type BoardFinding } from '@dotasks/core/internal';
 import { applyFindings } from './apply-findings.js';
 import { boardExists, fileSignature } from './board-files.js';
 import type { PendingFile } from './change-debouncer.js';
@@ -60,6 +60,26 @@ export async function checkChangedFile(session: WatchSession, id: number, final:
   await applyFindings(session, findings);
   const task = store.peekTask(id);
   if (task) noticeAdopted(session, await store.adoptUntrackedClaims({ tasks: [task], byId: new Map([[id, task]]), problems: [] }));
+  // A closed task changed by hand: a board whose history is folded looks at it only now and then (core open-view.ts);
+  // an exact pass of the board index lets `tasks list` see it at once.
+  if (before !== undefined && isClosed(before)) refreshIndexSoon(session);
+}
+
+const refreshing = new WeakSet<WatchSession>();
+
+/** One exact pass of the board index after a burst of such changes, not one a file. */
+function refreshIndexSoon(session: WatchSession): void {
+  if (refreshing.has(session)) return;
+  refreshing.add(session);
+  setImmediate(() => {
+    refreshing.delete(session);
+    if (session.closed) return;
+    try {
+      session.store.loadBoard();
+    } catch {
+      // only a cache: the next reader makes the pass
+    }
+  });
 }
 
 /**

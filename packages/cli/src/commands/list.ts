@@ -8,6 +8,7 @@ import {
   shareHierarchy,
   findBoard,
   loadBoardSnapshot,
+  loadOpenSnapshot,
   listSummaryCache,
   readConfig,
   readyOrder,
@@ -51,7 +52,9 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
   const dir = findBoard({ dir: options.dir, cwd: options.cwd });
   const config = readConfig(dir); // a broken config.json stops every command, this one too
   const merged = config.mergedMeansDone ? await (await import('../merged-work.js')).settleMergedWork(dir, config) : [];
-  const loaded: BoardSnapshot = loadBoardSnapshot(dir);
+  // The open work alone, the history counted, unless the listing asks for closed tasks (docs/protocol.md, "A board's history").
+  const wantsHistory = options.all === true || options.grep !== undefined || statuses.some((s) => s === 'completed' || s === 'deleted');
+  const loaded: BoardSnapshot = wantsHistory ? loadBoardSnapshot(dir) : loadOpenSnapshot(dir, { foldAt: config.foldHistory });
   const boardNotes = [...merged, ...notesAbout(loaded, config, options.cwd ?? process.cwd())];
   const ready = await rankReady(loaded, dir, options);
   // A read acts as nobody: its --owner names whose tasks to show, as --filter-owner does (docs/decisions.md, "One declaration per command").
@@ -74,7 +77,7 @@ export async function list(options: ListOptions): Promise<CommandOutput> {
 function notesAbout(snapshot: BoardSnapshot, config: ReturnType<typeof readConfig>, cwd: string): string[] {
   // A fresh clone of a board that lives on its board branch has none of its tasks yet: say where they are.
   const notes =
-    config.sync && snapshot.tasks.length === 0 && snapshot.problems.length === 0
+    config.sync && snapshot.tasks.length === 0 && !snapshot.history && snapshot.problems.length === 0
       ? [`tasks: this board lives on ${config.syncRemote}/${config.syncBranch} ("sync": true in config.json): tasks sync brings its tasks here`]
       : [];
   // Ids two branches handed out twice, one task of which the merge set aside and no hook brought back, and a
@@ -139,6 +142,8 @@ function listJson(board: RankedBoard, filter: ListFilter, explain: boolean, boar
       }),
       problems: snapshot.problems,
       counts: countTasks(snapshot),
+      // The closed tasks a folded listing counts without listing them (`--all` lists them).
+      ...(snapshot.history ? { history: { ...snapshot.history, folded: true } } : {}),
       ...(explain ? { waitingForChildren: waitingForChildren(board, filter) } : {}),
     },
     exitCode: reportProblems(snapshot).exitCode,

@@ -46,7 +46,7 @@ function traced(cwd: string, args: string[]): Traced {
       if (!m) continue;
       const [, call, path] = m;
       if (call.startsWith('open')) {
-        if (path.endsWith('/.runtime/board-index.v2')) indexOpens++;
+        if (path.endsWith('/.runtime/board-index.v3')) indexOpens++;
         continue;
       }
       const name = /\/(task_[0-9]+\.json)$/.exec(path)?.[1];

@@ -200,7 +200,7 @@ describe('the board index (loadBoard)', () => {
       'cut at its last byte': (b) => b.subarray(0, b.length - 1),
       empty: () => '',
       'a subject changed, still valid JSON': (b) => b.toString().replace('Alpha', 'Omega'),
-      'another version': (b) => b.toString().replace('"version":2', '"version":9'),
+      'another version': (b) => b.toString().replace('"version":3', '"version":9'),
       'not an index at all': () => 'hello\n',
     };
     for (const [what, damage] of Object.entries(damages)) {

@@ -28,11 +28,13 @@
  */
 import type { Stats } from 'node:fs';
 import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
-import { parseTask, type Task } from '../format/format.js';
+import { isClosed, parseTask, type Task } from '../format/format.js';
 import { readTaskFile } from '../format/task-file.js';
 import {
   RUNTIME,
+  boardHistoryPath,
   boardIndexPath,
+  encodeHistory,
   encodeIndex,
   indexKeyOf,
   parseEntries,
@@ -46,10 +48,11 @@ import {
   IndexWriter,
   type DirId,
   type EntryItem,
+  type HistoryRef,
   type IndexFile,
   type IndexLine,
 } from './index-file.js';
-import { REFRESH_MS, dirIdOf, sameDir, sameDirId } from './index-trust.js';
+import { REFRESH_MS, dirIdOf, gitIndexId, sameDir, sameDirId, sameFileId } from './index-trust.js';
 import type { BoardSnapshot, TaskProblem } from './store-types.js';
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
@@ -78,17 +81,30 @@ export function loadBoardSnapshot(dir: string, options: { claimTrust?: boolean }
   const verifiedAt = options.claimTrust === false ? 0 : Date.now();
   // Before listing: a task made meanwhile is then either listed or above this mark (see viewFromIndex).
   const hwm = readHighWaterMarkQuiet(dir);
+  // Before any file is looked at: a git operation after this moves it again (open-view.ts).
+  const git = gitIndexId(dir);
   const old = readIndex(boardIndexPath(dir));
   const writer = new IndexWriter(join(dir, RUNTIME));
   try {
     const names = listTaskNames(dir, old, writer);
     const paths = taskPaths(dir, names.ids);
+    // The file system's clock before the files are looked at: every closed file found unchanged below is older (IndexHeader.stamp).
+    const stamp = writer.stamp() ?? null;
     // Every file is looked at before the index's tasks are parsed: the garbage of thousands of
     // stats is then collected while little else is alive, instead of copying those tasks each time.
     const files = statTaskFiles(paths);
     const entries = old ? parseEntries(old) : undefined;
     const read = readTasks(names.ids, paths, files, entries, writer);
-    const changed = old === undefined || names.changed || old.header.hwm !== hwm || read.changed || read.lines.length !== old.header.open + old.header.rest;
+    const history = historyKept(read.lines, entries);
+    const changed =
+      old === undefined ||
+      names.changed ||
+      old.header.hwm !== hwm ||
+      read.changed ||
+      read.lines.length !== entries!.positions.size ||
+      !sameFileId(old.header.git, git) ||
+      history.rewrite ||
+      (old.header.history !== null && entries!.historyItems === 0);
 
     const tasks = read.tasks.sort((a, b) => a.id - b.id);
     const problems: TaskProblem[] = [...names.bad.map((name) => ({ file: join(dir, name), message: NOT_A_TASK_NAME })), ...read.problems];
@@ -98,7 +114,8 @@ export function loadBoardSnapshot(dir: string, options: { claimTrust?: boolean }
     let indexKey: string | undefined;
     if (changed) {
       const lines = read.lines.map((l) => (typeof l === 'number' ? entries!.lineAt(l) : l));
-      const bytes = encodeIndex(names.dirId, hwm, names.bad, lines);
+      const fields = { dir: names.dirId, hwm, bad: names.bad, stamp, git };
+      const bytes = encodeIndex(fields, lines, history.rewrite || !old?.header.history ? writeHistory(dir, writer, lines) : history.kept(old.header.history));
       writer.write(boardIndexPath(dir), bytes, verifiedAt);
       // A file read every time (unsure: no status in its line) is not in the index's bytes: then they do not name this board.
       if (lines.every((l) => l.status !== undefined)) indexKey = indexKeyOf(bytes);
@@ -111,6 +128,48 @@ export function loadBoardSnapshot(dir: string, options: { claimTrust?: boolean }
     writer.close();
     if (old) closeSync(old.fd);
   }
+}
+
+// Closed tasks kept in the index's rest part, beyond the history file, before an exact pass writes the history anew.
+export const MAX_RECENT_CLOSED = 1000;
+
+/**
+ * Whether the history file can stay as it is: every entry of it that is an
+ * id's latest was found unchanged (and closed), and the closed tasks beyond
+ * it are few. `kept` names it for encodeIndex, holding the ids it has as they are.
+ */
+function historyKept(
+  lines: (IndexLine | number)[],
+  entries: ReturnType<typeof parseEntries> | undefined,
+): { rewrite: boolean; kept(ref: HistoryRef): { ref: HistoryRef; holds(id: number): boolean } } {
+  const none = { rewrite: true, kept: (ref: HistoryRef) => ({ ref, holds: () => false }) };
+  if (!entries || entries.historyItems === 0) return { ...none, rewrite: false };
+  const { historyItems, items, positions } = entries;
+  let latest = 0;
+  for (const at of positions.values()) if (at < historyItems) latest++;
+  const held = new Set<number>();
+  let recent = 0;
+  for (const l of lines) {
+    if (typeof l === 'number') {
+      if (l < historyItems) held.add(items[l][0]);
+      else {
+        const item = items[l];
+        if (item.length === 6 && isClosed(item[5].status)) recent++;
+      }
+    } else if (l.status !== undefined && isClosed(l.status)) recent++;
+  }
+  // A history entry that changed, went away or reopened: written anew, and so are many closed tasks beyond it.
+  if (held.size !== latest || recent > MAX_RECENT_CLOSED) return none;
+  return { rewrite: false, kept: (ref) => ({ ref, holds: (id) => held.has(id) }) };
+}
+
+/** Writes every closed task's entry as the history file: the reference to put in the index, and what it holds. */
+function writeHistory(dir: string, writer: IndexWriter, lines: IndexLine[]): { ref: HistoryRef | null; holds(id: number): boolean } {
+  const closed = lines.filter((l) => l.status !== undefined && isClosed(l.status));
+  if (closed.length === 0) return { ref: null, holds: () => false };
+  const ref = writer.writeHistory(boardHistoryPath(dir), encodeHistory(closed.map((l) => l.line)), closed.length);
+  // encodeIndex asks only of closed tasks, and the new history holds every one.
+  return ref ? { ref, holds: () => true } : { ref: null, holds: () => false };
 }
 
 /** The task file names of the board: the index's own list while the folder kept its identity, else the folder's. */

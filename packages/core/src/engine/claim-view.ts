@@ -10,7 +10,8 @@
 import { CorruptTaskError } from '../errors.js';
 import { createRecord, isClosed, parseTask, taskFileName, type Task } from '../format/format.js';
 import { readTaskFile } from '../format/task-file.js';
-import { loadBoardSnapshot, readBoardNames, readHighWaterMarkQuiet, statBoardDir, taskIdOf } from './board-index.js';
+import { loadOpenSnapshot, unknownIds } from './open-view.js';
+import { loadBoardSnapshot } from './board-index.js';
 import {
   RUNTIME,
   boardIndexPath,
@@ -22,27 +23,13 @@ import {
   type IndexHead,
   type IndexHeader,
 } from './index-file.js';
-import {
-  FINAL_TRUST_MS,
-  REFRESH_TURN,
-  REFRESH_TURN_MS,
-  closedSeen,
-  rmdirQuiet,
-  sameDir,
-  sameFile,
-  takeRefreshTurn,
-  turnHeld,
-  type ClosedSeen,
-} from './index-trust.js';
+import { FINAL_TRUST_MS, REFRESH_TURN, REFRESH_TURN_MS, closedSeen, rmdirQuiet, sameFile, takeRefreshTurn, turnHeld, type ClosedSeen } from './index-trust.js';
 import type { BoardSnapshot } from './store-types.js';
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
 // about 4 ms to build, and every module of the read path (read.ts) must do without it.
 const { statSync } = process.getBuiltinModule('node:fs');
 const { join } = process.getBuiltinModule('node:path');
-
-// claimNext lists the folder instead of looking at each id above the index's high-water mark when there are more.
-const MAX_PROBED_IDS = 100_000;
 
 /** What claimNext scans: candidate ids and a way to look tasks up (see openClaimView). */
 export interface ClaimView {
@@ -108,7 +95,8 @@ function claimView(dir: string, exact: boolean, share: boolean): ClaimView | und
   }
   let snapshot: BoardSnapshot;
   try {
-    snapshot = loadBoardSnapshot(dir);
+    // On a large history, the open work and the checks that see a change of a closed task (open-view.ts), not every file.
+    snapshot = exact ? loadBoardSnapshot(dir) : loadOpenSnapshot(dir, { verify: true });
   } finally {
     if (turn !== undefined) rmdirQuiet(turn);
   }
@@ -125,7 +113,7 @@ function claimView(dir: string, exact: boolean, share: boolean): ClaimView | und
       return peekTaskFile(dir, id);
     },
     forget: (id) => stale.add(id),
-    exact: true,
+    exact: snapshot.history === undefined,
   };
 }
 
@@ -209,33 +197,6 @@ function viewFromIndex(dir: string, head: IndexHead, cacheKey: string): ClaimVie
     },
     exact: false,
   };
-}
-
-/**
- * The task files the index at `head` does not know, when the folder changed
- * since it listed them. dotasks hands out ids up to `.highwatermark` (a git
- * pull that brings tasks raises it too), so the ids above the index's mark
- * are looked at one by one; a file made some other way below the mark waits
- * for the next exact pass, like a reopened task. Without both marks the
- * folder is listed, and `present` holds every task id in it (an id the index
- * has that is not there is gone).
- */
-export function unknownIds(dir: string, header: IndexHeader, known: (id: number) => boolean): { unknown: Set<number>; present?: Set<number> } {
-  const unknown = new Set<number>();
-  if (header.dir && sameDir(header.dir, statBoardDir(dir))) return { unknown };
-  const hwm = readHighWaterMarkQuiet(dir);
-  if (hwm !== null && header.hwm !== null && hwm >= header.hwm && hwm - header.hwm <= MAX_PROBED_IDS) {
-    for (let id = header.hwm + 1; id <= hwm; id++) if (!known(id)) unknown.add(id);
-    return { unknown };
-  }
-  const present = new Set<number>();
-  for (const name of readBoardNames(dir)) {
-    const id = taskIdOf(name);
-    if (id === undefined) continue;
-    present.add(id);
-    if (!known(id)) unknown.add(id);
-  }
-  return { unknown, present };
 }
 
 /** peekTask without a store: the task, or undefined when missing or not a valid task. Closed ones are remembered in `seen`. */

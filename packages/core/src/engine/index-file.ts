@@ -1,8 +1,11 @@
 /**
- * The board index's file format (`.tasks/.runtime/board-index.v2`): a header
- * line, the open tasks' entries, a seal, the closed tasks' and unsure ids'
- * entries, a seal; how it is written (a temp file renamed into place) and
- * read back, whole or only its header and open part. Whether an entry may
+ * The board index's file format (`.tasks/.runtime/board-index.v3`): a header
+ * line, the open tasks' entries, a seal, the entries of unsure ids and of
+ * tasks closed since the history was written, a seal; and beside it the
+ * history (`board-history.v3`): the closed tasks' entries, which a change of
+ * the open work does not rewrite (docs/decisions.md, "History the open work
+ * does not pay for"). How both are written (a temp file renamed into place)
+ * and read back, whole or only the header and open part. Whether an entry may
  * be believed is index-trust.ts's; what reads it, board-index.ts (exact
  * passes) and claim-view.ts (claim candidates).
  */
@@ -12,19 +15,24 @@ import { TASK_KEYS, cloneJson, createRecord, isClosed, setOwn, type Task, type T
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
 // about 4 ms to build, and every module of the read path (read.ts) must do without it.
-const { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } = process.getBuiltinModule('node:fs');
+const { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } =
+  process.getBuiltinModule('node:fs');
 const { join } = process.getBuiltinModule('node:path');
 
 // store.ts's RUNTIME_DIR; not imported, because store.js loads the whole write path.
 export const RUNTIME = '.runtime';
 
 /** The index file, in the board's runtime folder. The version is in the name so two versions of dotasks do not take turns rewriting it. */
-export const BOARD_INDEX_FILE = 'board-index.v2';
+export const BOARD_INDEX_FILE = 'board-index.v3';
+
+/** The closed tasks' entries as an exact pass last wrote them: one file, named in the index's header with its seal. */
+export const BOARD_HISTORY_FILE = 'board-history.v3';
 
 const FORMAT = 'dotasks-board-index';
 
 // 2: the header lists the parents of open tasks (IndexHeader.parents).
-const VERSION = 2;
+// 3: the closed tasks' entries in a file of their own (IndexHeader.history), with their counts and stamp.
+const VERSION = 3;
 
 // The fields this dotasks knows: an index written by one that knew others (a key it kept among the unknown ones) is not used.
 const KNOWN_KEYS = TASK_KEYS.join(',');
@@ -61,11 +69,38 @@ export interface IndexHeader {
   bad: string[];
   /** The ids the open part's tasks name as their parent, ascending: who may have open children, from this line alone (parents.ts). */
   parents: number[];
+  /**
+   * The history file this index goes with, by its inode, size and seal, and
+   * how many entries it holds; null when there is none (a board without
+   * closed tasks, or one whose closed entries are all in the rest part).
+   */
+  history: HistoryRef | null;
+  /** Completed and deleted tasks among `closed`: what a listing that folds the history counts. */
+  completed: number;
+  deleted: number;
+  /** The closed children of open tasks: `[parent, child, deleted ? 1 : 0]`, for their progress ("3/5 done") without the history. */
+  closedKids: [number, number, 0 | 1][];
+  /**
+   * The file system's clock (a new file's ctime) just before the last exact
+   * pass looked at every file: a closed task's file whose ctime is older was
+   * looked at since it last changed (open-view.ts, the sweep).
+   */
+  stamp: number | null;
+  /** The git index of the repository the board is in, as that pass found it (inode, size, mtime, ctime): a pull or a checkout moves it. */
+  git: FileId | null;
   /** Bytes from the start of the file to the seal of the open part. */
   openBytes: number;
   /** Entries in the open part and in the rest. */
   open: number;
   rest: number;
+}
+
+/** The history file an index goes with (IndexHeader.history). */
+export interface HistoryRef {
+  ino: number;
+  size: number;
+  seal: string;
+  entries: number;
 }
 
 /** An entry: `[id, ino, size, mtimeMs, ctimeMs, task]` for a trusted file, `[id]` for one read every time. */
@@ -82,6 +117,11 @@ export interface IndexLine {
 /** The index file of the board at `dir`. */
 export function boardIndexPath(dir: string): string {
   return join(dir, RUNTIME, BOARD_INDEX_FILE);
+}
+
+/** The history file of the board at `dir`. */
+export function boardHistoryPath(dir: string): string {
+  return join(dir, RUNTIME, BOARD_HISTORY_FILE);
 }
 
 export function taskLine(task: Task, stat: Stats): IndexLine {
@@ -154,13 +194,85 @@ export function touch(fd: number, ms: number): void {
   }
 }
 
-export function encodeIndex(dir: DirId | null, hwm: number | null, bad: string[], entries: IndexLine[]): Buffer {
+/** Closed tasks an index counts without their entries among those it is written from: the ones its history file holds. */
+export interface HeldHistory {
+  closed: [number, number][];
+  completed: number;
+  deleted: number;
+  kids: [number, number, 0 | 1][];
+}
+
+/** Two sorted lists of id ranges as one, sorted, touching ranges joined. */
+export function mergeRanges(a: [number, number][], b: [number, number][]): [number, number][] {
+  const all = [...a, ...b].sort((x, y) => x[0] - y[0]);
+  const out: [number, number][] = [];
+  for (const [from, to] of all) {
+    const last = out.at(-1);
+    if (last && from <= last[1] + 1) last[1] = Math.max(last[1], to);
+    else out.push([from, to]);
+  }
+  return out;
+}
+
+/** Ranges without the ids of `ids`. */
+export function rangesWithout(ranges: [number, number][], ids: ReadonlySet<number>): [number, number][] {
+  if (ids.size === 0) return ranges.map(([a, b]) => [a, b]);
+  const cut = [...ids].sort((a, b) => a - b);
+  const out: [number, number][] = [];
+  let k = 0;
+  for (const [from, to] of ranges) {
+    let start = from;
+    while (k < cut.length && cut[k] < from) k++;
+    while (k < cut.length && cut[k] <= to) {
+      if (cut[k] > start) out.push([start, cut[k] - 1]);
+      start = cut[k] + 1;
+      k++;
+    }
+    if (start <= to) out.push([start, to]);
+  }
+  return out;
+}
+
+/** What an index says besides its entries. */
+export interface IndexFields {
+  dir: DirId | null;
+  hwm: number | null;
+  bad: string[];
+  stamp: number | null;
+  git: FileId | null;
+}
+
+/**
+ * The history file's bytes: the closed tasks' entry lines as a part
+ * (`[line,\nline]\n`) and a seal over them.
+ */
+export function encodeHistory(lines: string[]): Buffer {
+  const body = Buffer.from(`[${lines.join(',\n')}]\n`);
+  return Buffer.concat([body, seal(body, body.length)]);
+}
+
+/**
+ * The index's bytes. `history` is the history file it goes with and which
+ * closed tasks' entries that file holds as they are: those are left out of
+ * the rest part, which keeps the other closed tasks (closed since the history
+ * was written) and the unsure ids. The closed ranges, counts and closed
+ * children cover every closed task either way.
+ */
+export function encodeIndex(
+  fields: IndexFields,
+  entries: IndexLine[],
+  history: { ref: HistoryRef | null; holds(id: number): boolean },
+  held?: HeldHistory,
+): Buffer {
   entries.sort((a, b) => a.id - b.id);
   const open: string[] = [];
   const rest: string[] = [];
   const unsure: number[] = [];
   const closed: [number, number][] = [];
   const parents = new Set<number>();
+  const closedWithParent: IndexLine[] = [];
+  let completed = 0;
+  let deleted = 0;
   for (const entry of entries) {
     if (entry.status === undefined) {
       unsure.push(entry.id);
@@ -169,11 +281,26 @@ export function encodeIndex(dir: DirId | null, hwm: number | null, bad: string[]
       const last = closed.at(-1);
       if (last && last[1] === entry.id - 1) last[1] = entry.id;
       else closed.push([entry.id, entry.id]);
-      rest.push(entry.line);
+      if (entry.status === 'completed') completed++;
+      else deleted++;
+      if (entry.parent !== undefined) closedWithParent.push(entry);
+      if (!history.holds(entry.id)) rest.push(entry.line);
     } else {
       open.push(entry.line);
       if (entry.parent !== undefined) parents.add(entry.parent);
     }
+  }
+  const openIds = new Set(entries.filter((e) => e.status !== undefined && !isClosed(e.status)).map((e) => e.id));
+  const closedKids: [number, number, 0 | 1][] = closedWithParent
+    .filter((e) => openIds.has(e.parent!))
+    .map((e) => [e.parent!, e.id, e.status === 'deleted' ? 1 : 0] as [number, number, 0 | 1]);
+  if (held) {
+    // Closed tasks the history holds and `entries` does not (an open view's write, open-view.ts).
+    closed.splice(0, closed.length, ...mergeRanges(held.closed, closed));
+    completed += held.completed;
+    deleted += held.deleted;
+    for (const kid of held.kids) if (openIds.has(kid[0])) closedKids.push(kid);
+    closedKids.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   }
   const openText = `[${open.join(',\n')}]\n`;
   const restText = `[${rest.join(',\n')}]\n`;
@@ -182,12 +309,18 @@ export function encodeIndex(dir: DirId | null, hwm: number | null, bad: string[]
     format: FORMAT,
     version: VERSION,
     keys: KNOWN_KEYS,
-    dir,
-    hwm,
+    dir: fields.dir,
+    hwm: fields.hwm,
     closed,
     unsure,
-    bad,
+    bad: fields.bad,
     parents: [...parents].sort((a, b) => a - b),
+    history: history.ref,
+    completed,
+    deleted,
+    closedKids,
+    stamp: fields.stamp,
+    git: fields.git,
     openBytes: 0,
     open: open.length,
     rest: rest.length,
@@ -226,7 +359,7 @@ function checksum(buf: Buffer, end: number): string {
   return crc32(buf.subarray(0, end)).toString(16).padStart(8, '0');
 }
 
-let crc32: ((data: Uint8Array) => number) | undefined;
+let crc32: ((data: Uint8Array, value?: number) => number) | undefined;
 
 function parseHeader(text: string): IndexHeader | undefined {
   const header = JSON.parse(text) as IndexHeader;
@@ -234,6 +367,8 @@ function parseHeader(text: string): IndexHeader | undefined {
   if (!Number.isSafeInteger(header.openBytes) || !Number.isSafeInteger(header.open) || !Number.isSafeInteger(header.rest)) return undefined;
   if (header.hwm !== null && !Number.isSafeInteger(header.hwm)) return undefined;
   if (!Array.isArray(header.closed) || !Array.isArray(header.unsure) || !Array.isArray(header.bad) || !Array.isArray(header.parents)) return undefined;
+  if (!Array.isArray(header.closedKids) || !Number.isSafeInteger(header.completed) || !Number.isSafeInteger(header.deleted)) return undefined;
+  if (header.history !== null && (typeof header.history !== 'object' || typeof header.history.seal !== 'string')) return undefined;
   return header;
 }
 
@@ -247,6 +382,8 @@ export interface IndexFile {
   /** The open part and the rest, as written (JSON arrays). */
   openText: string;
   restText: string;
+  /** The history's part, when the history file the header names is there, whole (readHistory); else '[]'. */
+  historyText: string;
   /** The file's mtime: when an exact pass last found it right. */
   verifiedAt: number;
   /** Open on the file that was read, to move its mtime on; the caller closes it. */
@@ -256,13 +393,20 @@ export interface IndexFile {
 }
 
 /**
- * A short name for an index's bytes: their length and the seal that ends
- * them, a CRC of every byte before it. Two indexes with one key hold the
- * same tasks (up to a CRC collision), so what is derived from a board read
- * whole through its index can be kept under this key.
+ * A short name for the tasks an index holds: a CRC of its parts after the
+ * header, with the history's seal and the bad names the header lists. Two
+ * indexes with one key hold the same tasks (up to a CRC collision), however
+ * their headers' clocks and inodes differ, so what is derived from a board
+ * read whole through its index can be kept under this key.
  */
 export function indexKeyOf(buf: Buffer): string {
-  return `${buf.length}-${buf.toString('latin1', buf.length - SEAL_BYTES + 1, buf.length - 1)}`;
+  const eol = buf.indexOf(10);
+  const header = JSON.parse(buf.toString('utf8', 0, eol)) as IndexHeader;
+  crc32 ??= process.getBuiltinModule('node:zlib').crc32;
+  // The parts without their seals, which cover the header too.
+  const open = crc32(buf.subarray(eol + 1, header.openBytes));
+  const both = crc32(buf.subarray(header.openBytes + SEAL_BYTES, buf.length - SEAL_BYTES), open);
+  return `${buf.length - eol}-${both.toString(16)}-${header.history?.seal ?? ''}-${header.bad.join('/')}`;
 }
 
 /** The whole index, checked; undefined when missing, torn, damaged or not this version. Its parts are parsed by parseEntries. */
@@ -290,8 +434,9 @@ export function readIndex(file: string): IndexFile | undefined {
     if (!header || header.openBytes <= eol || header.openBytes + SEAL_BYTES > buf.length - SEAL_BYTES) return undefined;
     const openText = buf.toString('utf8', eol + 1, header.openBytes);
     const restText = buf.toString('utf8', header.openBytes + SEAL_BYTES, buf.length - SEAL_BYTES);
+    const historyText = (header.history && readHistory(join(file, '..', BOARD_HISTORY_FILE), header.history)) ?? '[]\n';
     kept = true;
-    return { header, openText, restText, verifiedAt: stat.mtimeMs, fd, key: indexKeyOf(buf) };
+    return { header, openText, restText, historyText, verifiedAt: stat.mtimeMs, fd, key: indexKeyOf(buf) };
   } catch {
     return undefined;
   } finally {
@@ -299,13 +444,45 @@ export function readIndex(file: string): IndexFile | undefined {
   }
 }
 
-/** The entries of an index: by position (the open part first), each id's position, and each position's line (split on demand). */
-export function parseEntries(index: IndexFile): { items: EntryItem[]; positions: Map<number, number>; lineAt(at: number): IndexLine } {
-  let items: EntryItem[];
+/**
+ * The history file's part (its entries as a JSON array), when the file is the
+ * one `ref` names (inode, size) and its seal holds; undefined otherwise, and
+ * then every closed task is read from its file by the next exact pass.
+ */
+export function readHistory(file: string, ref: HistoryRef): string | undefined {
+  let buf: Buffer;
   try {
-    items = (JSON.parse(index.openText) as EntryItem[]).concat(JSON.parse(index.restText) as EntryItem[]);
+    const stat = statSync(file);
+    if (stat.ino !== ref.ino || stat.size !== ref.size) return undefined;
+    buf = readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  if (buf.length !== ref.size || !sealed(buf, buf.length) || buf.toString('latin1', buf.length - SEAL_BYTES + 1, buf.length - 1) !== ref.seal) return undefined;
+  return buf.toString('utf8', 0, buf.length - SEAL_BYTES);
+}
+
+/** The seal of a history file's bytes, as its HistoryRef names it. */
+export function historySeal(bytes: Buffer): string {
+  return bytes.toString('latin1', bytes.length - SEAL_BYTES + 1, bytes.length - 1);
+}
+
+/**
+ * The entries of an index: by position (the history first, then the rest,
+ * then the open part, so a later entry of an id wins over an older one),
+ * each id's position, each position's line (split on demand), and how many
+ * of the first positions are the history's.
+ */
+export function parseEntries(index: IndexFile): { items: EntryItem[]; positions: Map<number, number>; historyItems: number; lineAt(at: number): IndexLine } {
+  let items: EntryItem[];
+  let historyItems = 0;
+  try {
+    const history = JSON.parse(index.historyText) as EntryItem[];
+    historyItems = history.length;
+    items = history.concat(JSON.parse(index.restText) as EntryItem[], JSON.parse(index.openText) as EntryItem[]);
   } catch {
     items = []; // cannot happen with a sealed index; then nothing is trusted
+    historyItems = 0;
   }
   const positions = new Map<number, number>();
   for (let at = 0; at < items.length; at++) positions.set(items[at][0], at);
@@ -313,8 +490,9 @@ export function parseEntries(index: IndexFile): { items: EntryItem[]; positions:
   return {
     items,
     positions,
+    historyItems,
     lineAt(at) {
-      lines ??= splitLines(index.openText).concat(splitLines(index.restText));
+      lines ??= splitLines(index.historyText).concat(splitLines(index.restText), splitLines(index.openText));
       const item = items[at];
       return { id: item[0], line: lines[at], status: item.length === 6 ? item[5].status : undefined, parent: item.length === 6 ? item[5].parent : undefined };
     },
@@ -493,6 +671,34 @@ export class IndexWriter {
       lastWritten = header && { file: target, ino, size, mtimeMs, header };
     } catch {
       // No index this time; the next reader tries again.
+    }
+  }
+
+  /**
+   * Puts the history's `data` in place (a temp file of its own, renamed):
+   * the reference the index then names it by, or undefined when it could not
+   * be written (the index then keeps every closed entry in its rest part).
+   */
+  writeHistory(target: string, data: Buffer, entries: number): HistoryRef | undefined {
+    const path = join(this.runtimeDir, `.tmp-${BOARD_HISTORY_FILE}.${process.pid}.${++tempCount}${Math.random().toString(36).slice(2, 8)}.tmp`);
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, 'wx', 0o644);
+      let off = 0;
+      while (off < data.length) off += writeSync(fd, data, off, data.length - off);
+      const { ino, size } = fstatSync(fd);
+      closeSync(fd);
+      fd = undefined;
+      renameSync(path, target);
+      return { ino, size, seal: historySeal(data), entries };
+    } catch {
+      if (fd !== undefined) closeSync(fd);
+      try {
+        unlinkSync(path);
+      } catch {
+        // never made, or renamed
+      }
+      return undefined;
     }
   }
 

@@ -10,12 +10,13 @@
 import type { Stats } from 'node:fs';
 import { isErrnoException } from '../errors.js';
 import { taskFileName } from '../format/format.js';
+import { locateGit } from '../git/locate-git.js';
 import { RUNTIME, type DirId, type FileId } from './index-file.js';
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
 // about 4 ms to build, and every module of the read path (read.ts) must do without it.
 const { mkdirSync, rmdirSync, statSync } = process.getBuiltinModule('node:fs');
-const { join } = process.getBuiltinModule('node:path');
+const { dirname, join } = process.getBuiltinModule('node:path');
 
 const NO_THROW = { throwIfNoEntry: false } as const;
 
@@ -28,6 +29,28 @@ export const REFRESH_MS = 1000;
 /** How long the other claimants trust an index past FINAL_TRUST_MS while one claimant makes the exact pass (ms). */
 export const REFRESH_TURN_MS = 2000;
 export const REFRESH_TURN = 'board-index-refresh.lock';
+
+/**
+ * The identity of the git index of the repository the board at `dir` is in
+ * (inode, size, mtime, ctime), or null outside git: a pull, a checkout, a
+ * merge or a reset that touches the board's files moves it, so a view that
+ * trusts the history (open-view.ts) makes an exact pass when it moved.
+ */
+export function gitIndexId(dir: string): FileId | null {
+  let gitDir: string | undefined;
+  try {
+    gitDir = locateGit(dirname(dir))?.gitDir;
+  } catch {
+    return null;
+  }
+  if (!gitDir) return null;
+  const stat = statSync(join(gitDir, 'index'), NO_THROW);
+  return stat ? [stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs] : null;
+}
+
+export function sameFileId(a: FileId | null, b: FileId | null): boolean {
+  return a === b || (a !== null && b !== null && a.every((v, i) => v === b[i]));
+}
 
 export function dirIdOf(stat: Stats): DirId {
   return [stat.dev, stat.ino, stat.mtimeMs, stat.ctimeMs];

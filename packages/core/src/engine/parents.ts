@@ -12,7 +12,8 @@ import { openBlockers } from '../graph/graph.js';
 import { findParentCycle, hierarchyOf } from '../graph/hierarchy.js';
 import type { BoardFiles } from './board-files.js';
 import { loadBoardSnapshot } from './board-index.js';
-import { unknownIds, type ClaimView } from './claim-view.js';
+import type { ClaimView } from './claim-view.js';
+import { unknownIds } from './open-view.js';
 import { boardIndexPath, inRanges, readIndexHead, readIndexHeader } from './index-file.js';
 import type { Transaction } from './transaction.js';
 

@@ -11,7 +11,7 @@ import { readTxEvents, type TaskEvent } from '../events/events.js';
 import type { Task } from '../format/format.js';
 import { pausePoint } from '../fs/fsio.js';
 import { acquireLock, releaseLocks, type AcquiredLock } from '../fs/locks.js';
-import { loadBoardSnapshot } from './board-index.js';
+import { loadOpenSnapshot } from './open-view.js';
 import { listJournals, readJournal } from './journal.js';
 import { CommittedChange, ConcurrentChange, LockLost, Transaction } from './transaction.js';
 import { GATE, NeedLocks, mergeScope, recoverBoardJournal, recoverTaskJournals, takeLocks, takeTaskCover, type TxHost, type TxScope } from './tx-locks.js';
@@ -79,10 +79,15 @@ export async function runTransaction<T>(
   }
 }
 
-/** An exact pass over the board, which rewrites its index (see refreshIndexOnCommit). Only a cache is at stake: a failure is ignored. */
+/**
+ * A pass over the board that rewrites its index (see refreshIndexOnCommit):
+ * exact, or on a board whose history is folded the read of the open work
+ * that claims trust as one (open-view.ts). Only a cache is at stake: a
+ * failure is ignored.
+ */
 function refreshBoardIndex(dir: string): void {
   try {
-    loadBoardSnapshot(dir);
+    loadOpenSnapshot(dir, { verify: true });
   } catch {
     // the next reader rebuilds it
   }

@@ -35,6 +35,12 @@ export interface BoardSnapshot {
    * Absent when a file is read every time (its content is not in the index).
    */
   indexKey?: string;
+  /**
+   * Present when the closed tasks were not read (a board whose history is
+   * folded, open-view.ts): `tasks` holds the open work, and the completed
+   * and deleted tasks are only counted here.
+   */
+  history?: { completed: number; deleted: number };
 }
 
 /** Who acts, for ownership checks and events. */

@@ -188,7 +188,13 @@ export function searchTasks(snapshot: BoardSnapshot, text: string, options: { al
 
 /** Counts of a board, for summaries. */
 export function countTasks(snapshot: BoardSnapshot): BoardCounts {
-  return countWith(snapshot.tasks, openBlockersOf(snapshot), hierarchyOf(snapshot));
+  const counts = countWith(snapshot.tasks, openBlockersOf(snapshot), hierarchyOf(snapshot));
+  if (snapshot.history) {
+    counts.completed += snapshot.history.completed;
+    counts.deleted += snapshot.history.deleted;
+    counts.total += snapshot.history.completed + snapshot.history.deleted;
+  }
+  return counts;
 }
 
 /** A parent with open children is neither ready nor blocked: it waits for its children (docs/protocol.md, "Parents"). */
@@ -301,6 +307,13 @@ function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly num
   const tasks = matched ?? snapshot.tasks;
   const hierarchy = hierarchyOf(snapshot);
   const c = countWith(tasks, open, hierarchy);
+  // A folded history (docs/protocol.md, "A board's history") is counted, not read.
+  const folded = snapshot.history;
+  if (folded && !matched) {
+    c.completed += folded.completed;
+    c.deleted += folded.deleted;
+    c.total += folded.completed + folded.deleted;
+  }
   const live = c.total - c.deleted;
   const lookup = boardLookup(snapshot);
   // Ready as isReady has it, from the blockers the listing computed already (and the open children: a parent waits for them).
@@ -316,7 +329,7 @@ function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly num
   const ready = first.map((id) => `#${id}`);
   const parts: string[] = [];
   if (matched) {
-    const onBoard = snapshot.tasks.reduce((n, t) => (t.status === 'deleted' ? n : n + 1), 0);
+    const onBoard = snapshot.tasks.reduce((n, t) => (t.status === 'deleted' ? n : n + 1), 0) + (folded?.completed ?? 0);
     parts.push(`${matched.length} of ${onBoard} task${onBoard === 1 ? '' : 's'} on the board`);
   }
   parts.push(`${c.completed}/${live} done`);
@@ -327,6 +340,13 @@ function summaryWith(snapshot: BoardSnapshot, open: (task: Task) => readonly num
   if (c.blocked) parts.push(`${c.blocked} blocked`);
   if (snapshot.problems.length) parts.push(`${snapshot.problems.length} bad file${snapshot.problems.length > 1 ? 's' : ''}`);
   return parts.join(' · ');
+}
+
+/** The line a listing shows for a folded history: what it holds, and how to see it. */
+export function historyLine(history: { completed: number; deleted: number }): string {
+  const parts = [`${history.completed.toLocaleString('en')} completed`];
+  if (history.deleted) parts.push(`${history.deleted.toLocaleString('en')} deleted`);
+  return `… ${parts.join(' and ')} not listed: tasks list --all lists them`;
 }
 
 /** Whether a filter leaves out more than the deleted tasks (`--all` only adds them back). */
@@ -352,9 +372,12 @@ export function renderBoard(
   const matched = filterTasks(snapshot, filter);
   const line = (t: Task) => taskLine(t, t.status === 'pending' ? open(t) : NONE, style, hierarchy.progress(t.id));
   const lines = options.tree ? treeLines(matched, line) : matched.map(line);
-  if (lines.length === 0) lines.push(snapshot.tasks.length ? '(no tasks match)' : '(no tasks yet: add one with \'tasks create "subject"\')');
+  if (lines.length === 0)
+    lines.push(snapshot.tasks.length || snapshot.history ? '(no tasks match)' : '(no tasks yet: add one with \'tasks create "subject"\')');
+  // Where closed tasks would have been listed: `tasks ready` and a listing of open statuses list none.
+  if (snapshot.history && !filter.ready && !filter.status?.length) lines.push(style.muted(historyLine(snapshot.history)));
   for (const p of snapshot.problems) lines.push(renderProblem(p, style));
-  if (options.summary !== false && snapshot.tasks.length)
+  if (options.summary !== false && (snapshot.tasks.length || snapshot.history))
     lines.push(style.muted(summaryWith(snapshot, open, isFiltered(filter) ? matched : undefined, options.readyCache)));
   return lines.join('\n');
 }

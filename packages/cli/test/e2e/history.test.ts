@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TASKS_BIN, cleanEnv, tasks, tempBoard } from '../helpers.js';
+import { startTasks, type TasksProcess } from '../agents-helpers.js';
+
+// A board of 100,000 tasks, 99,900 of them completed: the everyday commands
+// read the open work and fold the history (docs/protocol.md, "A board's
+// history"), and a hand edit of a completed task is still seen.
+const N = 100_000;
+const OPEN = 100;
+let board: ReturnType<typeof tempBoard>;
+const running: TasksProcess[] = [];
+
+/** The files, written directly (the history as a person would have it after months): completed tasks, then the open work. */
+function writeHistory(dir: string): void {
+  for (let id = 1; id <= N; id++) {
+    const open = id > N - OPEN;
+    const blockedBy = open && id % 2 === 0 ? [id - 1] : [];
+    const blocks = open && id % 2 === 1 && id < N ? [id + 1] : [];
+    writeFileSync(
+      join(dir, `task_${id}.json`),
+      `${JSON.stringify({ id, subject: `Step ${id}`, description: '', status: open ? 'pending' : 'completed', owner: '', blockedBy, blocks }, null, 2)}\n`,
+    );
+  }
+  writeFileSync(join(dir, '.highwatermark'), `${N}\n`);
+}
+
+function run(args: string[]) {
+  return tasks(board.root, args);
+}
+
+/** Reopens a completed task by hand, in place (same file, same inode): an editor that writes the file over. */
+function reopenInPlace(id: number): void {
+  const path = join(board.board, `task_${id}.json`);
+  writeFileSync(path, readFileSync(path, 'utf8').replace('"completed"', '"pending"'));
+}
+
+beforeAll(() => {
+  board = tempBoard();
+  writeHistory(board.board);
+  // The first command makes the board index: a pass over every file.
+  expect(run(['list', '--all']).code).toBe(0);
+});
+afterAll(async () => {
+  for (const p of running) p.child.kill('SIGKILL');
+  await Promise.all(running.map((p) => p.done));
+  board?.cleanup();
+});
+
+describe(`a board of ${N.toLocaleString('en')} tasks, ${OPEN} of them open`, () => {
+  it('tasks list shows the open work in full and folds the history, opening no completed task', () => {
+    const r = run(['list']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(OPEN + 2);
+    expect(lines[0]).toBe(`[ ] #${N - OPEN + 1}: Step ${N - OPEN + 1}`);
+    expect(lines.at(-2)).toBe('… 99,900 completed not listed: tasks list --all lists them');
+    expect(lines.at(-1)).toMatch(/^99900\/100000 done · ready: #99901, #99903/);
+    // Under strace: no task file is opened, and few are looked at.
+    const trace = join(board.root, 'list.trace');
+    const s = spawnSync('strace', ['-f', '-qq', '-e', 'trace=openat,statx,newfstatat,stat,lstat', '-o', trace, process.execPath, TASKS_BIN, 'list'], {
+      cwd: board.root,
+      env: cleanEnv(),
+      encoding: 'utf8',
+    });
+    expect(s.status).toBe(0);
+    const calls = readFileSync(trace, 'utf8').split('\n');
+    const taskCalls = (syscall: RegExp) => calls.filter((l) => syscall.test(l) && /task_[0-9]+\.json"/.test(l)).length;
+    expect(taskCalls(/openat\(/)).toBe(0);
+    expect(taskCalls(/(statx|newfstatat|stat|lstat)\(/)).toBeLessThanOrEqual(OPEN + 1000);
+  });
+
+  it('tasks ready, search and show answer from the open work', () => {
+    expect(run(['ready']).stdout.split('\n')[0]).toBe(`[ ] #${N - OPEN + 1}: Step ${N - OPEN + 1}`);
+    const found = run(['search', 'Step 99950']);
+    expect(found.stdout).toContain('#99950: Step 99950');
+    expect(found.stdout).toContain('1 match among the open work (99,900 completed not searched: tasks search --all "Step 99950")');
+    expect(run(['search', '--all', 'Step 4242']).stdout).toContain('[x] #4242: Step 4242');
+    expect(run(['show', '99950']).stdout).toContain('blockedBy:   #99949');
+  });
+
+  it('a completed task edited by hand is seen by list --all at once', () => {
+    reopenInPlace(500);
+    expect(run(['list', '--all']).stdout).toContain('[ ] #500: Step 500');
+  });
+
+  it('with the watcher running, a completed task reopened by hand is in the open work of the next tasks list', async () => {
+    const watcher = startTasks(board.root, ['watch']);
+    running.push(watcher);
+    await vi.waitFor(() => expect(watcher.stderr()).toContain('watching'), { timeout: 60_000, interval: 50 });
+    reopenInPlace(70_000);
+    // The watcher takes it into the board index (its closed ranges no longer hold #70000)...
+    const index = join(board.board, '.runtime', 'board-index.v3');
+    const closedRanges = () => JSON.parse(readFileSync(index, 'utf8').slice(0, readFileSync(index, 'utf8').indexOf('\n'))).closed as [number, number][];
+    await vi.waitFor(() => expect(closedRanges().some(([a, b]) => a <= 70_000 && 70_000 <= b)).toBe(false), { timeout: 60_000, interval: 100 });
+    // ...so one look at the open work lists it.
+    expect(run(['list']).stdout).toContain('[ ] #70000: Step 70000');
+  });
+});

@@ -1,0 +1,430 @@
+/**
+ * The open work of a board whose history is large, as `tasks list`, `tasks
+ * ready`, `tasks search` and `tasks show` read it (docs/decisions.md,
+ * "History the open work does not pay for"): the open tasks in full, and the
+ * completed and deleted ones as counts, without looking at their files.
+ *
+ * It reads the index's header and open part (index-file.ts), checks every
+ * open and unsure file (a stat, and a read when one changed) and the ids
+ * above the high-water mark the index saw, and takes the closed tasks from
+ * the header: final states no command reopens. What could still change one
+ * is seen as follows, and each means an exact pass (board-index.ts) first:
+ *
+ * - a git operation (pull, checkout, merge, reset) moves the repository's
+ *   git index (IndexHeader.git);
+ * - an edit by hand of a closed task's file is found by the sweep: each read
+ *   looks at SWEEP_FILES closed files, in turn, and one whose ctime is not
+ *   older than the last exact pass (IndexHeader.stamp), nor the entry the
+ *   index has for it, changed; so every closed file is looked at within
+ *   closed / SWEEP_FILES reads (`tasks list --all`, doctor and the watcher see
+ *   such an edit at once).
+ *
+ * What it learned (open tasks that changed, closed or came) goes into the
+ * index without rewriting the history file: the rest part keeps the tasks
+ * closed since, up to MAX_RECENT_CLOSED.
+ */
+import { CorruptTaskError, isErrnoException } from '../errors.js';
+import { createRecord, isClosed, parseTask, taskFileName, type Task, type TaskStatus } from '../format/format.js';
+import { readTaskFile } from '../format/task-file.js';
+import { shareHierarchy } from '../graph/hierarchy.js';
+import { MAX_RECENT_CLOSED, loadBoardSnapshot, readBoardNames, readHighWaterMarkQuiet, statBoardDir, taskIdOf } from './board-index.js';
+import {
+  RUNTIME,
+  boardIndexPath,
+  type IndexHeader,
+  encodeIndex,
+  inRanges,
+  parseOpenLine,
+  rangesWithout,
+  readIndex,
+  readIndexHead,
+  splitLines,
+  taskFromRaw,
+  taskLine,
+  unsureLine,
+  IndexWriter,
+  type EntryItem,
+  type IndexHead,
+  type IndexLine,
+} from './index-file.js';
+import { gitIndexId, sameDir, sameFile, sameFileId } from './index-trust.js';
+import type { BoardSnapshot, TaskProblem } from './store-types.js';
+
+// Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
+// about 4 ms to build, and every module of the read path (read.ts) must do without it.
+const { readFileSync, statSync, utimesSync, writeFileSync } = process.getBuiltinModule('node:fs');
+const { join } = process.getBuiltinModule('node:path');
+
+// The views list the folder instead of looking at each id above the index's high-water mark when there are more.
+const MAX_PROBED_IDS = 100_000;
+
+/** Closed files the sweep looks at in one read. */
+export const SWEEP_FILES = 1000;
+
+/** Where the sweep goes on: the next closed id to look at. */
+export const SWEEP_FILE = 'history-sweep';
+
+/** Up to this many closed tasks, the views read the board whole and show them; beyond, they fold them (config `foldHistory`). */
+export const FOLD_HISTORY_AT = 200;
+
+/** The completed and deleted tasks a folded view counts without reading them. */
+export type FoldedHistory = NonNullable<BoardSnapshot['history']>;
+
+/**
+ * A board read for its open work. With `history`, `tasks` holds the open
+ * tasks only and the closed ones are counted there; `byId` still answers
+ * for a closed task as far as its status goes (a stub: no subject), which
+ * is all readiness needs. `children` lists the closed children of open
+ * tasks, as stubs, for their progress. Without `history` it is the whole
+ * board (loadBoardSnapshot), folded by nobody.
+ */
+export interface OpenSnapshot extends BoardSnapshot {
+  children?: Task[];
+}
+
+/** The board's open work, the history folded when it holds more than `foldAt` closed tasks (else the whole board). */
+export function loadOpenSnapshot(dir: string, options: { foldAt?: number; verify?: boolean } = {}): OpenSnapshot {
+  const foldAt = options.foldAt ?? FOLD_HISTORY_AT;
+  // A board that never had more tasks than that has no history to fold: the exact pass alone, which opens the index once.
+  const mark = readHighWaterMarkQuiet(dir);
+  if (mark !== null && mark <= foldAt) return loadBoardSnapshot(dir);
+  const head = readIndexHead(boardIndexPath(dir));
+  if (!head || head.header.completed + head.header.deleted <= foldAt || !sameFileId(head.header.git, gitIndexId(dir)) || swept(dir, head))
+    return fold(loadBoardSnapshot(dir), foldAt);
+  // verify (claims whose trust in the index ran out): this look counts as the pass claimNext trusts the index after.
+  return fromIndex(dir, head, options.verify ? Date.now() : undefined) ?? fold(loadBoardSnapshot(dir), foldAt);
+}
+
+/** A whole board as a folded view, when it has more than `foldAt` closed tasks. */
+function fold(snapshot: BoardSnapshot, foldAt: number): OpenSnapshot {
+  let completed = 0;
+  let deleted = 0;
+  for (const t of snapshot.tasks) {
+    if (t.status === 'completed') completed++;
+    else if (t.status === 'deleted') deleted++;
+  }
+  if (completed + deleted <= foldAt) return snapshot;
+  const open = snapshot.tasks.filter((t) => !isClosed(t.status));
+  const openIds = new Set(open.map((t) => t.id));
+  const children = snapshot.tasks.filter((t) => isClosed(t.status) && t.parent !== undefined && openIds.has(t.parent));
+  shareHierarchy(open, { tasks: [...open, ...children] });
+  return { tasks: open, byId: snapshot.byId, problems: snapshot.problems, history: { completed, deleted }, children };
+}
+
+/**
+ * The sweep (see the top of this file): whether one of the next SWEEP_FILES
+ * closed files changed since the index last had it. Moves the sweep on.
+ */
+function swept(dir: string, head: IndexHead): boolean {
+  const { closed, stamp } = head.header;
+  if (stamp === null) return true;
+  const cursorPath = join(dir, RUNTIME, SWEEP_FILE);
+  let next = 0;
+  try {
+    next = Number(readFileSync(cursorPath, 'utf8')) || 0;
+  } catch {
+    // first sweep
+  }
+  const ids = sweepIds(closed, next, SWEEP_FILES);
+  let suspects: number[] = [];
+  for (const id of ids) {
+    const stat = statSync(join(dir, taskFileName(id)), { throwIfNoEntry: false });
+    if (!stat || !stat.isFile()) return true;
+    if (stat.ctimeMs >= stamp) suspects.push(id);
+  }
+  // Changed since the exact pass: unchanged if it is a task closed since, whose entry is in the rest part.
+  if (suspects.length) {
+    const recent = recentEntries(dir);
+    suspects = suspects.filter((id) => {
+      const entry = recent?.get(id);
+      const stat = statSync(join(dir, taskFileName(id)), { throwIfNoEntry: false });
+      return !(entry && stat && sameFile([entry[1], entry[2], entry[3], entry[4]], stat));
+    });
+    if (suspects.length) return true;
+  }
+  try {
+    writeFileSync(cursorPath, String(ids.length ? ids[ids.length - 1] + 1 : 0));
+  } catch {
+    // a read-only board: the sweep starts over next time
+  }
+  return false;
+}
+
+/** Up to `count` ids of `ranges` from `from` on, going round to the start. */
+export function sweepIds(ranges: [number, number][], from: number, count: number): number[] {
+  const ids: number[] = [];
+  for (let round = 0; round < 2 && ids.length < count; round++) {
+    for (const [a, b] of ranges) {
+      for (let id = Math.max(a, round === 0 ? from : a); id <= b && ids.length < count; id++) {
+        if (round === 1 && id >= from) return ids;
+        ids.push(id);
+      }
+    }
+    if (round === 0 && from === 0) break;
+  }
+  return ids;
+}
+
+/** The entries of the index's rest part (tasks closed since the history was written), by id. */
+function recentEntries(dir: string): Map<number, [number, number, number, number, number, Task]> | undefined {
+  const index = readIndex(boardIndexPath(dir));
+  if (!index) return undefined;
+  try {
+    const items = JSON.parse(index.restText) as EntryItem[];
+    return new Map(items.filter((i) => i.length === 6).map((i) => [i[0], i as [number, number, number, number, number, Task]]));
+  } catch {
+    return undefined;
+  } finally {
+    try {
+      process.getBuiltinModule('node:fs').closeSync(index.fd);
+    } catch {
+      // closed
+    }
+  }
+}
+
+/** The open view from the index's head; undefined when it needs an exact pass instead (the folder had to be listed). */
+function fromIndex(dir: string, head: IndexHead, verifiedAt: number | undefined): OpenSnapshot | undefined {
+  const header = head.header;
+  const hwm = readHighWaterMarkQuiet(dir);
+  const unsure = new Set(header.unsure);
+  const { unknown, present } = unknownIds(dir, header, (id) => head.open.has(id) || unsure.has(id) || inRanges(header.closed, id));
+  if (present) return undefined;
+  const writer = new IndexWriter(join(dir, RUNTIME));
+  try {
+    const tasks: Task[] = [];
+    const closedNow: Task[] = [];
+    const problems: TaskProblem[] = [];
+    // The index's lines: kept ones as they are, the ones read again new (unsure when too recent to trust).
+    const lines: IndexLine[] = [];
+    let changed = false;
+    const take = (task: Task) => (isClosed(task.status) ? closedNow : tasks).push(task);
+    const readAgain = (id: number, wasUnsure: boolean) => {
+      const path = join(dir, taskFileName(id));
+      const stamp = writer.stamp();
+      try {
+        const read = readTaskFile(path);
+        if (read === undefined) {
+          changed = true; // gone
+          return;
+        }
+        const task = parseTask(read.text, path);
+        take(task);
+        const line = stamp !== undefined && read.stat.ctimeMs < stamp ? taskLine(task, read.stat) : unsureLine(id);
+        if (!wasUnsure || line.status !== undefined) changed = true;
+        lines.push(line);
+      } catch (error) {
+        if (!(error instanceof CorruptTaskError)) throw error;
+        problems.push({ file: error.file, id, line: error.line, column: error.column, message: String(error.details.problem) });
+        if (!wasUnsure) changed = true;
+        lines.push(unsureLine(id));
+      }
+    };
+    for (const [id, line] of head.open) {
+      const entry = parseOpenLine(line);
+      const stat = entry && statSync(join(dir, taskFileName(id)), { throwIfNoEntry: false });
+      if (entry && stat && stat.isFile() && sameFile([entry[1], entry[2], entry[3], entry[4]], stat)) {
+        tasks.push(taskFromRaw(entry[5]));
+        lines.push({ id, line, status: entry[5].status, parent: entry[5].parent });
+      } else readAgain(id, false);
+    }
+    for (const id of unsure) readAgain(id, true);
+    for (const id of unknown) readAgain(id, false);
+    const written = (changed || header.hwm !== hwm) && writeBack(dir, writer, head, lines, hwm, verifiedAt);
+    if (!written && verifiedAt !== undefined) touchIndex(dir, verifiedAt);
+    return view(tasks, closedNow, problems, header);
+  } finally {
+    writer.close();
+  }
+}
+
+/** Moves the index's mtime on: when a look that claims trust found it right. */
+function touchIndex(dir: string, at: number): void {
+  try {
+    utimesSync(boardIndexPath(dir), at / 1000, at / 1000);
+  } catch {
+    // gone meanwhile: the next claim makes the pass
+  }
+}
+
+/** The folded view: the open tasks, the closed ones counted, a stub for each closed id. */
+function view(tasks: Task[], closedNow: Task[], problems: TaskProblem[], header: IndexHead['header']): OpenSnapshot {
+  tasks.sort((a, b) => a.id - b.id);
+  problems.sort((a, b) => (a.id ?? 0) - (b.id ?? 0) || a.file.localeCompare(b.file));
+  const known = new Map<number, Task>(tasks.map((t) => [t.id, t]));
+  const nowClosed = new Set(closedNow.map((t) => t.id));
+  for (const t of closedNow) known.set(t.id, t);
+  let completed = header.completed;
+  let deleted = header.deleted;
+  for (const t of closedNow) {
+    if (inRanges(header.closed, t.id)) continue; // counted already
+    if (t.status === 'completed') completed++;
+    else deleted++;
+  }
+  const openIds = new Set(tasks.map((t) => t.id));
+  const children: Task[] = closedNow.filter((t) => t.parent !== undefined && openIds.has(t.parent));
+  for (const [parent, child, gone] of header.closedKids) {
+    if (openIds.has(parent) && !nowClosed.has(child)) children.push(stub(child, gone ? 'deleted' : 'completed', parent));
+  }
+  // Progress ("3/5 done") counts the closed children too.
+  shareHierarchy(tasks, { tasks: [...tasks, ...children] });
+  return { tasks, byId: new ClosedStubs(known, header.closed), problems, history: { completed, deleted }, children };
+}
+
+/** The tasks read, and for any other id the index has as closed, a stub: closed, nothing else known. */
+class ClosedStubs extends Map<number, Task> {
+  constructor(
+    known: Map<number, Task>,
+    private readonly closed: [number, number][],
+  ) {
+    super(known);
+  }
+
+  override get(id: number): Task | undefined {
+    return super.get(id) ?? (inRanges(this.closed, id) ? stub(id, 'completed') : undefined);
+  }
+
+  override has(id: number): boolean {
+    return super.has(id) || inRanges(this.closed, id);
+  }
+
+  /** Whether `id` is only a stub here (closed, its file not read). */
+  isStub(id: number): boolean {
+    return !super.has(id) && inRanges(this.closed, id);
+  }
+
+  /** The same, with these tasks read in full. */
+  with(tasks: Task[]): ClosedStubs {
+    const known = new Map<number, Task>(this);
+    for (const t of tasks) known.set(t.id, t);
+    return new ClosedStubs(known, this.closed);
+  }
+}
+
+/**
+ * A folded view with some closed tasks read in full (`tasks show`: the
+ * task's closed children and ancestors, whose subjects it prints).
+ * `read` gives a task's file, or undefined.
+ */
+export function withClosedRead(open: OpenSnapshot, ids: Iterable<number>, read: (id: number) => Task | undefined): OpenSnapshot {
+  const byId = open.byId;
+  if (!(byId instanceof ClosedStubs)) return open;
+  const full: Task[] = [];
+  for (const id of ids) {
+    const stubbed = byId.isStub(id) || open.children?.some((c) => c.id === id);
+    const task = stubbed ? read(id) : undefined;
+    if (task) full.push(task);
+  }
+  if (!full.length) return open;
+  const replaced = new Map(full.map((t) => [t.id, t]));
+  const children = (open.children ?? []).map((c) => replaced.get(c.id) ?? c);
+  const tasks = [...open.tasks];
+  shareHierarchy(tasks, { tasks: [...tasks, ...children] });
+  return { ...open, tasks, byId: byId.with(full), children };
+}
+
+/** The ids of a task's closed children in a folded view, and of the closed ones above it. */
+export function closedAround(open: OpenSnapshot, task: Task): number[] {
+  const ids = (open.children ?? []).filter((c) => c.parent === task.id).map((c) => c.id);
+  const seen = new Set<number>([task.id]);
+  for (let at = task.parent; at !== undefined && !seen.has(at);) {
+    seen.add(at);
+    ids.push(at);
+    at = open.byId.get(at)?.parent;
+  }
+  return ids;
+}
+
+function stub(id: number, status: TaskStatus, parent?: number): Task {
+  return {
+    id,
+    subject: '',
+    description: '',
+    status,
+    owner: '',
+    blockedBy: [],
+    blocks: [],
+    extra: createRecord(),
+    ...(parent !== undefined ? { parent } : {}),
+  };
+}
+
+/**
+ * Writes what the view learned into the index, the history file as it is:
+ * the open part from `lines`, the rest part with the tasks closed since.
+ * Returns false when it could not (the index moved on meanwhile, or too many
+ * tasks closed since the history: the next exact pass writes it anew).
+ */
+function writeBack(dir: string, writer: IndexWriter, head: IndexHead, lines: IndexLine[], hwm: number | null, verifiedAt: number | undefined): boolean {
+  const old = readIndex(boardIndexPath(dir));
+  if (!old) return false;
+  try {
+    if (old.header.openBytes !== head.header.openBytes || old.header.history?.seal !== head.header.history?.seal) return false;
+    const mine = new Set(lines.map((l) => l.id));
+    const rest: IndexLine[] = [];
+    const restIds = new Set<number>();
+    let restCompleted = 0;
+    let restDeleted = 0;
+    const restItems = JSON.parse(old.restText) as EntryItem[];
+    const restLines = splitLines(old.restText);
+    restItems.forEach((item, i) => {
+      const id = item[0];
+      restIds.add(id);
+      if (item.length !== 6) return; // unsure: `lines` has it again
+      if (item[5].status === 'completed') restCompleted++;
+      else if (item[5].status === 'deleted') restDeleted++;
+      if (!mine.has(id)) rest.push({ id, line: restLines[i], status: item[5].status, parent: item[5].parent });
+    });
+    const recent = [...lines, ...rest].filter((l) => l.status !== undefined && isClosed(l.status)).length;
+    if (recent > MAX_RECENT_CLOSED) return false;
+    const h = old.header;
+    const held = {
+      closed: rangesWithout(h.closed, new Set([...restIds, ...mine])),
+      completed: h.completed - restCompleted,
+      deleted: h.deleted - restDeleted,
+      kids: h.closedKids.filter((k) => !restIds.has(k[1]) && !mine.has(k[1])),
+    };
+    // The folder's identity stays the old one: this view did not list it, so the next exact pass does.
+    const fields = { dir: h.dir, hwm, bad: h.bad, stamp: h.stamp, git: h.git };
+    const bytes = encodeIndex(fields, [...lines, ...rest], { ref: h.history, holds: () => false }, held);
+    // Not a pass over every file: the mtime (when an exact pass last found the index right) stays, unless asked.
+    writer.write(boardIndexPath(dir), bytes, verifiedAt ?? old.verifiedAt);
+    return true;
+  } catch (error) {
+    if (isErrnoException(error)) return false;
+    throw error;
+  } finally {
+    try {
+      process.getBuiltinModule('node:fs').closeSync(old.fd);
+    } catch {
+      // closed
+    }
+  }
+}
+
+/**
+ * The task files the index at `head` does not know, when the folder changed
+ * since it listed them. dotasks hands out ids up to `.highwatermark` (a git
+ * pull that brings tasks raises it too), so the ids above the index's mark
+ * are looked at one by one; a file made some other way below the mark waits
+ * for the next exact pass, like a reopened task. Without both marks the
+ * folder is listed, and `present` holds every task id in it (an id the index
+ * has that is not there is gone).
+ */
+export function unknownIds(dir: string, header: IndexHeader, known: (id: number) => boolean): { unknown: Set<number>; present?: Set<number> } {
+  const unknown = new Set<number>();
+  if (header.dir && sameDir(header.dir, statBoardDir(dir))) return { unknown };
+  const hwm = readHighWaterMarkQuiet(dir);
+  if (hwm !== null && header.hwm !== null && hwm >= header.hwm && hwm - header.hwm <= MAX_PROBED_IDS) {
+    for (let id = header.hwm + 1; id <= hwm; id++) if (!known(id)) unknown.add(id);
+    return { unknown };
+  }
+  const present = new Set<number>();
+  for (const name of readBoardNames(dir)) {
+    const id = taskIdOf(name);
+    if (id === undefined) continue;
+    present.add(id);
+    if (!known(id)) unknown.add(id);
+  }
+  return { unknown, present };
+}
