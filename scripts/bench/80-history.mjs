@@ -1,7 +1,8 @@
 // The everyday commands on a board's history: two boards with the same open
 // work (100 open tasks, chains and fan-outs among them) and a history of
 // 900 and of 99,900 completed tasks, side by side in one run, interleaved.
-// What a command costs beyond the open work is what it pays for the history;
+// What a command costs beyond the open work is what it pays for the history
+// (tasks prime and one call of the agents' todo tool included);
 // the target (issue "Scale") is each command on the 100k board within 2x its
 // time on the 1k board. Also the floor: a bare Node script that reads and
 // parses every file of the 100k board. Every row runs with its board index
@@ -26,6 +27,8 @@ const built = performance.now() - started;
 
 const FLOOR = `const fs=require('fs'),p=require('path');const d=process.argv[1];for(const n of fs.readdirSync(d))if(n.startsWith('task_'))JSON.parse(fs.readFileSync(p.join(d,n),'utf8'))`;
 const run = (b, args) => timeProcess([TASKS_BIN, ...args, '--dir', b.dir], { env });
+const AGENT = new URL('../../packages/agent/dist/index.js', import.meta.url).href;
+const TODO_GET = `import(${JSON.stringify(AGENT)}).then(async (m) => { const r = await m.createTodoTool({ dir: process.argv[1] }).execute({ action: 'get', task_id: Number(process.argv[2]) }); if (!r.ok) process.exit(1); })`;
 
 /** An open task to finish in each run: the highest open ids, one a run (they block nothing). */
 const toFinish = (b) => {
@@ -58,6 +61,9 @@ const commands = {
   done: (b) => run(b, ['done', String(b.finish.pop()), '--force']),
   create: (b) => run(b, ['create', 'A task made by the bench']),
   show: (b) => run(b, ['show', String(b.show)]),
+  prime: (b) => run(b, ['prime']),
+  // The agents' tool, one call in a process of its own (as a client that starts `tasks mcp` per session pays it once).
+  'todo get': (b) => timeProcess(['-e', TODO_GET, b.dir, String(b.show)], { env }),
 };
 const rows = Object.fromEntries(Object.keys(commands).map((k) => [k, { small: [], large: [] }]));
 const floor = [];

@@ -8,7 +8,7 @@ import { inReview, markNudged, type Task, type TaskStore } from '@dotasks/core/i
 
 /** The owner's tasks that are still in progress, ascending id; not those waiting for review (their work is finished). */
 export function tasksInProgress(store: TaskStore, owner: string): Task[] {
-  return store.loadBoard().tasks.filter((t) => t.status === 'in_progress' && t.owner === owner && !inReview(t));
+  return store.loadOpenWork().tasks.filter((t) => t.status === 'in_progress' && t.owner === owner && !inReview(t));
 }
 
 /** How the agent's own shell runs dotasks, for the commands a nudge gives. */

@@ -31,7 +31,7 @@ export interface Primer {
 
 /** The primer for `owner` on the board of `store`. */
 export function renderPrime(store: TaskStore, owner: string): Primer {
-  const snapshot = store.loadBoard();
+  const snapshot = store.loadOpenWork();
   const board = renderAgentBoard(snapshot, { budget: store.config.echoBudget });
   const holding = snapshot.tasks.filter((t) => t.status === 'in_progress' && t.owner === owner && !inReview(t)).map((t) => t.id);
   const lines = [

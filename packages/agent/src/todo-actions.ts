@@ -11,7 +11,7 @@ import {
   type TaskStore,
   type UpdateTaskInput,
 } from '@dotasks/core';
-import { upstreamOf, type UpstreamResult } from '@dotasks/core/internal';
+import { blockersAmong, upstreamOf, type UpstreamResult } from '@dotasks/core/internal';
 import type { TodoAction } from './schema.js';
 import {
   InputError,
@@ -42,8 +42,9 @@ export interface TodoContext {
 export type TodoHandler = (context: TodoContext, input: TodoInput) => Promise<TodoResult> | TodoResult;
 
 /** The board after a change, and the board text the result carries. */
-function after(s: TaskStore): { snapshot: BoardSnapshot; board: string } {
-  const snapshot = s.loadBoard();
+function after(s: TaskStore, whole = false): { snapshot: BoardSnapshot; board: string } {
+  // The board a result carries is the open work; only `list` returns every task (a large history is not read otherwise).
+  const snapshot = whole ? s.loadBoard() : s.loadOpenWork();
   return { snapshot, board: renderResultBoard(snapshot, s.config.echoBudget) };
 }
 
@@ -180,7 +181,7 @@ export async function updateAction({ owner, store }: TodoContext, input: TodoInp
 export function listAction({ store }: TodoContext, input: TodoInput): TodoResult {
   if (present(input.include_deleted) && typeof input.include_deleted !== 'boolean')
     throw new InputError('include_deleted must be true or false', 'give include_deleted: true to also see deleted tasks.');
-  const { snapshot, board } = after(store());
+  const { snapshot, board } = after(store(), true);
   const lookup = lookupIn(snapshot);
   const tasks = filterTasks(snapshot, { all: input.include_deleted === true }).map((t) => summarize(t, lookup));
   const inProgress = tasks.filter((t) => t.status === 'in_progress').length;
@@ -199,8 +200,9 @@ export function getAction({ store }: TodoContext, input: TodoInput): TodoResult 
   const s = store();
   const task = s.getTask(idFrom(input.task_id, 'task_id'));
   // What the tasks it waits for came to (their results), for whoever works on it next.
-  const snapshot = s.loadBoard();
-  const upstream = upstreamOf(task, snapshot.tasks, (n) => snapshot.byId.get(n));
+  // The open work and the blockers' own files: a large history is not read for a task's few blockers.
+  const snapshot = s.loadOpenWork();
+  const upstream = upstreamOf(task, blockersAmong(snapshot), (n) => s.peekTask(n));
   const lookup: TaskLookup = (n) => s.peekTask(n);
   lookup.openChildren = (n) => s.openChildrenOf(n);
   return {

@@ -94,7 +94,7 @@ export function createTodoTool(options: TodoToolOptions = {}): TodoTool {
       return result;
     } catch (error) {
       // The board helps the model fix a wrong id or see who holds what.
-      return failureResult(named, error, owner, () => renderResultBoard(open().loadBoard(), open().config.echoBudget));
+      return failureResult(named, error, owner, () => renderResultBoard(open().loadOpenWork(), open().config.echoBudget));
     }
   }
 

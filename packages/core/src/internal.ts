@@ -15,7 +15,7 @@ export { type BoardFinding } from './consistency/verdicts.js';
 export { diagnoseBoard, repairBoard } from './doctor/doctor.js';
 export { type DoctorChange, type DoctorFinding, type DoctorOptions, type DoctorReport, type FindingCode, type RepairReport } from './doctor/findings.js';
 export { loadBoardSnapshot } from './engine/board-index.js';
-export { closedAround, loadOpenSnapshot, withClosedRead, type OpenSnapshot } from './engine/open-view.js';
+export { blockersAmong, closedAround, loadOpenSnapshot, withClosedRead, type OpenSnapshot } from './engine/open-view.js';
 export { BOARD_INDEX_FILE } from './engine/index-file.js';
 export { LIST_SUMMARY_FILE, listSummaryCache, type ReadySummaryCache } from './runtime/list-summary.js';
 export { hashText } from './engine/journal.js';

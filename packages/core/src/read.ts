@@ -14,7 +14,7 @@ export { resolveOwner } from './owner.js';
 export { boardMergeState } from './git/merge-state.js';
 export { mergedLookDue } from './git/merged-look.js';
 export { loadBoardSnapshot } from './engine/board-index.js';
-export { closedAround, loadOpenSnapshot, withClosedRead, type OpenSnapshot } from './engine/open-view.js';
+export { blockersAmong, closedAround, loadOpenSnapshot, withClosedRead, type OpenSnapshot } from './engine/open-view.js';
 export { BOARD_INDEX_FILE } from './engine/index-file.js';
 export { LIST_SUMMARY_FILE, listSummaryCache, type ReadySummaryCache } from './runtime/list-summary.js';
 export { readConfig, type BoardConfig } from './board-config.js';

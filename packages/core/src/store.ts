@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BoardFiles } from './engine/board-files.js';
 import { loadBoardSnapshot } from './engine/board-index.js';
+import { loadOpenSnapshot, type OpenSnapshot } from './engine/open-view.js';
 import * as claims from './engine/claims.js';
 import * as reaping from './engine/reap.js';
 import * as closing from './engine/closing.js';
@@ -94,6 +95,16 @@ export class TaskStore extends BoardFiles {
    */
   loadBoard(): BoardSnapshot {
     return loadBoardSnapshot(this.dir);
+  }
+
+  /**
+   * The open work, for what shows only that (the agents' board, `tasks
+   * prime`, the stop guard): on a board whose history is large, the open
+   * tasks alone and the closed ones counted (`history`), without reading
+   * their files (open-view.ts); else the whole board, as loadBoard.
+   */
+  loadOpenWork(): OpenSnapshot {
+    return loadOpenSnapshot(this.dir, { foldAt: 0 });
   }
 
   // ---- single-in-progress -------------------------------------------------

@@ -80,6 +80,8 @@ export interface IndexHeader {
   deleted: number;
   /** The closed children of open tasks: `[parent, child, deleted ? 1 : 0]`, for their progress ("3/5 done") without the history. */
   closedKids: [number, number, 0 | 1][];
+  /** The closed tasks that blocked open ones, `[closed, open]`: a completed blocker leaves the dependent's blockedBy, and its result goes downstream (results.ts). */
+  closedBlockers: [number, number][];
   /**
    * The file system's clock (a new file's ctime) just before the last exact
    * pass looked at every file: a closed task's file whose ctime is older was
@@ -112,6 +114,8 @@ export interface IndexLine {
   line: string;
   status?: TaskStatus;
   parent?: number;
+  /** A closed task's blocks (for IndexHeader.closedBlockers). */
+  blocks?: number[];
 }
 
 /** The index file of the board at `dir`. */
@@ -125,7 +129,13 @@ export function boardHistoryPath(dir: string): string {
 }
 
 export function taskLine(task: Task, stat: Stats): IndexLine {
-  return { id: task.id, status: task.status, parent: task.parent, line: JSON.stringify([task.id, stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs, task]) };
+  return {
+    id: task.id,
+    status: task.status,
+    parent: task.parent,
+    ...(isClosed(task.status) && task.blocks.length ? { blocks: task.blocks } : {}),
+    line: JSON.stringify([task.id, stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs, task]),
+  };
 }
 
 export function unsureLine(id: number): IndexLine {
@@ -200,6 +210,7 @@ export interface HeldHistory {
   completed: number;
   deleted: number;
   kids: [number, number, 0 | 1][];
+  blockers: [number, number][];
 }
 
 /** Two sorted lists of id ranges as one, sorted, touching ranges joined. */
@@ -271,6 +282,7 @@ export function encodeIndex(
   const closed: [number, number][] = [];
   const parents = new Set<number>();
   const closedWithParent: IndexLine[] = [];
+  const closedWithBlocks: IndexLine[] = [];
   let completed = 0;
   let deleted = 0;
   for (const entry of entries) {
@@ -284,6 +296,7 @@ export function encodeIndex(
       if (entry.status === 'completed') completed++;
       else deleted++;
       if (entry.parent !== undefined) closedWithParent.push(entry);
+      if (entry.blocks?.length) closedWithBlocks.push(entry);
       if (!history.holds(entry.id)) rest.push(entry.line);
     } else {
       open.push(entry.line);
@@ -302,6 +315,10 @@ export function encodeIndex(
     for (const kid of held.kids) if (openIds.has(kid[0])) closedKids.push(kid);
     closedKids.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   }
+  const closedBlockers: [number, number][] = [];
+  for (const e of closedWithBlocks) for (const d of e.blocks!) if (openIds.has(d)) closedBlockers.push([e.id, d]);
+  if (held) for (const edge of held.blockers) if (openIds.has(edge[1])) closedBlockers.push(edge);
+  closedBlockers.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
   const openText = `[${open.join(',\n')}]\n`;
   const restText = `[${rest.join(',\n')}]\n`;
   // openBytes depends on the header's own length: settle it in a few passes.
@@ -319,6 +336,7 @@ export function encodeIndex(
     completed,
     deleted,
     closedKids,
+    closedBlockers,
     stamp: fields.stamp,
     git: fields.git,
     openBytes: 0,
@@ -367,7 +385,13 @@ function parseHeader(text: string): IndexHeader | undefined {
   if (!Number.isSafeInteger(header.openBytes) || !Number.isSafeInteger(header.open) || !Number.isSafeInteger(header.rest)) return undefined;
   if (header.hwm !== null && !Number.isSafeInteger(header.hwm)) return undefined;
   if (!Array.isArray(header.closed) || !Array.isArray(header.unsure) || !Array.isArray(header.bad) || !Array.isArray(header.parents)) return undefined;
-  if (!Array.isArray(header.closedKids) || !Number.isSafeInteger(header.completed) || !Number.isSafeInteger(header.deleted)) return undefined;
+  if (
+    !Array.isArray(header.closedKids) ||
+    !Array.isArray(header.closedBlockers) ||
+    !Number.isSafeInteger(header.completed) ||
+    !Number.isSafeInteger(header.deleted)
+  )
+    return undefined;
   if (header.history !== null && (typeof header.history !== 'object' || typeof header.history.seal !== 'string')) return undefined;
   return header;
 }
@@ -494,7 +518,15 @@ export function parseEntries(index: IndexFile): { items: EntryItem[]; positions:
     lineAt(at) {
       lines ??= splitLines(index.historyText).concat(splitLines(index.restText), splitLines(index.openText));
       const item = items[at];
-      return { id: item[0], line: lines[at], status: item.length === 6 ? item[5].status : undefined, parent: item.length === 6 ? item[5].parent : undefined };
+      if (item.length !== 6) return { id: item[0], line: lines[at] };
+      const task = item[5];
+      return {
+        id: item[0],
+        line: lines[at],
+        status: task.status,
+        parent: task.parent,
+        ...(isClosed(task.status) && task.blocks.length ? { blocks: task.blocks } : {}),
+      };
     },
   };
 }

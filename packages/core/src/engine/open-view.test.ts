@@ -18,11 +18,13 @@ vi.mock('../format/task-file.js', async (importOriginal) => {
 
 import { loadBoardSnapshot } from './board-index.js';
 import { BOARD_HISTORY_FILE } from './index-file.js';
-import { SWEEP_FILES, loadOpenSnapshot } from './open-view.js';
+import { SWEEP_FILES, blockersAmong, loadOpenSnapshot } from './open-view.js';
+import { upstreamOf } from './results.js';
 import { createRecord, isClosed, serializeTask, type Task } from '../format/format.js';
 import { boardLookup, hierarchyOf } from '../graph/hierarchy.js';
 import { readyOrder } from '../graph/ready-order.js';
 import { countTasks } from '../views/render.js';
+import { renderAgentBoard } from '../views/agent-board.js';
 import { TaskStore } from '../store.js';
 import type { BoardSnapshot } from './store-types.js';
 import { tempBoard } from '../../test/helpers/temp-board.js';
@@ -163,6 +165,27 @@ describe('the open view of a board with a long history', () => {
     // The older version, pending again, comes back through git: the open view looks again at once.
     git('checkout', 'HEAD~1', '--', '.tasks/task_1004.json');
     expect(loadOpenSnapshot(dir).tasks.map((t) => t.id)).toContain(1004);
+  });
+
+  it('gives the agents the board they got from every file', async () => {
+    const { dir, store } = await bigBoard(3000, 40);
+    const read = startReading();
+    const open = renderAgentBoard(store.loadOpenWork(), { budget: 4000 });
+    expect(read).toEqual([]);
+    expect(open).toBe(renderAgentBoard(store.loadBoard(), { budget: 4000 }));
+    expect(open).toContain('(2939 completed tasks and 61 deleted tasks not shown');
+    expect(loadOpenSnapshot(dir).tasks).toHaveLength(40);
+    // What each open task's blockers came to (their results), as the whole board has it: a completed blocker has left blockedBy.
+    await store.completeTask(3002, { actor: 'me', result: 'the parser' });
+    const folded = store.loadOpenWork();
+    const whole = store.loadBoard();
+    for (const task of folded.tasks)
+      expect(upstreamOf(task, blockersAmong(folded), (n) => store.peekTask(n))).toStrictEqual(upstreamOf(task, whole.tasks, (n) => whole.byId.get(n)));
+    expect(upstreamOf(store.getTask(3003), blockersAmong(folded), (n) => store.peekTask(n))).toContainEqual({
+      id: 3002,
+      subject: 'Task 3002',
+      result: 'the parser',
+    });
   });
 
   it('reads the whole board while the history is short', async () => {

@@ -80,6 +80,24 @@ export type FoldedHistory = NonNullable<BoardSnapshot['history']>;
  */
 export interface OpenSnapshot extends BoardSnapshot {
   children?: Task[];
+  /** With `history`: the closed tasks that blocked open ones, as `[closed, open]` (their results go downstream). */
+  closedBlockers?: [number, number][];
+}
+
+/**
+ * The tasks to look for a task's blockers among (results.ts, upstreamOf):
+ * the view's tasks, and for a folded history a stub for each closed task
+ * that blocked an open one (a completed blocker leaves blockedBy).
+ */
+export function blockersAmong(open: OpenSnapshot): Task[] {
+  if (!open.closedBlockers?.length) return open.tasks;
+  const stubs = new Map<number, Task>();
+  for (const [closed, dependent] of open.closedBlockers) {
+    let s = stubs.get(closed);
+    if (!s) stubs.set(closed, (s = stub(closed, 'completed')));
+    s.blocks.push(dependent);
+  }
+  return [...open.tasks, ...stubs.values()];
 }
 
 /** The board's open work, the history folded when it holds more than `foldAt` closed tasks (else the whole board). */
@@ -108,7 +126,9 @@ function fold(snapshot: BoardSnapshot, foldAt: number): OpenSnapshot {
   const openIds = new Set(open.map((t) => t.id));
   const children = snapshot.tasks.filter((t) => isClosed(t.status) && t.parent !== undefined && openIds.has(t.parent));
   shareHierarchy(open, { tasks: [...open, ...children] });
-  return { tasks: open, byId: snapshot.byId, problems: snapshot.problems, history: { completed, deleted }, children };
+  const closedBlockers: [number, number][] = [];
+  for (const t of snapshot.tasks) if (isClosed(t.status)) for (const d of t.blocks) if (openIds.has(d)) closedBlockers.push([t.id, d]);
+  return { tasks: open, byId: snapshot.byId, problems: snapshot.problems, history: { completed, deleted }, children, closedBlockers };
 }
 
 /**
@@ -268,7 +288,9 @@ function view(tasks: Task[], closedNow: Task[], problems: TaskProblem[], header:
   }
   // Progress ("3/5 done") counts the closed children too.
   shareHierarchy(tasks, { tasks: [...tasks, ...children] });
-  return { tasks, byId: new ClosedStubs(known, header.closed), problems, history: { completed, deleted }, children };
+  const closedBlockers = header.closedBlockers.filter(([closed, dependent]) => openIds.has(dependent) && !nowClosed.has(closed));
+  for (const t of closedNow) for (const d of t.blocks) if (openIds.has(d)) closedBlockers.push([t.id, d]);
+  return { tasks, byId: new ClosedStubs(known, header.closed), problems, history: { completed, deleted }, children, closedBlockers };
 }
 
 /** The tasks read, and for any other id the index has as closed, a stub: closed, nothing else known. */
@@ -373,7 +395,9 @@ function writeBack(dir: string, writer: IndexWriter, head: IndexHead, lines: Ind
       if (item.length !== 6) return; // unsure: `lines` has it again
       if (item[5].status === 'completed') restCompleted++;
       else if (item[5].status === 'deleted') restDeleted++;
-      if (!mine.has(id)) rest.push({ id, line: restLines[i], status: item[5].status, parent: item[5].parent });
+      const task = item[5];
+      if (!mine.has(id))
+        rest.push({ id, line: restLines[i], status: task.status, parent: task.parent, ...(task.blocks.length ? { blocks: task.blocks } : {}) });
     });
     const recent = [...lines, ...rest].filter((l) => l.status !== undefined && isClosed(l.status)).length;
     if (recent > MAX_RECENT_CLOSED) return false;
@@ -383,6 +407,7 @@ function writeBack(dir: string, writer: IndexWriter, head: IndexHead, lines: Ind
       completed: h.completed - restCompleted,
       deleted: h.deleted - restDeleted,
       kids: h.closedKids.filter((k) => !restIds.has(k[1]) && !mine.has(k[1])),
+      blockers: h.closedBlockers.filter((b) => !restIds.has(b[0]) && !mine.has(b[0])),
     };
     // The folder's identity stays the old one: this view did not list it, so the next exact pass does.
     const fields = { dir: h.dir, hwm, bad: h.bad, stamp: h.stamp, git: h.git };

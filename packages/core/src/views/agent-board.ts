@@ -33,8 +33,9 @@ export function renderAgentBoard(snapshot: BoardSnapshot, options: AgentBoardOpt
   const budget = options.budget ?? DEFAULT_CONFIG.echoBudget;
   const render = createLineRenderer(snapshot);
   const open: Task[] = [];
-  let completed = 0;
-  let deleted = 0;
+  // A board read for its open work (open-view.ts) counts its history without holding it.
+  let completed = snapshot.history?.completed ?? 0;
+  let deleted = snapshot.history?.deleted ?? 0;
   for (const task of snapshot.tasks) {
     if (task.status === 'completed') completed++;
     else if (task.status === 'deleted') deleted++;
