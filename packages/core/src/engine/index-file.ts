@@ -262,6 +262,27 @@ export function encodeHistory(lines: string[]): Buffer {
   return Buffer.concat([body, seal(body, body.length)]);
 }
 
+/** The closed children and the closed blockers of open tasks: from the entries, and what `held` says of the history's. */
+function closedAroundOpen(
+  openIds: ReadonlySet<number>,
+  withParent: IndexLine[],
+  withBlocks: IndexLine[],
+  held: HeldHistory | undefined,
+): { closedKids: [number, number, 0 | 1][]; closedBlockers: [number, number][] } {
+  const closedKids: [number, number, 0 | 1][] = withParent
+    .filter((e) => openIds.has(e.parent!))
+    .map((e) => [e.parent!, e.id, e.status === 'deleted' ? 1 : 0] as [number, number, 0 | 1]);
+  const closedBlockers: [number, number][] = [];
+  for (const e of withBlocks) for (const d of e.blocks!) if (openIds.has(d)) closedBlockers.push([e.id, d]);
+  if (held) {
+    for (const kid of held.kids) if (openIds.has(kid[0])) closedKids.push(kid);
+    for (const edge of held.blockers) if (openIds.has(edge[1])) closedBlockers.push(edge);
+  }
+  closedKids.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  closedBlockers.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+  return { closedKids, closedBlockers };
+}
+
 /**
  * The index's bytes. `history` is the history file it goes with and which
  * closed tasks' entries that file holds as they are: those are left out of
@@ -304,21 +325,13 @@ export function encodeIndex(
     }
   }
   const openIds = new Set(entries.filter((e) => e.status !== undefined && !isClosed(e.status)).map((e) => e.id));
-  const closedKids: [number, number, 0 | 1][] = closedWithParent
-    .filter((e) => openIds.has(e.parent!))
-    .map((e) => [e.parent!, e.id, e.status === 'deleted' ? 1 : 0] as [number, number, 0 | 1]);
+  const { closedKids, closedBlockers } = closedAroundOpen(openIds, closedWithParent, closedWithBlocks, held);
   if (held) {
     // Closed tasks the history holds and `entries` does not (an open view's write, open-view.ts).
     closed.splice(0, closed.length, ...mergeRanges(held.closed, closed));
     completed += held.completed;
     deleted += held.deleted;
-    for (const kid of held.kids) if (openIds.has(kid[0])) closedKids.push(kid);
-    closedKids.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   }
-  const closedBlockers: [number, number][] = [];
-  for (const e of closedWithBlocks) for (const d of e.blocks!) if (openIds.has(d)) closedBlockers.push([e.id, d]);
-  if (held) for (const edge of held.blockers) if (openIds.has(edge[1])) closedBlockers.push(edge);
-  closedBlockers.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
   const openText = `[${open.join(',\n')}]\n`;
   const restText = `[${rest.join(',\n')}]\n`;
   // openBytes depends on the header's own length: settle it in a few passes.
