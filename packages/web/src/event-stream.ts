@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { Writable } from 'node:stream';
 import type { WebEvent } from './wire.js';
 
 /** A board state as a server-sent event, encoded once and written to every page as the same bytes. */
@@ -28,8 +28,9 @@ export interface EventStream {
  * the feed sends them. So a page that stops reading costs the one write in
  * flight, whatever the board does meanwhile; a state's frame is one Buffer
  * shared by every page, which the socket's queue holds by reference.
+ * `res` is the response, or a gzip stream into it that flushes each write.
  */
-export function openEventStream(res: ServerResponse, keepEvents: number): EventStream {
+export function openEventStream(res: Writable, keepEvents: number): EventStream {
   let waiting = false;
   let state: Buffer | undefined;
   let events: WebEvent[] = [];
