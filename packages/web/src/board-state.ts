@@ -151,7 +151,7 @@ function namedClosed({ snapshot, hierarchy }: ReadContext, held: readonly Task[]
   const add = (id: number | undefined) => {
     if (id === undefined || heldIds.has(id) || out.has(id)) return;
     const task = snapshot.byId.get(id);
-    if (!task) return;
+    if (!task || !isClosed(task.status)) return; // an open one is in the state
     out.set(id, task);
     add(task.parent); // the chain goes on through closed parents
   };
