@@ -3,8 +3,10 @@
 // in one run. For each: the time from spawning `tasks serve` to its URL
 // (listening), to the first /api/state answered, and to the first board
 // drawn in Chromium (a card of the Ready lane on the page); the first
-// state's bytes (as sent, and decoded); and the server's CPU while nothing
-// changes, from /proc/PID/stat over a few seconds. Every board has its
+// state's bytes (as sent, and decoded); the server's CPU while nothing
+// changes, from /proc/PID/stat over a few seconds; and, beside them, the
+// core's exact snapshot of each board in this process, which every read of
+// the server starts from. Every board has its
 // board index written by a first, untimed `tasks list`, as a board in use
 // has. Targets: the first board within 2 s at 100k, the first state at most
 // 500 KB as sent.
@@ -18,6 +20,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { loadavg } from 'node:os';
 import { gunzipSync } from 'node:zlib';
+import { loadBoardSnapshot } from '../../packages/core/dist/internal.js';
 import { TASKS_BIN, makeHistoryBoard, median, verdict } from '../lib/bench-util.mjs';
 
 const LARGE = Number(process.env.BENCH_SERVE ?? 100_000);
@@ -126,6 +129,15 @@ for (let run = 0; run < RUNS; run++) {
   }
 }
 await browser?.close();
+// Beside it, what the server's read is made of first: the core's exact pass over the board (the snapshot every read starts from), in this process.
+for (const [i, b] of boards.entries()) {
+  rows[i].snapshot = [];
+  for (let run = 0; run < RUNS; run++) {
+    const t0 = performance.now();
+    loadBoardSnapshot(b.dir);
+    rows[i].snapshot.push(performance.now() - t0);
+  }
+}
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 const ms = (v) => (v.length ? `${median(v).toFixed(0)} ms` : 'n/a');
@@ -138,6 +150,7 @@ line('listening', ms(small.listening), ms(large.listening), median(large.listeni
 line('first /api/state answered', ms(small.state), ms(large.state), median(large.state) / median(small.state));
 if (browser) line('first board drawn', ms(small.board), ms(large.board), median(large.board) / median(small.board));
 else console.log(`first board drawn: skipped (${CHROMIUM} is missing)`);
+line('the core snapshot alone', ms(small.snapshot), ms(large.snapshot), median(large.snapshot) / median(small.snapshot));
 line('first state, as sent', kb(small.sent), kb(large.sent), large.sent / small.sent);
 line('first state, decoded', kb(small.decoded), kb(large.decoded), large.decoded / small.decoded);
 if (browser)

@@ -100,9 +100,18 @@ export function readBoard(
     leases: new Map(readLeases(store).map((l) => [l.task, l])),
     completedSeq,
   };
-  const done = snapshot.tasks.filter((t) => t.status === 'completed').sort((a, b) => doneOrder(ctx, a, b));
+  // One pass over the board: the open work, the completed tasks and how many are deleted.
+  const open: Task[] = [];
+  const completed: Task[] = [];
+  let deleted = 0;
+  for (const task of snapshot.tasks) {
+    if (task.status === 'completed') completed.push(task);
+    else if (task.status === 'deleted') deleted++;
+    else open.push(task);
+  }
+  const done = inDoneOrder(completed, completedSeq);
   const recent = done.slice(0, recentDone);
-  const held = [...snapshot.tasks.filter((t) => !isClosed(t.status)), ...recent].sort((a, b) => a.id - b.id);
+  const held = [...open, ...recent].sort((a, b) => a.id - b.id);
   const heldIds = new Set(held.map((t) => t.id));
   const named = namedClosed(ctx, held, heldIds);
   // The graph of what the state holds, and the closed tasks it names (deleted ones too: a deleted blocker blocks nothing, a missing one does).
@@ -118,7 +127,7 @@ export function readBoard(
     actor,
     tasks,
     refs: named.filter((t) => t.status !== 'deleted').map(refOf),
-    history: { completed: done.length, shown: recent.length, deleted: snapshot.tasks.filter((t) => t.status === 'deleted').length },
+    history: { completed: done.length, shown: recent.length, deleted },
     edges: graph.edges.filter(between),
     links: graph.links.filter(between),
     criticalPath: graph.criticalPath,
@@ -136,9 +145,16 @@ export function readBoardState(store: TaskStore, actor: string, completedSeq: Re
 /** A completed task's graph state: done, never on the critical path (a chain of open tasks). */
 const CLOSED_NODE = { state: 'done', critical: false } as const;
 
-/** The Done column's order: by the event that completed each, latest first, else the highest id (the page's doneOrder). */
-function doneOrder({ completedSeq }: ReadContext, a: Task, b: Task): number {
-  return (completedSeq.get(b.id) ?? 0) - (completedSeq.get(a.id) ?? 0) || b.id - a.id;
+/**
+ * Completed tasks in the Done column's order: by the event that completed
+ * each, latest first, else the highest id (the page's doneOrder). Sorted on
+ * one number a task, not two map lookups a comparison: on a 90,000-task
+ * history that was a tenth of the read.
+ */
+function inDoneOrder(done: Task[], completedSeq: ReadonlyMap<number, number>): Task[] {
+  const keyed = done.map((task) => ({ task, seq: completedSeq.get(task.id) ?? 0 }));
+  keyed.sort((a, b) => b.seq - a.seq || b.task.id - a.task.id);
+  return keyed.map((k) => k.task);
 }
 
 /**
@@ -173,7 +189,8 @@ function refOf(task: Task): WebTaskRef {
 
 /** The history of one read: completed tasks in the Done column's order, read from the snapshot that read kept. */
 function createHistory(ctx: ReadContext, done: readonly Task[], state: () => WebState): BoardHistory {
-  const at = new Map(done.map((t, i) => [t.id, i]));
+  // Built on the first page asked for after a task, not on every read: most reads are never paged.
+  let at: Map<number, number> | undefined;
   /** Closed tasks as the page shows them, and the closed tasks they name. */
   const answer = (tasks: Task[], branches: BranchStatusReader | undefined) => {
     const ids = new Set(tasks.map((t) => t.id));
@@ -189,6 +206,7 @@ function createHistory(ctx: ReadContext, done: readonly Task[], state: () => Web
     page({ before, limit, query, branches }) {
       let from = 0;
       if (before !== undefined) {
+        at ??= new Map(done.map((t, i) => [t.id, i]));
         const i = at.get(before);
         if (i === undefined) throw new TasksError('E_NOT_FOUND', `#${before} is not among the completed tasks; ask for the history from its start`);
         from = i + 1;

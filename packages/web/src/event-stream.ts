@@ -18,6 +18,8 @@ export interface EventStream {
   sendEvents(events: WebEvent[]): void;
   /** A comment that keeps proxies and idle timeouts from closing the stream. */
   ping(): void;
+  /** Ends the stream (through the gzip stream when there is one, so it ends the response itself). */
+  end(): void;
 }
 
 /**
@@ -60,6 +62,9 @@ export function openEventStream(res: Writable, keepEvents: number): EventStream 
     },
     ping() {
       if (!waiting) waiting = !res.write(': ping\n\n');
+    },
+    end() {
+      res.end();
     },
   };
 }

@@ -235,7 +235,7 @@ function listenError(error: unknown, host: string, port: number | undefined): un
 
 async function closeServer({ feed, streams }: ServerState, server: Server): Promise<void> {
   feed.close();
-  for (const res of streams.keys()) res.end();
+  for (const stream of streams.values()) stream.end();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections(); // keep-alive connections of the page would hold close() for seconds
   await closed;
