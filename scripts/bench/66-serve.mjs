@@ -3,10 +3,11 @@
 // in one run. For each: the time from spawning `tasks serve` to its URL
 // (listening), to the first /api/state answered, and to the first board
 // drawn in Chromium (a card of the Ready lane on the page); the first
-// state's bytes (as sent, and decoded); the server's CPU while nothing
-// changes, from /proc/PID/stat over a few seconds; and, beside them, the
-// core's exact snapshot of each board in this process, which every read of
-// the server starts from. Every board has its
+// state's bytes (as sent, and decoded); the server's CPU (user and system,
+// /proc/PID/stat) until that board, which a busy machine moves less than
+// the times, and while nothing changes over a few seconds; and, beside them,
+// the core's exact snapshot of each board, once in a fresh process, which
+// every read of the server starts from. Every board has its
 // board index written by a first, untimed `tasks list`, as a board in use
 // has. Targets: the first board within 2 s at 100k, the first state at most
 // 500 KB as sent.
@@ -20,7 +21,6 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { loadavg } from 'node:os';
 import { gunzipSync } from 'node:zlib';
-import { loadBoardSnapshot } from '../../packages/core/dist/internal.js';
 import { TASKS_BIN, makeHistoryBoard, median, verdict } from '../lib/bench-util.mjs';
 
 const LARGE = Number(process.env.BENCH_SERVE ?? 100_000);
@@ -101,7 +101,7 @@ if (existsSync(CHROMIUM)) {
   browser = await chromium.launch({ executablePath: CHROMIUM });
 }
 
-const rows = boards.map(() => ({ listening: [], state: [], board: [], sent: 0, decoded: 0, idle: [] }));
+const rows = boards.map(() => ({ listening: [], state: [], board: [], cpu: [], sent: 0, decoded: 0, idle: [] }));
 for (let run = 0; run < RUNS; run++) {
   for (const [i, b] of boards.entries()) {
     const row = rows[i];
@@ -121,6 +121,7 @@ for (let run = 0; run < RUNS; run++) {
     await page.waitForSelector('[data-column="ready"] [data-task-id]', { timeout: 60_000 });
     row.board.push(performance.now() - s.t0);
     const before = cpuMs(s.child.pid);
+    row.cpu.push(before);
     const from = performance.now();
     await new Promise((done) => setTimeout(done, IDLE_MS)); // the window measured, not a wait for anything
     row.idle.push((cpuMs(s.child.pid) - before) / ((performance.now() - from) / 1000));
@@ -129,14 +130,11 @@ for (let run = 0; run < RUNS; run++) {
   }
 }
 await browser?.close();
-// Beside it, what the server's read is made of first: the core's exact pass over the board (the snapshot every read starts from), in this process.
+// Beside it, what the server's read starts from: the core's exact pass over the board, once, in a fresh process as the server makes it.
+const SNAPSHOT = `import(${JSON.stringify(new URL('../../packages/core/dist/internal.js', import.meta.url).href)}).then(({ loadBoardSnapshot }) => { const t0 = performance.now(); loadBoardSnapshot(process.argv[1]); console.log(performance.now() - t0); })`;
 for (const [i, b] of boards.entries()) {
   rows[i].snapshot = [];
-  for (let run = 0; run < RUNS; run++) {
-    const t0 = performance.now();
-    loadBoardSnapshot(b.dir);
-    rows[i].snapshot.push(performance.now() - t0);
-  }
+  for (let run = 0; run < RUNS; run++) rows[i].snapshot.push(Number(spawnSync(process.execPath, ['-e', SNAPSHOT, b.dir], { env, encoding: 'utf8' }).stdout));
 }
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
@@ -150,7 +148,8 @@ line('listening', ms(small.listening), ms(large.listening), median(large.listeni
 line('first /api/state answered', ms(small.state), ms(large.state), median(large.state) / median(small.state));
 if (browser) line('first board drawn', ms(small.board), ms(large.board), median(large.board) / median(small.board));
 else console.log(`first board drawn: skipped (${CHROMIUM} is missing)`);
-line('the core snapshot alone', ms(small.snapshot), ms(large.snapshot), median(large.snapshot) / median(small.snapshot));
+if (browser) line("server's CPU to that board", ms(small.cpu), ms(large.cpu), median(large.cpu) / median(small.cpu));
+line('core snapshot, one process', ms(small.snapshot), ms(large.snapshot), median(large.snapshot) / median(small.snapshot));
 line('first state, as sent', kb(small.sent), kb(large.sent), large.sent / small.sent);
 line('first state, decoded', kb(small.decoded), kb(large.decoded), large.decoded / small.decoded);
 if (browser)
