@@ -44,7 +44,8 @@ export interface PageHistory {
 export function useHistory(state: WebState | undefined, query: string, say: (notice: Notice) => void): PageHistory {
   const [loaded, setLoaded] = useState<Map<number, WebTask>>(() => new Map());
   const [named, setNamed] = useState<Map<number, WebTaskRef>>(() => new Map());
-  const [cursor, setCursor] = useState<Cursor>({ q: '', more: true, loading: false });
+  // Counts the deletions seen: the pages start again after one.
+  const [reset, setReset] = useState(0);
   const previous = useRef<WebState | undefined>(undefined);
 
   const keep = useCallback((tasks: WebTask[], refs: WebTaskRef[]) => {
@@ -59,7 +60,7 @@ export function useHistory(state: WebState | undefined, query: string, say: (not
     if (before.history.deleted !== state.history.deleted) {
       setLoaded(new Map());
       setNamed(new Map());
-      setCursor({ q: cursor.q, more: true, loading: false });
+      setReset((n) => n + 1);
       return;
     }
     const held = new Set(state.tasks.map((t) => t.id));
@@ -82,6 +83,31 @@ export function useHistory(state: WebState | undefined, query: string, say: (not
     return out;
   }, [state, named, tasks]);
 
+  const { more, loading, loadMore } = useHistoryPages(state, tasks, query, keep, say, reset);
+  const loadTask = async (id: number) => {
+    try {
+      const answer = await readTask(id);
+      if (!answer) return false;
+      keep([answer.task], answer.refs);
+      return true;
+    } catch (error) {
+      say({ kind: 'error', text: (error as Error).message });
+      return false;
+    }
+  };
+  return { tasks, full, names, more, loading, loadMore, loadTask };
+}
+
+/** The Done column's pages: where the next one starts, for the search or without one, and asking for it. */
+function useHistoryPages(
+  state: WebState | undefined,
+  tasks: WebTask[],
+  query: string,
+  keep: (tasks: WebTask[], refs: WebTaskRef[]) => void,
+  say: (notice: Notice) => void,
+  reset: number,
+): Pick<PageHistory, 'more' | 'loading' | 'loadMore'> {
+  const [cursor, setCursor] = useState<Cursor>({ q: '', more: true, loading: false });
   const q = query.trim();
   const fetchPage = useCallback(
     async (from: Cursor) => {
@@ -110,6 +136,8 @@ export function useHistory(state: WebState | undefined, query: string, say: (not
     return () => window.clearTimeout(timer);
   }, [q]);
 
+  useEffect(() => setCursor({ q, more: true, loading: false }), [reset]);
+
   const doneHeld = useMemo(() => tasks.filter((t) => t.column === 'done').sort(doneOrder), [tasks]);
   const more = q ? cursor.q === q && cursor.more : doneHeld.length < (state?.history.completed ?? 0);
   const loadMore = () => {
@@ -117,16 +145,5 @@ export function useHistory(state: WebState | undefined, query: string, say: (not
     // Without a search the next page starts after the last completed task the page holds.
     void fetchPage(q ? cursor : { q: '', before: doneHeld.at(-1)?.id, more: true, loading: false });
   };
-  const loadTask = async (id: number) => {
-    try {
-      const answer = await readTask(id);
-      if (!answer) return false;
-      keep([answer.task], answer.refs);
-      return true;
-    } catch (error) {
-      say({ kind: 'error', text: (error as Error).message });
-      return false;
-    }
-  };
-  return { tasks, full, names, more, loading: cursor.loading, loadMore, loadTask };
+  return { more, loading: cursor.loading, loadMore };
 }

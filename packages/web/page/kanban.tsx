@@ -181,6 +181,16 @@ const Card = memo(function Card({ task, depth, parentId, parentSubject, offset, 
   );
 });
 
+/** The Done column's button that asks the server for the next page of the history (for the search, when one is typed). */
+function MoreHistory({ history, searching, left }: { history: PageHistory; searching: boolean; left: number }) {
+  if (!history.more) return null;
+  return (
+    <button class="more" data-more="history" disabled={history.loading} onClick={history.loadMore}>
+      {history.loading ? 'reading…' : searching ? 'find more in the history' : `show more (${left} more)`}
+    </button>
+  );
+}
+
 interface KanbanProps {
   state: WebState;
   /** The tasks the page holds (the state's, and the completed ones it asked for), and how to ask for more. */
@@ -261,11 +271,7 @@ export function Kanban({ state, history, found, offset, open, act, say }: Kanban
                   show all {cards.length} ({cards.length - shown.length} more)
                 </button>
               )}
-              {id === 'done' && shown.length === cards.length && history.more && (
-                <button class="more" data-more="history" disabled={history.loading} onClick={history.loadMore}>
-                  {history.loading ? 'reading…' : found ? 'find more in the history' : `show more (${count - cards.length} more)`}
-                </button>
-              )}
+              {id === 'done' && shown.length === cards.length && <MoreHistory history={history} searching={found !== undefined} left={count - cards.length} />}
               {cards.length === 0 && !(id === 'done' && history.more) && <p class="empty">{found ? 'nothing found' : 'none'}</p>}
             </div>
           </section>

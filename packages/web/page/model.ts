@@ -47,7 +47,7 @@ export function planMove(task: WebTask, to: Column): Move {
   return { kind: 'refuse', message: `#${task.id} is blocked only by tasks it waits for: add one in its panel` };
 }
 
-export { matches } from '../src/task-match';
+export { matches } from '../src/task-match.js';
 
 /** The priority a task has when none is set (docs/protocol.md, "Order"). */
 export const DEFAULT_PRIORITY = 2;

@@ -45,7 +45,6 @@ export const RECENT_DONE = 50;
 
 /** What a read of the board keeps besides the state: the whole snapshot, for the history the page asks for later. */
 interface ReadContext {
-  store: TaskStore;
   snapshot: BoardSnapshot;
   lookup: TaskLookup;
   hierarchy: ReturnType<typeof hierarchyOf>;
@@ -93,7 +92,6 @@ export function readBoard(
   // Knows each task's open children: a parent waits for them (docs/protocol.md, "Parents").
   const lookup = boardLookup(snapshot);
   const ctx: ReadContext = {
-    store,
     snapshot,
     lookup,
     hierarchy: hierarchyOf(snapshot),
