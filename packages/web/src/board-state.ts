@@ -20,7 +20,7 @@ import {
   type TaskLookup,
   type TaskStore,
 } from '@dotasks/core/internal';
-import { matches } from './task-match.js';
+import { matches, type SearchedFields } from './task-match.js';
 import type { Column, WebHistoryPage, WebState, WebTask, WebTaskAnswer, WebTaskRef } from './wire.js';
 
 /** Which column a task stands in: in progress and done by status, pending by its open blockers. */
@@ -213,7 +213,7 @@ function createHistory(ctx: ReadContext, done: readonly Task[], state: () => Web
       let i = from;
       for (; i < done.length && found.length < limit; i++) {
         const task = done[i];
-        if (query === undefined || matches(taskView(ctx, task, CLOSED_NODE, NO_BRANCHES), query)) found.push(task);
+        if (query === undefined || matches(searchedFields(task), query)) found.push(task);
       }
       return { ...answer(found, branches), more: i < done.length };
     },
@@ -230,7 +230,19 @@ function createHistory(ctx: ReadContext, done: readonly Task[], state: () => Web
   };
 }
 
-const NO_BRANCHES: ReadonlyMap<number, BranchStatus> = new Map();
+/** What a search reads of a task, as its view has it: a whole view of each completed task would also work out its blockers, readiness and progress. */
+function searchedFields(task: Task): SearchedFields {
+  return {
+    id: task.id,
+    subject: task.subject,
+    labels: task.labels ?? [],
+    description: task.description,
+    notes: task.notes ?? [],
+    owner: task.owner,
+    activeForm: task.activeForm ?? null,
+    branch: text(task.metadata?.branch),
+  };
+}
 
 /** One task as the page shows it. `node`: its graph state; a closed task not in the graph is done and off the critical path. */
 function taskView(ctx: ReadContext, task: Task, node: { state: WebTask['state']; critical: boolean }, branches: ReadonlyMap<number, BranchStatus>): WebTask {

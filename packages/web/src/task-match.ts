@@ -1,5 +1,8 @@
 import type { WebTask } from './wire.js';
 
+/** What a search reads of a task. */
+export type SearchedFields = Pick<WebTask, 'id' | 'subject' | 'labels' | 'description' | 'notes' | 'owner' | 'activeForm' | 'branch'>;
+
 /**
  * True when the search text finds the task: `#12`, or words in the fields
  * `tasks search` reads (subject, labels, description, notes) or in its owner,
@@ -7,7 +10,7 @@ import type { WebTask } from './wire.js';
  * (its search box) and the server (the history it searches on demand), so
  * both find the same tasks; it imports nothing, as the page's bundle needs.
  */
-export function matches(task: WebTask, query: string): boolean {
+export function matches(task: SearchedFields, query: string): boolean {
   const q = query.trim().toLowerCase();
   if (!q) return true;
   const id = /^#?(\d+)$/.exec(q);

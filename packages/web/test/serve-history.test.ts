@@ -6,7 +6,9 @@ import { parseTask, serializeTask } from '@dotasks/core/internal';
 import type { Browser, Page } from 'playwright-core';
 import { tempBoard } from '../../cli/test/helpers.js';
 import type { WebHistoryPage, WebState, WebTaskAnswer } from '../src/wire.js';
-import { httpRequest, launchBrowser, serve, type Served } from './serve-helpers.js';
+import { request } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import { httpRequest, launchBrowser, readStream, serve, type Served } from './serve-helpers.js';
 
 // A board with a long history: the state holds the open work and the latest
 // completions, and the page asks the server for the rest (docs/decisions.md,
@@ -57,6 +59,26 @@ const get = <T>(path: string, token = server.token) =>
     body: T & { error?: { code: string } };
   }>;
 
+/** GET /api/state as a browser asks for it: the encoding it came in and the bytes decoded. */
+const gzippedState = () =>
+  new Promise<{ encoding: string | undefined; sent: number; json: string }>((resolve, reject) => {
+    const url = new URL('/api/state', server.origin);
+    const req = request(
+      { host: url.hostname, port: url.port, path: url.pathname, headers: { 'x-tasks-token': server.token, 'accept-encoding': 'gzip, br' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => {
+          const sent = Buffer.concat(chunks);
+          const encoding = res.headers['content-encoding'];
+          resolve({ encoding, sent: sent.length, json: (encoding === 'gzip' ? gunzipSync(sent) : sent).toString('utf8') });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+
 const doneIds = (page: Page) => page.$$eval('[data-column="done"] [data-task-id]', (els) => els.map((e) => Number(e.getAttribute('data-task-id'))));
 
 describe('tasks serve on a board with a long history (the built bin, Chromium)', () => {
@@ -74,6 +96,18 @@ describe('tasks serve on a board with a long history (the built bin, Chromium)',
       { id: 5, subject: 'Old work 5', status: 'completed', column: 'done' },
     ]);
     expect(state.tasks.find((t) => t.id === 301)).toMatchObject({ column: 'ready', progress: { done: 1, total: 1 } });
+
+    // The stream's state is the same folded one, not the whole board.
+    const stream = await readStream(server.origin, server.token);
+    await expect.poll(() => stream.states.length, { timeout: 30_000, interval: 20 }).toBeGreaterThan(0);
+    stream.close();
+    const streamed = JSON.parse(stream.states[0]) as WebState;
+    expect(streamed.tasks.map((t) => t.id)).toEqual(state.tasks.map((t) => t.id));
+    // To a browser it goes compressed, and decodes to the same state.
+    const zipped = await gzippedState();
+    expect(zipped.encoding).toBe('gzip');
+    expect((JSON.parse(zipped.json) as WebState).tasks.map((t) => t.id)).toEqual(state.tasks.map((t) => t.id));
+    expect(zipped.sent).toBeLessThan(zipped.json.length / 4);
   });
 
   it('pages the history after a task, finds in it, answers a closed task by id, and refuses what it cannot answer', async () => {
