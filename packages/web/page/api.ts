@@ -1,4 +1,4 @@
-import type { WebError, WebEvent, WebState, WebWriteResult } from '../src/wire';
+import type { WebError, WebEvent, WebHistoryPage, WebState, WebTaskAnswer, WebWriteResult } from '../src/wire';
 
 /**
  * Talking to `tasks serve`: the run's token comes from the page's URL (the
@@ -25,6 +25,34 @@ export async function write(method: 'POST' | 'PATCH' | 'DELETE', path: string, b
   const data = (await response.json().catch(() => undefined)) as WebWriteResult | WebError | undefined;
   if (!response.ok || !data || 'error' in data) throw new Error(data && 'error' in data ? data.error.message : `the server answered ${response.status}`);
   return data;
+}
+
+/** A read of what the state leaves out. Undefined when the server says there is no such thing (404); throws with its message otherwise. */
+async function read<T>(path: string): Promise<T | undefined> {
+  let response: Response;
+  try {
+    response = await fetch(`/api${path}`, { headers: { 'x-tasks-token': token } });
+  } catch {
+    throw new Error('the server does not answer: is tasks serve still running?');
+  }
+  if (response.status === 404) return undefined;
+  const data = (await response.json().catch(() => undefined)) as T | WebError | undefined;
+  if (!response.ok || !data || (typeof data === 'object' && 'error' in data))
+    throw new Error(data && typeof data === 'object' && 'error' in data ? data.error.message : `the server answered ${response.status}`);
+  return data;
+}
+
+/** A page of the completed tasks, latest first, after `before`; those the words find when `q` is given. */
+export function readHistory(options: { before?: number; limit: number; q?: string }): Promise<WebHistoryPage | undefined> {
+  const query = new URLSearchParams({ limit: String(options.limit) });
+  if (options.before !== undefined) query.set('before', String(options.before));
+  if (options.q) query.set('q', options.q);
+  return read<WebHistoryPage>(`/history?${query}`);
+}
+
+/** One task the state does not hold (a closed one), with the closed tasks it names; undefined when it is not on the board. */
+export function readTask(id: number): Promise<WebTaskAnswer | undefined> {
+  return read<WebTaskAnswer>(`/task/${id}`);
 }
 
 /** What the stream reports. */

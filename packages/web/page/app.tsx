@@ -6,6 +6,7 @@ import { Agents } from './agents';
 import { CreateForm } from './create-form';
 import { EventsPanel } from './events-panel';
 import { GraphView } from './graph-view';
+import { useHistory } from './history';
 import { Kanban } from './kanban';
 import { keepUnchanged, matches, PRIORITIES } from './model';
 import { TaskPanel } from './task-panel';
@@ -77,15 +78,25 @@ export function App() {
   const [selected, setSelected] = useState<number>();
   const [creating, setCreating] = useState(false);
   const { notice, dismiss, say, act } = useActions();
+  const history = useHistory(state, query, say);
 
   // The search box and the priority filter (the terminal board's `p`) narrow the same set.
   const found = useMemo(() => {
     if (!state || (!query.trim() && priority === undefined)) return undefined;
-    return new Set(state.tasks.filter((t) => matches(t, query) && (priority === undefined || t.priority === priority)).map((t) => t.id));
-  }, [state, query, priority]);
+    return new Set(history.tasks.filter((t) => matches(t, query) && (priority === undefined || t.priority === priority)).map((t) => t.id));
+  }, [state, history.tasks, query, priority]);
 
-  const byId = useMemo(() => new Map((state?.tasks ?? []).map((t) => [t.id, t])), [state]);
-  const selectedTask = selected === undefined ? undefined : byId.get(selected);
+  const selectedTask = selected === undefined ? undefined : history.full.get(selected);
+  // A task the page does not hold (a completed one outside the Done column's pages): asked for once, else it is not on the board.
+  const [missing, setMissing] = useState<number>();
+  useEffect(() => {
+    if (selected === undefined || selectedTask || !state) return;
+    let current = true;
+    void history.loadTask(selected).then((found) => current && !found && setMissing(selected));
+    return () => {
+      current = false;
+    };
+  }, [selected, selectedTask === undefined, state === undefined]);
 
   return (
     <div class="app">
@@ -97,7 +108,7 @@ export function App() {
           {!state ? (
             <p class="empty">Reading the board…</p>
           ) : tab === 'board' ? (
-            <Kanban state={state} found={found} offset={offset} open={setSelected} act={act} say={say} />
+            <Kanban state={state} history={history} found={found} offset={offset} open={setSelected} act={act} say={say} />
           ) : tab === 'graph' ? (
             <GraphView state={state} found={found} open={setSelected} />
           ) : (
@@ -107,9 +118,17 @@ export function App() {
         <EventsPanel events={events} query={query} found={found} open={setSelected} />
       </div>
       {selectedTask && (
-        <TaskPanel key={selectedTask.id} task={selectedTask} byId={byId} offset={offset} act={act} close={() => setSelected(undefined)} open={setSelected} />
+        <TaskPanel
+          key={selectedTask.id}
+          task={selectedTask}
+          byId={history.names}
+          offset={offset}
+          act={act}
+          close={() => setSelected(undefined)}
+          open={setSelected}
+        />
       )}
-      {selected !== undefined && !selectedTask && state && <MissingTask id={selected} close={() => setSelected(undefined)} />}
+      {selected !== undefined && !selectedTask && state && <MissingTask id={selected} loading={missing !== selected} close={() => setSelected(undefined)} />}
       {creating && (
         <CreateForm
           act={act}
@@ -208,14 +227,14 @@ function Problems({ problems }: { problems: WebState['problems'] }) {
   );
 }
 
-/** The panel of a task the board does not have (any more). */
-function MissingTask({ id, close }: { id: number; close: () => void }) {
+/** The panel of a task the page does not hold: while it is asked for, then if the board does not have it (any more). */
+function MissingTask({ id, loading, close }: { id: number; loading: boolean; close: () => void }) {
   return (
     <div class="panel" role="dialog" aria-label={`task #${id}`}>
       <button class="close" onClick={close} aria-label="close">
         ×
       </button>
-      <p>Task #{id} is not on the board (deleted, or its file is not a valid task).</p>
+      <p>{loading ? `Reading task #${id}…` : `Task #${id} is not on the board (deleted, or its file is not a valid task).`}</p>
     </div>
   );
 }

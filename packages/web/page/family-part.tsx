@@ -1,4 +1,4 @@
-import type { WebTask } from '../src/wire';
+import type { WebTask, WebTaskRef } from '../src/wire';
 
 /**
  * A task's place in the hierarchy (docs/protocol.md, "Parents"), read only:
@@ -13,7 +13,7 @@ export function FamilyPart({
   open,
 }: {
   task: WebTask;
-  byId: Map<number, WebTask>;
+  byId: Map<number, WebTaskRef>;
   name: (id: number) => string;
   open: (id: number) => void;
 }) {
@@ -55,7 +55,7 @@ export function FamilyPart({
 }
 
 /** The parents of `task`, nearest first; the chain stops at one not on the page (deleted or missing) and where it repeats (a cycle made by hand). */
-function ancestors(task: WebTask, byId: Map<number, WebTask>): number[] {
+function ancestors(task: WebTask, byId: Map<number, WebTaskRef>): number[] {
   const out: number[] = [];
   const seen = new Set([task.id]);
   for (let parent = task.parent; parent !== undefined && !seen.has(parent); parent = byId.get(parent)?.parent) {

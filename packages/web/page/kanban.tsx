@@ -1,6 +1,7 @@
 import { memo } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Column, WebState, WebTask } from '../src/wire';
+import type { PageHistory } from './history';
 import type { Act, Notice } from './act';
 import { DEFAULT_PRIORITY, formatLeft, kanbanColumns, planMove, shownColumns } from './model';
 
@@ -180,8 +181,20 @@ const Card = memo(function Card({ task, depth, parentId, parentSubject, offset, 
   );
 });
 
+/** The Done column's button that asks the server for the next page of the history (for the search, when one is typed). */
+function MoreHistory({ history, searching, left }: { history: PageHistory; searching: boolean; left: number }) {
+  if (!history.more) return null;
+  return (
+    <button class="more" data-more="history" disabled={history.loading} onClick={history.loadMore}>
+      {history.loading ? 'reading…' : searching ? 'find more in the history' : `show more (${left} more)`}
+    </button>
+  );
+}
+
 interface KanbanProps {
   state: WebState;
+  /** The tasks the page holds (the state's, and the completed ones it asked for), and how to ask for more. */
+  history: PageHistory;
   found: Set<number> | undefined;
   offset: number;
   open: (id: number) => void;
@@ -190,18 +203,18 @@ interface KanbanProps {
 }
 
 /** The board in its columns (Review on a board that uses review); a card dropped on another column runs that move's command (model.ts, planMove). */
-export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
+export function Kanban({ state, history, found, offset, open, act, say }: KanbanProps) {
   const [dragging, setDragging] = useState<WebTask>();
   const [over, setOver] = useState<Column>();
   const [all, setAll] = useState<Set<Column>>(new Set());
-  const byId = useMemo(() => new Map(state.tasks.map((t) => [t.id, t])), [state]);
+  const byId = history.names;
   // Children under their parent in each column (docs/decisions.md, "Parents on the boards").
-  const columns = useMemo(() => kanbanColumns(state.tasks, found), [state, found]);
+  const columns = useMemo(() => kanbanColumns(history.tasks, found), [history.tasks, found]);
 
   const drop = async (to: Column, id: number) => {
     setOver(undefined);
     setDragging(undefined);
-    const task = state.tasks.find((t) => t.id === id);
+    const task = history.full.get(id);
     if (!task) return;
     const move = planMove(task, to);
     if (move.kind === 'refuse') say({ kind: 'error', text: move.message });
@@ -215,6 +228,8 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
       {shownColumns(state).map(({ id, title }) => {
         const cards = columns[id];
         const shown = all.has(id) ? cards : cards.slice(0, PAGE);
+        // Done counts the board's completed tasks, of which the page holds the latest (the rest on demand); a search counts what it found.
+        const count = id === 'done' && !found ? state.history.completed : cards.length;
         const move = dragging ? planMove(dragging, id) : undefined;
         const hint = move?.kind === 'call' ? 'drop' : move?.kind === 'refuse' ? 'nodrop' : '';
         return (
@@ -235,7 +250,7 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
             }}
           >
             <h2 title={id === 'ready' ? 'in the order claim --next takes them: priority, the chain of open work behind, id' : undefined}>
-              {title} <span class="count">{cards.length}</span>
+              {title} <span class="count">{count}</span>
             </h2>
             <div class="cards">
               {shown.map(({ task: t, depth, parentElsewhere }) => (
@@ -256,7 +271,8 @@ export function Kanban({ state, found, offset, open, act, say }: KanbanProps) {
                   show all {cards.length} ({cards.length - shown.length} more)
                 </button>
               )}
-              {cards.length === 0 && <p class="empty">{found ? 'nothing found' : 'none'}</p>}
+              {id === 'done' && shown.length === cards.length && <MoreHistory history={history} searching={found !== undefined} left={count - cards.length} />}
+              {cards.length === 0 && !(id === 'done' && history.more) && <p class="empty">{found ? 'nothing found' : 'none'}</p>}
             </div>
           </section>
         );

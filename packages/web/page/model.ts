@@ -47,21 +47,7 @@ export function planMove(task: WebTask, to: Column): Move {
   return { kind: 'refuse', message: `#${task.id} is blocked only by tasks it waits for: add one in its panel` };
 }
 
-/**
- * True when the search text finds the task: `#12`, or words in the fields
- * `tasks search` reads (subject, labels, description, notes) or in its owner,
- * progress text or branch; every word must be somewhere.
- */
-export function matches(task: WebTask, query: string): boolean {
-  const q = query.trim().toLowerCase();
-  if (!q) return true;
-  const id = /^#?(\d+)$/.exec(q);
-  if (id) return task.id === Number(id[1]);
-  const notes = task.notes.map((n) => n.text).join('\n');
-  const hay =
-    `${task.subject}\n${task.labels.join('\n')}\n${task.description}\n${notes}\n${task.owner}\n${task.activeForm ?? ''}\n${task.branch ?? ''}`.toLowerCase();
-  return q.split(/\s+/).every((word) => hay.includes(word));
-}
+export { matches } from '../src/task-match.js';
 
 /** The priority a task has when none is set (docs/protocol.md, "Order"). */
 export const DEFAULT_PRIORITY = 2;

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { WebTask } from '../src/wire';
+import type { WebTask, WebTaskRef } from '../src/wire';
 import type { Act } from './act';
 import { LeaseLeft, ReviewButtons } from './kanban';
 import { FamilyPart } from './family-part';
@@ -18,7 +18,7 @@ const fieldsOf = (t: WebTask): Fields => ({ subject: t.subject, description: t.d
 
 interface TaskPanelProps {
   task: WebTask;
-  byId: Map<number, WebTask>;
+  byId: Map<number, WebTaskRef>;
   offset: number;
   act: Act;
   close: () => void;
@@ -329,7 +329,7 @@ interface EdgePartProps {
 }
 
 /** What the task waits for (as `tasks dep add|rm`). */
-function BlockersPart({ task, act, byId, name, open }: EdgePartProps & { byId: Map<number, WebTask> }) {
+function BlockersPart({ task, act, byId, name, open }: EdgePartProps & { byId: Map<number, WebTaskRef> }) {
   const [newBlocker, setNewBlocker] = useState('');
   const closed = task.status === 'completed';
   const addBlocker = async (e: Event) => {

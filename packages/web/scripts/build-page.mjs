@@ -21,7 +21,13 @@ function files(dir) {
 }
 
 const hash = createHash('sha256');
-for (const file of [...files(page), join(here, 'src', 'wire.ts'), join(here, 'package.json'), fileURLToPath(import.meta.url)]) {
+for (const file of [
+  ...files(page),
+  join(here, 'src', 'wire.ts'),
+  join(here, 'src', 'task-match.ts'),
+  join(here, 'package.json'),
+  fileURLToPath(import.meta.url),
+]) {
   hash.update(file.slice(here.length)).update('\0').update(readFileSync(file)).update('\0');
 }
 const digest = hash.digest('hex');

@@ -9,7 +9,7 @@ import {
   type EventFollower,
   type TaskStore,
 } from '@dotasks/core/internal';
-import { readBoardState } from './board-state.js';
+import { readBoard, type BoardHistory } from './board-state.js';
 import type { WebEvent, WebState } from './wire.js';
 
 /** What the feed tells its subscribers: a new board state (as JSON), or events appended to the log. */
@@ -19,6 +19,10 @@ export type FeedMessage = { kind: 'state'; json: string } | { kind: 'events'; ev
 export interface BoardFeed {
   /** The latest state, as JSON. */
   stateJson(): string;
+  /** The history of the latest read, for the page to ask for (`/api/history`, `/api/task/ID`). */
+  history(): BoardHistory;
+  /** A branch status reader of its own for the history's pages, so what they ask does not change what the poll looks at. */
+  readonly historyBranches: BranchStatusReader;
   /** The last events of the log, oldest first. */
   recentEvents(): WebEvent[];
   /** Calls `listener` on every change until the returned function is called. */
@@ -106,6 +110,8 @@ function unreadableState(store: TaskStore, actor: string, error: unknown): WebSt
     board: store.dir,
     actor,
     tasks: [],
+    refs: [],
+    history: { completed: 0, shown: 0, deleted: 0 },
     edges: [],
     links: [],
     criticalPath: [],
@@ -113,6 +119,9 @@ function unreadableState(store: TaskStore, actor: string, error: unknown): WebSt
     reviewLane: false,
   };
 }
+
+/** The history while the board cannot be read: nothing. */
+const EMPTY_HISTORY: BoardHistory = { page: () => ({ tasks: [], refs: [], more: false }), task: () => undefined };
 
 /**
  * Follows the board for the page: file-system notifications of the board
@@ -138,6 +147,8 @@ class LiveBoardFeed implements BoardFeed {
   /** The latest state's JSON, and the same without its clock to compare with the next. */
   private current = '';
   private last = '';
+  /** The history of the read that gave `current`. */
+  private latest: BoardHistory = EMPTY_HISTORY;
   /** A read of the board gathered from a burst of notifications. */
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -149,6 +160,7 @@ class LiveBoardFeed implements BoardFeed {
   private stamp = '';
   /** Branch statuses, asking git only about branches or a target that moved (the poll brings new commits in). */
   private readonly branches: BranchStatusReader;
+  readonly historyBranches: BranchStatusReader;
 
   constructor(
     private readonly store: TaskStore,
@@ -156,10 +168,13 @@ class LiveBoardFeed implements BoardFeed {
   ) {
     this.keep = options.keepEvents ?? 300;
     this.branches = createBranchStatusReader(store.dir, () => store.config);
+    this.historyBranches = createBranchStatusReader(store.dir, () => store.config);
     this.follower = followEvents(store, { onEvent: (e) => this.onEvent(e as WebEvent), pollMs: options.pollMs ?? 2000 });
     this.pending = []; // the log as it was at the start is served by recentEvents(), not pushed
     this.stamped = [store.dir, join(store.runtimeDir, LEASES_DIR)];
-    this.current = this.read();
+    const first = this.read();
+    this.current = first.json;
+    this.latest = first.history;
     this.last = withoutClock(this.current);
     this.folders = [folderWatch(store.dir, this.soon), folderWatch(join(store.runtimeDir, LEASES_DIR), this.soon)];
     for (const f of this.folders) f.attach();
@@ -169,6 +184,10 @@ class LiveBoardFeed implements BoardFeed {
 
   stateJson(): string {
     return `{"now":${JSON.stringify(new Date().toISOString())},${withoutClock(this.current)}`;
+  }
+
+  history(): BoardHistory {
+    return this.latest;
   }
 
   recentEvents(): WebEvent[] {
@@ -193,7 +212,9 @@ class LiveBoardFeed implements BoardFeed {
       this.pending = [];
       this.send({ kind: 'events', events: batch });
     }
-    const json = this.read();
+    const { json, history } = this.read();
+    // The history answers from the latest read even when the state did not change (a note on an old task).
+    this.latest = history;
     // `now` changes on every read; compare without it.
     const key = withoutClock(json);
     if (key === this.last) return;
@@ -222,15 +243,16 @@ class LiveBoardFeed implements BoardFeed {
     else this.options.trace?.('idle');
   };
 
-  private read(): string {
+  private read(): { json: string; history: BoardHistory } {
     // Stamped before reading: a change made during the read moves the stamp, and the next poll reads again.
     this.stamp = folderStamp(this.stamped);
     this.options.trace?.('read');
     try {
-      return JSON.stringify(readBoardState(this.store, this.options.actor, this.completedSeq, this.branches));
+      const { state, history } = readBoard(this.store, this.options.actor, this.completedSeq, this.branches);
+      return { json: JSON.stringify(state), history };
     } catch (error) {
       // The board folder gone or unreadable for a moment (a checkout): say so on the page, keep following.
-      return JSON.stringify(unreadableState(this.store, this.options.actor, error));
+      return { json: JSON.stringify(unreadableState(this.store, this.options.actor, error)), history: EMPTY_HISTORY };
     }
   }
 

@@ -9,8 +9,10 @@ import {
   isReady,
   openBlockers,
   priorityOf,
+  isClosed,
   rankTasks,
   readLeases,
+  TasksError,
   type BoardSnapshot,
   type BranchStatus,
   type BranchStatusReader,
@@ -18,7 +20,8 @@ import {
   type TaskLookup,
   type TaskStore,
 } from '@dotasks/core/internal';
-import type { Column, WebState, WebTask } from './wire.js';
+import { matches, type SearchedFields } from './task-match.js';
+import type { Column, WebHistoryPage, WebState, WebTask, WebTaskAnswer, WebTaskRef } from './wire.js';
 
 /** Which column a task stands in: in progress and done by status, pending by its open blockers. */
 function columnOf(task: Task, open: number[]): Column {
@@ -37,87 +40,259 @@ function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/** How many completed tasks the state holds for the Done column, the latest; the page asks for more (`/api/history`). */
+export const RECENT_DONE = 50;
+
+/** What a read of the board keeps besides the state: the whole snapshot, for the history the page asks for later. */
+interface ReadContext {
+  snapshot: BoardSnapshot;
+  lookup: TaskLookup;
+  hierarchy: ReturnType<typeof hierarchyOf>;
+  leases: Map<number, Lease>;
+  completedSeq: ReadonlyMap<number, number>;
+}
+
+type Lease = ReturnType<typeof readLeases>[number];
+
+/** One read of the board: the state the page gets, and its history, which the page asks for in pages. */
+export interface BoardRead {
+  state: WebState;
+  history: BoardHistory;
+}
+
+/** The completed tasks of one read, on demand (`GET /api/history`, `GET /api/task/ID`). */
+export interface BoardHistory {
+  /** Completed tasks latest first after `before` (from the start without it), those `query` finds when given (task-match.ts), at most `limit`. */
+  page(options: { before?: number; limit: number; query?: string; branches?: BranchStatusReader }): WebHistoryPage;
+  /** Any task that is not deleted, with the closed tasks it names; undefined for one deleted or not on the board. */
+  task(id: number, branches?: BranchStatusReader): WebTaskAnswer | undefined;
+}
+
 /**
- * Reads the board for the page: every task that is not deleted with its
- * column, readiness, graph state, claim record and worktree; the graph's
- * edges and critical path as `tasks graph` computes them (the core's
- * buildGraph); the Ready column's place in the claim order (rankTasks, as
- * `tasks ready` and `claim --next` order it); bad files as problems. `completedSeq` maps a task to the
- * event that completed it, for the Done column's order.
+ * Reads the board for the page: the open tasks (and those in review) and the
+ * latest `recentDone` completed ones, each with its column, readiness, graph
+ * state, claim record and worktree; the closed tasks those name, as refs; the
+ * rest of the history counted, and kept for the page to ask for
+ * (docs/decisions.md, "The web board's history on demand"). The graph's edges
+ * and critical path are `tasks graph`'s (the core's buildGraph, over the open
+ * work and the closed tasks it names, which is what the open tasks' states
+ * depend on); the Ready column's place in the claim order is rankTasks', as
+ * `tasks ready` and `claim --next` order it; bad files are problems.
+ * `completedSeq` maps a task to the event that completed it, for the Done
+ * column's order.
  */
-export function readBoardState(store: TaskStore, actor: string, completedSeq: ReadonlyMap<number, number>, branchStatuses?: BranchStatusReader): WebState {
+export function readBoard(
+  store: TaskStore,
+  actor: string,
+  completedSeq: ReadonlyMap<number, number>,
+  branchStatuses?: BranchStatusReader,
+  recentDone = RECENT_DONE,
+): BoardRead {
   const snapshot = store.loadBoard();
-  const branches = readBranches(branchStatuses, snapshot.tasks);
   // Knows each task's open children: a parent waits for them (docs/protocol.md, "Parents").
   const lookup = boardLookup(snapshot);
-  const graph = buildGraph(snapshot.tasks);
-  const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
-  const leases = new Map(readLeases(store).map((l) => [l.task, l]));
-  const hierarchy = hierarchyOf(snapshot);
-  const tasks: WebTask[] = [];
+  const ctx: ReadContext = {
+    snapshot,
+    lookup,
+    hierarchy: hierarchyOf(snapshot),
+    leases: new Map(readLeases(store).map((l) => [l.task, l])),
+    completedSeq,
+  };
+  // One pass over the board: the open work, the completed tasks and how many are deleted.
+  const open: Task[] = [];
+  const completed: Task[] = [];
+  let deleted = 0;
   for (const task of snapshot.tasks) {
-    const node = nodes.get(task.id);
-    if (!node) continue; // deleted: hidden, as in `tasks list`
-    const open = task.status === 'pending' || task.status === 'in_progress' ? openBlockers(task, lookup) : [];
-    const children = task.status === 'pending' ? [...(lookup.openChildren?.(task.id) ?? [])] : [];
-    const view: WebTask = {
-      id: task.id,
-      subject: task.subject,
-      description: task.description,
-      status: task.status,
-      owner: task.owner,
-      activeForm: task.activeForm ?? null,
-      blockedBy: [...task.blockedBy],
-      blocks: [...task.blocks],
-      openBlockers: open,
-      openChildren: children,
-      ready: isReady(task, lookup),
-      column: columnOf(task, [...open, ...children]),
-      state: node.state,
-      critical: node.critical,
-      priority: priorityOf(task),
-      labels: [...(task.labels ?? [])],
-      notes: (task.notes ?? []).map((n) => ({ at: n.at, owner: n.owner, text: n.text })),
-      paths: [...(task.paths ?? [])],
-      ...linkLists(task),
-      ...(task.parent !== undefined ? { parent: task.parent } : {}),
-    };
-    const progress = hierarchy.progress(task.id);
-    if (progress) view.progress = progress;
-    const lease = leases.get(task.id);
-    // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing. On a task in review it is its reviewer's.
-    if (task.review) view.review = reviewView(task.review);
-    if (lease?.review && inReview(task)) view.reviewer = lease.owner;
-    else if (lease && task.status === 'in_progress') {
-      view.lease = { owner: lease.owner, host: lease.host, claimedAt: lease.claimedAt, expiresAt: lease.expiresAt };
-      if (lease.pid !== undefined) view.lease.pid = lease.pid;
-      if (lease.worktree !== undefined) view.lease.worktree = lease.worktree;
-    }
-    const worktree = text(task.metadata?.worktree) ?? lease?.worktree;
-    if (worktree) view.worktree = worktree;
-    const branch = text(task.metadata?.branch);
-    if (branch) view.branch = branch;
-    const status = branches.get(task.id);
-    if (status) view.branchStatus = webBranchStatus(status);
-    const lastError = text(task.metadata?.lastError);
-    if (lastError) view.lastError = lastError;
-    const seq = completedSeq.get(task.id);
-    if (seq !== undefined && task.status === 'completed') view.completedSeq = seq;
-    tasks.push(view);
+    if (task.status === 'completed') completed.push(task);
+    else if (task.status === 'deleted') deleted++;
+    else open.push(task);
   }
-  tasks.sort((a, b) => a.id - b.id);
+  const done = inDoneOrder(completed, completedSeq);
+  const recent = done.slice(0, recentDone);
+  const held = [...open, ...recent].sort((a, b) => a.id - b.id);
+  const heldIds = new Set(held.map((t) => t.id));
+  const named = namedClosed(ctx, held, heldIds);
+  // The graph of what the state holds, and the closed tasks it names (deleted ones too: a deleted blocker blocks nothing, a missing one does).
+  const graph = buildGraph([...held, ...named]);
+  const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
+  const branches = readBranches(branchStatuses, held);
+  const tasks = held.map((task) => taskView(ctx, task, nodes.get(task.id) ?? CLOSED_NODE, branches));
   rankReady(tasks, snapshot, lookup);
-  return {
+  const between = (e: { from: number; to: number }) => heldIds.has(e.from) && heldIds.has(e.to);
+  const state: WebState = {
     now: new Date().toISOString(), // first: the feed swaps it for a fresh one (board-feed.ts)
     board: store.dir,
     actor,
     tasks,
-    edges: graph.edges,
-    links: graph.links,
+    refs: named.filter((t) => t.status !== 'deleted').map(refOf),
+    history: { completed: done.length, shown: recent.length, deleted },
+    edges: graph.edges.filter(between),
+    links: graph.links.filter(between),
     criticalPath: graph.criticalPath,
     problems: snapshot.problems.map((p) => ({ file: p.file, line: p.line, column: p.column, message: p.message })),
     reviewLane: store.config.review,
   };
+  return { state, history: createHistory(ctx, done, () => state) };
+}
+
+/** readBoard's state alone. */
+export function readBoardState(store: TaskStore, actor: string, completedSeq: ReadonlyMap<number, number>, branchStatuses?: BranchStatusReader): WebState {
+  return readBoard(store, actor, completedSeq, branchStatuses).state;
+}
+
+/** A completed task's graph state: done, never on the critical path (a chain of open tasks). */
+const CLOSED_NODE = { state: 'done', critical: false } as const;
+
+/**
+ * Completed tasks in the Done column's order: by the event that completed
+ * each, latest first, else the highest id (the page's doneOrder). Sorted on
+ * one number a task, not two map lookups a comparison: on a 90,000-task
+ * history that was a tenth of the read.
+ */
+function inDoneOrder(done: Task[], completedSeq: ReadonlyMap<number, number>): Task[] {
+  const keyed = done.map((task) => ({ task, seq: completedSeq.get(task.id) ?? 0 }));
+  keyed.sort((a, b) => b.seq - a.seq || b.task.id - a.task.id);
+  return keyed.map((k) => k.task);
+}
+
+/**
+ * The closed tasks that `held` name and do not hold: blockers and
+ * dependents, links, children, and each one's parents up the chain (a card's
+ * `↑ #4 Epic`, a panel's `part of #2, under #1`). Ascending id.
+ */
+function namedClosed({ snapshot, hierarchy }: ReadContext, held: readonly Task[], heldIds: ReadonlySet<number>): Task[] {
+  const out = new Map<number, Task>();
+  const add = (id: number | undefined) => {
+    if (id === undefined || heldIds.has(id) || out.has(id)) return;
+    const task = snapshot.byId.get(id);
+    if (!task || !isClosed(task.status)) return; // an open one is in the state
+    out.set(id, task);
+    add(task.parent); // the chain goes on through closed parents
+  };
+  for (const task of held) {
+    for (const id of task.blockedBy) add(id);
+    for (const id of task.blocks) add(id);
+    for (const field of ['related', 'discoveredFrom', 'discovered'] as const) for (const id of task[field] ?? []) add(id);
+    for (const child of hierarchy.children(task.id)) add(child.id);
+    add(task.parent);
+  }
+  return [...out.values()].sort((a, b) => a.id - b.id);
+}
+
+function refOf(task: Task): WebTaskRef {
+  const ref: WebTaskRef = { id: task.id, subject: task.subject, status: task.status, column: task.status === 'completed' ? 'done' : 'blocked' };
+  if (task.parent !== undefined) ref.parent = task.parent;
+  return ref;
+}
+
+/** The history of one read: completed tasks in the Done column's order, read from the snapshot that read kept. */
+function createHistory(ctx: ReadContext, done: readonly Task[], state: () => WebState): BoardHistory {
+  // Built on the first page asked for after a task, not on every read: most reads are never paged.
+  let at: Map<number, number> | undefined;
+  /** Closed tasks as the page shows them, and the closed tasks they name. */
+  const answer = (tasks: Task[], branches: BranchStatusReader | undefined) => {
+    const ids = new Set(tasks.map((t) => t.id));
+    const statuses = readBranches(branches, tasks);
+    return {
+      tasks: tasks.map((t) => taskView(ctx, t, CLOSED_NODE, statuses)),
+      refs: namedClosed(ctx, tasks, ids)
+        .filter((t) => t.status !== 'deleted')
+        .map(refOf),
+    };
+  };
+  return {
+    page({ before, limit, query, branches }) {
+      let from = 0;
+      if (before !== undefined) {
+        at ??= new Map(done.map((t, i) => [t.id, i]));
+        const i = at.get(before);
+        if (i === undefined) throw new TasksError('E_NOT_FOUND', `#${before} is not among the completed tasks; ask for the history from its start`);
+        from = i + 1;
+      }
+      const found: Task[] = [];
+      let i = from;
+      for (; i < done.length && found.length < limit; i++) {
+        const task = done[i];
+        if (query === undefined || matches(searchedFields(task), query)) found.push(task);
+      }
+      return { ...answer(found, branches), more: i < done.length };
+    },
+    task(id, branches) {
+      const task = ctx.snapshot.byId.get(id);
+      if (!task || task.status === 'deleted') return undefined;
+      if (!isClosed(task.status)) {
+        const view = state().tasks.find((t) => t.id === id);
+        return view && { task: view, refs: [] }; // the state holds it, and what it names
+      }
+      const { tasks, refs } = answer([task], branches);
+      return { task: tasks[0], refs };
+    },
+  };
+}
+
+/** What a search reads of a task, as its view has it: a whole view of each completed task would also work out its blockers, readiness and progress. */
+function searchedFields(task: Task): SearchedFields {
+  return {
+    id: task.id,
+    subject: task.subject,
+    labels: task.labels ?? [],
+    description: task.description,
+    notes: task.notes ?? [],
+    owner: task.owner,
+    activeForm: task.activeForm ?? null,
+    branch: text(task.metadata?.branch),
+  };
+}
+
+/** One task as the page shows it. `node`: its graph state; a closed task not in the graph is done and off the critical path. */
+function taskView(ctx: ReadContext, task: Task, node: { state: WebTask['state']; critical: boolean }, branches: ReadonlyMap<number, BranchStatus>): WebTask {
+  const { lookup, hierarchy, leases, completedSeq } = ctx;
+  const open = task.status === 'pending' || task.status === 'in_progress' ? openBlockers(task, lookup) : [];
+  const children = task.status === 'pending' ? [...(lookup.openChildren?.(task.id) ?? [])] : [];
+  const view: WebTask = {
+    id: task.id,
+    subject: task.subject,
+    description: task.description,
+    status: task.status,
+    owner: task.owner,
+    activeForm: task.activeForm ?? null,
+    blockedBy: [...task.blockedBy],
+    blocks: [...task.blocks],
+    openBlockers: open,
+    openChildren: children,
+    ready: isReady(task, lookup),
+    column: columnOf(task, [...open, ...children]),
+    state: node.state,
+    critical: node.critical,
+    priority: priorityOf(task),
+    labels: [...(task.labels ?? [])],
+    notes: (task.notes ?? []).map((n) => ({ at: n.at, owner: n.owner, text: n.text })),
+    paths: [...(task.paths ?? [])],
+    ...linkLists(task),
+    ...(task.parent !== undefined ? { parent: task.parent } : {}),
+  };
+  const progress = hierarchy.progress(task.id);
+  if (progress) view.progress = progress;
+  const lease = leases.get(task.id);
+  // A record whose task is no longer in progress is a leftover the reaper removes; it holds nothing. On a task in review it is its reviewer's.
+  if (task.review) view.review = reviewView(task.review);
+  if (lease?.review && inReview(task)) view.reviewer = lease.owner;
+  else if (lease && task.status === 'in_progress') {
+    view.lease = { owner: lease.owner, host: lease.host, claimedAt: lease.claimedAt, expiresAt: lease.expiresAt };
+    if (lease.pid !== undefined) view.lease.pid = lease.pid;
+    if (lease.worktree !== undefined) view.lease.worktree = lease.worktree;
+  }
+  const worktree = text(task.metadata?.worktree) ?? lease?.worktree;
+  if (worktree) view.worktree = worktree;
+  const branch = text(task.metadata?.branch);
+  if (branch) view.branch = branch;
+  const status = branches.get(task.id);
+  if (status) view.branchStatus = webBranchStatus(status);
+  const lastError = text(task.metadata?.lastError);
+  if (lastError) view.lastError = lastError;
+  const seq = completedSeq.get(task.id);
+  if (seq !== undefined && task.status === 'completed') view.completedSeq = seq;
+  return view;
 }
 
 /** The Ready column's place in the claim order. Assigned tasks stand in Ready too (ready for their assignee); the ranks compare alike whoever asks. */
@@ -135,7 +310,7 @@ function rankReady(tasks: WebTask[], snapshot: BoardSnapshot, lookup: TaskLookup
 }
 
 /** The statuses of the task branches; a git that cannot answer costs them, never the board. */
-function readBranches(reader: BranchStatusReader | undefined, tasks: Task[]): Map<number, BranchStatus> {
+function readBranches(reader: BranchStatusReader | undefined, tasks: readonly Task[]): Map<number, BranchStatus> {
   try {
     return reader?.read(tasks) ?? new Map();
   } catch {

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { Writable } from 'node:stream';
 import type { WebEvent } from './wire.js';
 
 /** A board state as a server-sent event, encoded once and written to every page as the same bytes. */
@@ -18,6 +18,8 @@ export interface EventStream {
   sendEvents(events: WebEvent[]): void;
   /** A comment that keeps proxies and idle timeouts from closing the stream. */
   ping(): void;
+  /** Ends the stream (through the gzip stream when there is one, so it ends the response itself). */
+  end(): void;
 }
 
 /**
@@ -28,8 +30,9 @@ export interface EventStream {
  * the feed sends them. So a page that stops reading costs the one write in
  * flight, whatever the board does meanwhile; a state's frame is one Buffer
  * shared by every page, which the socket's queue holds by reference.
+ * `res` is the response, or a gzip stream into it that flushes each write.
  */
-export function openEventStream(res: ServerResponse, keepEvents: number): EventStream {
+export function openEventStream(res: Writable, keepEvents: number): EventStream {
   let waiting = false;
   let state: Buffer | undefined;
   let events: WebEvent[] = [];
@@ -59,6 +62,9 @@ export function openEventStream(res: ServerResponse, keepEvents: number): EventS
     },
     ping() {
       if (!waiting) waiting = !res.write(': ping\n\n');
+    },
+    end() {
+      res.end();
     },
   };
 }

@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
+import { constants as zlibConstants, createGzip, gzip } from 'node:zlib';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isErrnoException, TasksError, type TaskStore } from '@dotasks/core/internal';
@@ -9,7 +10,7 @@ import { runWrite } from './actions.js';
 import { createBoardFeed, type BoardFeed, type BoardFeedOptions } from './board-feed.js';
 import { openEventStream, stateFrame, type EventStream } from './event-stream.js';
 import { allowedHostName, createHostCheck, isWildcard, type HostCheck } from './host-names.js';
-import type { WebError } from './wire.js';
+import type { WebError, WebHistoryPage } from './wire.js';
 
 /** Options of startServer. */
 export interface WebServerOptions {
@@ -45,6 +46,9 @@ export const DEFAULT_HOST = '127.0.0.1';
 const TOKEN_HEADER = 'x-tasks-token';
 /** How many events a page gets when it connects, and the most a slow page's stream gathers while it is behind. */
 const KEEP_EVENTS = 300;
+/** A page of the history: as many as asked (`limit`), at most this many. */
+const HISTORY_PAGE = 50;
+const MAX_HISTORY_PAGE = 500;
 /** A task file is at most 1 MiB (docs/protocol.md, "One task, one file"); a request needs no more. */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -231,7 +235,7 @@ function listenError(error: unknown, host: string, port: number | undefined): un
 
 async function closeServer({ feed, streams }: ServerState, server: Server): Promise<void> {
   feed.close();
-  for (const res of streams.keys()) res.end();
+  for (const stream of streams.values()) stream.end();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections(); // keep-alive connections of the page would hold close() for seconds
   await closed;
@@ -295,12 +299,16 @@ async function handleApi(state: ServerState, req: IncomingMessage, res: ServerRe
   const method = req.method ?? 'GET';
   const reading = method === 'GET';
   const path = url.pathname.slice('/api'.length);
-  if (reading && path === '/state') {
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(feed.stateJson());
-    return;
-  }
+  if (reading && path === '/state') return sendState(req, res, feed.stateJson());
   if (reading && path === '/events') return openStream(state, req, res);
+  if (reading && path === '/history') return sendJson(res, 200, historyPage(feed, url.searchParams));
+  const task = reading ? /^\/task\/([^/]+)$/.exec(path) : null;
+  if (task) {
+    const id = positiveId(task[1], 'a task id');
+    const answer = feed.history().task(id, feed.historyBranches);
+    if (!answer) return sendError(res, 'E_NOT_FOUND', `task #${id} is not on the board (deleted, or its file is not a valid task)`);
+    return sendJson(res, 200, answer);
+  }
   if (reading) return sendError(res, 'E_NOT_FOUND', `no such call: GET ${url.pathname}`);
   const body = await readBody(req);
   const result = await runWrite(options.store, options.actor, { method, path, body });
@@ -309,10 +317,65 @@ async function handleApi(state: ServerState, req: IncomingMessage, res: ServerRe
   sendJson(res, 200, result);
 }
 
+/** Whether the caller takes gzip (every browser does); a client that does not gets the bytes as they are. */
+function takesGzip(req: IncomingMessage): boolean {
+  return /\bgzip\b/i.test(String(req.headers['accept-encoding'] ?? ''));
+}
+
+/** The state, compressed for a caller that takes it (off the event loop: the open work of a large board is megabytes of JSON). */
+function sendState(req: IncomingMessage, res: ServerResponse, json: string): Promise<void> | void {
+  const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', vary: 'accept-encoding' };
+  if (!takesGzip(req)) {
+    res.writeHead(200, headers);
+    res.end(json);
+    return;
+  }
+  return new Promise((resolve, reject) => {
+    gzip(json, (error, body) => {
+      if (error) return reject(error);
+      res.writeHead(200, { ...headers, 'content-encoding': 'gzip', 'content-length': body.length });
+      res.end(body);
+      resolve();
+    });
+  });
+}
+
+/** An id in a path or a query: a positive integer, or a usage error that says which. */
+function positiveId(text: string, what: string): number {
+  const id = /^[1-9][0-9]*$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(id)) throw new TasksError('E_USAGE', `${what} is a positive integer, not ${quoted(text)}`);
+  return id;
+}
+
+/** `GET /api/history?before=ID&limit=N&q=WORDS`: a page of the completed tasks, latest first (wire.ts, WebHistoryPage). */
+function historyPage(feed: BoardFeed, query: URLSearchParams): WebHistoryPage {
+  const before = query.get('before');
+  const limitText = query.get('limit');
+  const limit = limitText === null ? HISTORY_PAGE : positiveId(limitText, 'limit');
+  const q = query.get('q') ?? '';
+  return feed.history().page({
+    before: before === null || before === '' ? undefined : positiveId(before, 'before'),
+    limit: Math.min(limit, MAX_HISTORY_PAGE),
+    query: q.trim() === '' ? undefined : q,
+    branches: feed.historyBranches,
+  });
+}
+
 /** A page following the board: the state and recent events now, then every change, with a ping to keep it open. */
 function openStream({ feed, streams }: ServerState, req: IncomingMessage, res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
-  const events = openEventStream(res, KEEP_EVENTS);
+  const headers = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', vary: 'accept-encoding' };
+  let events: EventStream;
+  if (takesGzip(req)) {
+    // One gzip stream for the connection; each write is flushed (Z_SYNC_FLUSH), so the page gets a frame at once.
+    res.writeHead(200, { ...headers, 'content-encoding': 'gzip' });
+    const zipped = createGzip({ flush: zlibConstants.Z_SYNC_FLUSH });
+    zipped.pipe(res);
+    res.on('close', () => zipped.destroy());
+    events = openEventStream(zipped, KEEP_EVENTS);
+  } else {
+    res.writeHead(200, headers);
+    events = openEventStream(res, KEEP_EVENTS);
+  }
   events.sendState(stateFrame(feed.stateJson()));
   events.sendEvents(feed.recentEvents());
   const ping = setInterval(() => events.ping(), 15_000);

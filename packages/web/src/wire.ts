@@ -93,7 +93,23 @@ export interface WebProblem {
   message: string;
 }
 
-/** The whole board at one moment. */
+/**
+ * A closed task named by a task the page holds (a blocker, a dependent, a
+ * parent up the chain, a child, a link), as much as the page shows of it:
+ * its name and status in a panel, its subject on a card's `↑ #4 Epic` line.
+ */
+export type WebTaskRef = Pick<WebTask, 'id' | 'subject' | 'status' | 'column' | 'parent'>;
+
+/** What the board holds beyond the state it sends: the history, counted (docs/protocol.md, "The web board"). */
+export interface WebHistory {
+  /** Completed tasks on the board, of which the state's `tasks` hold the latest `shown`. */
+  completed: number;
+  shown: number;
+  /** Deleted tasks (never shown). */
+  deleted: number;
+}
+
+/** The open work and the latest completions at one moment; the rest of the history comes on demand (`GET /api/history`, `GET /api/task/ID`). */
 export interface WebState {
   /** The board folder. */
   board: string;
@@ -101,11 +117,14 @@ export interface WebState {
   actor: string;
   /** The server's clock when this was read (ISO), so lease countdowns do not depend on the browser's clock. */
   now: string;
-  /** Every task that is not deleted, ascending id. */
+  /** Every open task (pending, in progress, in review) and the latest completed ones (`history.shown`), ascending id. */
   tasks: WebTask[];
-  /** `from` blocks `to`, between shown tasks; `critical` on the critical path. */
+  /** The closed tasks those name that are not among them (deleted ones are not on the page), ascending id. */
+  refs: WebTaskRef[];
+  history: WebHistory;
+  /** `from` blocks `to`, between the state's tasks; `critical` on the critical path. */
   edges: { from: number; to: number; critical: boolean }[];
-  /** Soft links between shown tasks, as `tasks graph --json` has them: `related`, or `discovered-from` (`from` was found while on `to`). */
+  /** Soft links between the state's tasks, as `tasks graph --json` has them: `related`, or `discovered-from` (`from` was found while on `to`). */
   links: { from: number; to: number; type: 'related' | 'discovered-from' }[];
   criticalPath: number[];
   problems: WebProblem[];
@@ -133,4 +152,22 @@ export interface WebWriteResult {
   task: number;
   /** Tasks whose last open blocker this write closed. */
   unblocked: number[];
+}
+
+/**
+ * `GET /api/history?before=ID&limit=N&q=WORDS`: completed tasks in the Done
+ * column's order (latest first) after `before` (from the start without it),
+ * those the search words find when `q` is given; with the closed tasks they
+ * name (refs). `more`: there are further ones.
+ */
+export interface WebHistoryPage {
+  tasks: WebTask[];
+  refs: WebTaskRef[];
+  more: boolean;
+}
+
+/** `GET /api/task/ID`: one task that is not deleted, open or closed, with the closed tasks it names. */
+export interface WebTaskAnswer {
+  task: WebTask;
+  refs: WebTaskRef[];
 }
