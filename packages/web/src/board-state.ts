@@ -14,6 +14,7 @@ import {
   readLeases,
   TasksError,
   type BoardSnapshot,
+  type OpenSnapshot,
   type BranchStatus,
   type BranchStatusReader,
   type Task,
@@ -46,6 +47,8 @@ export const RECENT_DONE = 50;
 /** What a read of the board keeps besides the state: the whole snapshot, for the history the page asks for later. */
 interface ReadContext {
   snapshot: BoardSnapshot;
+  /** A task in full: a folded board's closed tasks are stubs in the snapshot, read from their files here. */
+  full(id: number): Task | undefined;
   lookup: TaskLookup;
   hierarchy: ReturnType<typeof hierarchyOf>;
   leases: Map<number, Lease>;
@@ -88,27 +91,10 @@ export function readBoard(
   branchStatuses?: BranchStatusReader,
   recentDone = RECENT_DONE,
 ): BoardRead {
-  const snapshot = store.loadBoard();
-  // Knows each task's open children: a parent waits for them (docs/protocol.md, "Parents").
-  const lookup = boardLookup(snapshot);
-  const ctx: ReadContext = {
-    snapshot,
-    lookup,
-    hierarchy: hierarchyOf(snapshot),
-    leases: new Map(readLeases(store).map((l) => [l.task, l])),
-    completedSeq,
-  };
-  // One pass over the board: the open work, the completed tasks and how many are deleted.
-  const open: Task[] = [];
-  const completed: Task[] = [];
-  let deleted = 0;
-  for (const task of snapshot.tasks) {
-    if (task.status === 'completed') completed.push(task);
-    else if (task.status === 'deleted') deleted++;
-    else open.push(task);
-  }
-  const done = inDoneOrder(completed, completedSeq);
-  const recent = done.slice(0, recentDone);
+  // On a large history the open work alone (the core's open view), the closed tasks it shows read one by one.
+  const snapshot = store.loadOpenWork();
+  const ctx = readContext(store, snapshot, completedSeq);
+  const { open, recent, completed, deleted } = splitBoard(store, ctx, recentDone);
   const held = [...open, ...recent].sort((a, b) => a.id - b.id);
   const heldIds = new Set(held.map((t) => t.id));
   const named = namedClosed(ctx, held, heldIds);
@@ -117,7 +103,7 @@ export function readBoard(
   const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
   const branches = readBranches(branchStatuses, held);
   const tasks = held.map((task) => taskView(ctx, task, nodes.get(task.id) ?? CLOSED_NODE, branches));
-  rankReady(tasks, snapshot, lookup);
+  rankReady(tasks, snapshot, ctx.lookup);
   const between = (e: { from: number; to: number }) => heldIds.has(e.from) && heldIds.has(e.to);
   const state: WebState = {
     now: new Date().toISOString(), // first: the feed swaps it for a fresh one (board-feed.ts)
@@ -125,14 +111,79 @@ export function readBoard(
     actor,
     tasks,
     refs: named.filter((t) => t.status !== 'deleted').map(refOf),
-    history: { completed: done.length, shown: recent.length, deleted },
+    history: { completed, shown: recent.length, deleted },
     edges: graph.edges.filter(between),
     links: graph.links.filter(between),
     criticalPath: graph.criticalPath,
     problems: snapshot.problems.map((p) => ({ file: p.file, line: p.line, column: p.column, message: p.message })),
     reviewLane: store.config.review,
   };
-  return { state, history: createHistory(ctx, done, () => state) };
+  // The history's pages come from the whole board, read when a page is first asked for (a folded read did not read it).
+  let whole: { ctx: ReadContext; done: Task[] } | undefined;
+  const history = () => {
+    if (!whole) {
+      const board = snapshot.history ? store.loadBoard() : snapshot;
+      const wholeCtx = snapshot.history ? readContext(store, board, completedSeq) : ctx;
+      whole = { ctx: wholeCtx, done: inDoneOrder(board.tasks.filter((t) => t.status === 'completed'), completedSeq) };
+    }
+    return whole;
+  };
+  return { state, history: createHistory(ctx, history, () => state) };
+}
+
+function readContext(store: TaskStore, snapshot: OpenSnapshot, completedSeq: ReadonlyMap<number, number>): ReadContext {
+  const read = new Map<number, Task | undefined>();
+  const full = (id: number) => {
+    if (!snapshot.history) return snapshot.byId.get(id);
+    const seen = snapshot.byId.get(id);
+    if (seen === undefined || !isClosed(seen.status) || seen.subject !== '' || read.has(id)) return read.has(id) ? read.get(id) : seen;
+    const task = store.peekTask(id); // a stub: the closed task's own file
+    read.set(id, task);
+    return task;
+  };
+  // Knows each task's open children: a parent waits for them (docs/protocol.md, "Parents").
+  return { snapshot, full, lookup: boardLookup(snapshot), hierarchy: hierarchyOf(snapshot), leases: new Map(readLeases(store).map((l) => [l.task, l])), completedSeq };
+}
+
+/**
+ * The open work, the latest completed tasks and the counts: from one pass
+ * over the whole board, or on a folded one from the completion events (the
+ * latest first) and the highest ids, each read from its file.
+ */
+function splitBoard(store: TaskStore, ctx: ReadContext, recentDone: number): { open: Task[]; recent: Task[]; completed: number; deleted: number } {
+  const { snapshot, completedSeq } = ctx;
+  const open: Task[] = [];
+  const done: Task[] = [];
+  let deleted = snapshot.history?.deleted ?? 0;
+  for (const task of snapshot.tasks) {
+    if (task.status === 'completed') done.push(task);
+    else if (task.status === 'deleted') deleted++;
+    else open.push(task);
+  }
+  if (!snapshot.history) return { open, recent: inDoneOrder(done, completedSeq).slice(0, recentDone), completed: done.length, deleted };
+  const recent: Task[] = [];
+  const taken = new Set<number>();
+  const take = (id: number) => {
+    if (recent.length >= recentDone || taken.has(id) || !snapshot.byId.has(id) || !isClosed(snapshot.byId.get(id)!.status)) return;
+    taken.add(id);
+    const task = ctx.full(id);
+    if (task?.status === 'completed') recent.push(task);
+  };
+  for (const [id] of [...completedSeq].sort((a, b) => b[1] - a[1])) {
+    if (recent.length >= recentDone) break;
+    take(id);
+  }
+  const top = Math.max(0, readHighWaterMark(store));
+  for (let id = top; id >= 1 && recent.length < recentDone && taken.size < recentDone * 4 + completedSeq.size; id--) take(id);
+  return { open, recent: inDoneOrder(recent, completedSeq), completed: snapshot.history.completed, deleted };
+}
+
+function readHighWaterMark(store: TaskStore): number {
+  try {
+    return store.readHighWaterMark() ?? 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** readBoard's state alone. */
@@ -160,11 +211,11 @@ function inDoneOrder(done: Task[], completedSeq: ReadonlyMap<number, number>): T
  * dependents, links, children, and each one's parents up the chain (a card's
  * `↑ #4 Epic`, a panel's `part of #2, under #1`). Ascending id.
  */
-function namedClosed({ snapshot, hierarchy }: ReadContext, held: readonly Task[], heldIds: ReadonlySet<number>): Task[] {
+function namedClosed({ full, hierarchy }: ReadContext, held: readonly Task[], heldIds: ReadonlySet<number>): Task[] {
   const out = new Map<number, Task>();
   const add = (id: number | undefined) => {
     if (id === undefined || heldIds.has(id) || out.has(id)) return;
-    const task = snapshot.byId.get(id);
+    const task = full(id);
     if (!task || !isClosed(task.status)) return; // an open one is in the state
     out.set(id, task);
     add(task.parent); // the chain goes on through closed parents
@@ -185,12 +236,12 @@ function refOf(task: Task): WebTaskRef {
   return ref;
 }
 
-/** The history of one read: completed tasks in the Done column's order, read from the snapshot that read kept. */
-function createHistory(ctx: ReadContext, done: readonly Task[], state: () => WebState): BoardHistory {
+/** The history of one read: completed tasks in the Done column's order, from the whole board (`whole`, read once when first asked). */
+function createHistory(now: ReadContext, whole: () => { ctx: ReadContext; done: readonly Task[] }, state: () => WebState): BoardHistory {
   // Built on the first page asked for after a task, not on every read: most reads are never paged.
   let at: Map<number, number> | undefined;
   /** Closed tasks as the page shows them, and the closed tasks they name. */
-  const answer = (tasks: Task[], branches: BranchStatusReader | undefined) => {
+  const answer = (ctx: ReadContext, tasks: Task[], branches: BranchStatusReader | undefined) => {
     const ids = new Set(tasks.map((t) => t.id));
     const statuses = readBranches(branches, tasks);
     return {
@@ -202,6 +253,7 @@ function createHistory(ctx: ReadContext, done: readonly Task[], state: () => Web
   };
   return {
     page({ before, limit, query, branches }) {
+      const { ctx, done } = whole();
       let from = 0;
       if (before !== undefined) {
         at ??= new Map(done.map((t, i) => [t.id, i]));
@@ -215,16 +267,17 @@ function createHistory(ctx: ReadContext, done: readonly Task[], state: () => Web
         const task = done[i];
         if (query === undefined || matches(searchedFields(task), query)) found.push(task);
       }
-      return { ...answer(found, branches), more: i < done.length };
+      return { ...answer(ctx, found, branches), more: i < done.length };
     },
     task(id, branches) {
-      const task = ctx.snapshot.byId.get(id);
+      // One task: its own file, not the whole history.
+      const task = now.full(id);
       if (!task || task.status === 'deleted') return undefined;
       if (!isClosed(task.status)) {
         const view = state().tasks.find((t) => t.id === id);
         return view && { task: view, refs: [] }; // the state holds it, and what it names
       }
-      const { tasks, refs } = answer([task], branches);
+      const { tasks, refs } = answer(now, [task], branches);
       return { task: tasks[0], refs };
     },
   };
