@@ -10,7 +10,7 @@
 //
 // BENCH_HISTORY=N sets the large board's size (default 100,000; building it
 // writes N files and takes a while). BENCH_RUNS (default 5 here) the runs.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { TaskStore } from '../../packages/core/dist/internal.js';
@@ -88,5 +88,32 @@ for (const [name, { small, large }] of Object.entries(rows)) {
   );
 }
 console.log(`read and parse every file of the ${LARGE / 1000}k board (node, no dotasks): ${median(floor).toFixed(1)} ms`);
+
+/** `tasks watch` from its start to "watching" (its first reconcile done), then stopped. */
+function watchReady(b) {
+  return new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    const child = spawn(process.execPath, [TASKS_BIN, 'watch', '--dir', b.dir], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+      if (!err.includes('watching')) return;
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      child.kill('SIGTERM');
+      child.once('close', () => resolve(ms));
+    });
+    child.once('close', (code) => (err.includes('watching') ? undefined : reject(new Error(`tasks watch exited ${code}: ${err}`))));
+  });
+}
+const watches = { small: [], large: [] };
+for (let i = 0; i < Math.min(RUNS, 3); i++) {
+  watches.small.push(await watchReady(boards[0]));
+  watches.large.push(await watchReady(boards[1]));
+}
+const watchOk = median(watches.large) <= 2000;
+if (!watchOk) failed = true;
+console.log(
+  `tasks watch start to ready: 1k ${median(watches.small).toFixed(1)} ms, ${LARGE / 1000}k ${median(watches.large).toFixed(1)} ms (target at ${LARGE / 1000}k <= 2000 ms: ${verdict(watchOk)})`,
+);
 for (const b of boards) rmSync(b.root, { recursive: true, force: true });
 process.exitCode = failed ? 1 : 0;

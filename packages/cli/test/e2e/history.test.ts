@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TASKS_BIN, cleanEnv, tasks, tempBoard } from '../helpers.js';
+import { TASKS_BIN, cleanEnv, createTasks, tasks, tempBoard } from '../helpers.js';
 import { startTasks, type TasksProcess } from '../agents-helpers.js';
 
 // A board of 100,000 tasks, 99,900 of them completed: the everyday commands
@@ -41,7 +41,7 @@ beforeAll(() => {
   board = tempBoard();
   writeHistory(board.board);
   // The first command makes the board index: a pass over every file.
-  expect(run(['list', '--all']).code).toBe(0);
+  expect(run(['list']).code).toBe(0);
 });
 afterAll(async () => {
   for (const p of running) p.child.kill('SIGKILL');
@@ -77,13 +77,14 @@ describe(`a board of ${N.toLocaleString('en')} tasks, ${OPEN} of them open`, () 
     const found = run(['search', 'Step 99950']);
     expect(found.stdout).toContain('#99950: Step 99950');
     expect(found.stdout).toContain('1 match among the open work (99,900 completed not searched: tasks search --all "Step 99950")');
-    expect(run(['search', '--all', 'Step 4242']).stdout).toContain('[x] #4242: Step 4242');
     expect(run(['show', '99950']).stdout).toContain('blockedBy:   #99949');
   });
 
   it('a completed task edited by hand is seen by list --all at once', () => {
     reopenInPlace(500);
-    expect(run(['list', '--all']).stdout).toContain('[ ] #500: Step 500');
+    const all = run(['list', '--all']).stdout;
+    expect(all).toContain('[ ] #500: Step 500');
+    expect(all).toContain('[x] #4242: Step 4242');
   });
 
   it('with the watcher running, a completed task reopened by hand is in the open work of the next tasks list', async () => {
@@ -97,5 +98,33 @@ describe(`a board of ${N.toLocaleString('en')} tasks, ${OPEN} of them open`, () 
     await vi.waitFor(() => expect(closedRanges().some(([a, b]) => a <= 70_000 && 70_000 <= b)).toBe(false), { timeout: 60_000, interval: 100 });
     // ...so one look at the open work lists it.
     expect(run(['list']).stdout).toContain('[ ] #70000: Step 70000');
+  });
+});
+
+describe('foldHistory in config.json', () => {
+  it('folds from that many closed tasks; search --all searches the history; a bad value is one line', async () => {
+    const small = tempBoard();
+    try {
+      await createTasks(small.board, ['Parse the input', 'Parse the flags', 'Write the docs']);
+      const t = (args: string[]) => tasks(small.root, args);
+      expect(t(['done', '1']).code).toBe(0);
+      expect(t(['list']).stdout).toContain('[x] #1: Parse the input');
+      writeFileSync(join(small.board, 'config.json'), JSON.stringify({ foldHistory: 0 }));
+      expect(t(['list']).stdout.split('\n')).toEqual([
+        '[ ] #2: Parse the flags',
+        '[ ] #3: Write the docs',
+        '… 1 completed not listed: tasks list --all lists them',
+        '1/3 done · ready: #2, #3',
+        '',
+      ]);
+      expect(t(['search', 'parse']).stdout).toContain('1 match among the open work (1 completed not searched: tasks search --all "parse")');
+      expect(t(['search', '--all', 'parse']).stdout).toContain('[x] #1: Parse the input');
+      writeFileSync(join(small.board, 'config.json'), JSON.stringify({ foldHistory: -1 }));
+      const bad = t(['list']);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr.trim().split('\n')).toEqual([expect.stringContaining('"foldHistory" must be a whole number of tasks (0 or more)')]);
+    } finally {
+      small.cleanup();
+    }
   });
 });
