@@ -40,6 +40,7 @@ import { CorruptTaskError } from '../errors.js';
 import { createRecord, parseTask, serializeTask, type Task } from '../format/format.js';
 import { TaskStore } from '../store.js';
 import { tempBoard } from '../../test/helpers/temp-board.js';
+import { settleClock } from '../../test/helpers/settle-clock.js';
 
 const fixtures = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
 
@@ -69,23 +70,9 @@ function readWithoutIndex(dir: string): Task[] {
   return tasks.sort((a, b) => a.id - b.id);
 }
 
-/**
- * Waits until the file system's clock has moved past the ctime of every entry
- * of the board, so that the index trusts what it records next (an identity
- * as new as the clock reading taken before looking is never trusted).
- */
-async function settle(dir: string): Promise<void> {
-  const newest = Math.max(statSync(dir).ctimeMs, ...readdirSync(dir).map((n) => statSync(join(dir, n)).ctimeMs));
-  const probe = join(root, 'clock-probe');
-  await vi.waitFor(
-    () => {
-      writeFileSync(probe, '');
-      const now = statSync(probe).ctimeMs;
-      unlinkSync(probe);
-      expect(now).toBeGreaterThan(newest);
-    },
-    { timeout: 5000, interval: 2 },
-  );
+/** Waits until the file system's clock has moved past every entry of the board (settle-clock.ts). */
+function settle(dir: string): Promise<void> {
+  return settleClock(root, dir);
 }
 
 /** A whole second in the past, exactly representable, for mtimes that must not change. */

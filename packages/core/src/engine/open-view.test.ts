@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
@@ -28,6 +28,7 @@ import { renderAgentBoard } from '../views/agent-board.js';
 import { TaskStore } from '../store.js';
 import type { BoardSnapshot } from './store-types.js';
 import { tempBoard } from '../../test/helpers/temp-board.js';
+import { settleClock } from '../../test/helpers/settle-clock.js';
 
 function makeTask(id: number, fields: Partial<Task> = {}): Task {
   return { id, subject: `Task ${id}`, description: '', status: 'completed', owner: '', blockedBy: [], blocks: [], extra: createRecord(), ...fields };
@@ -59,21 +60,6 @@ function writeBoard(dir: string, closed: number, open: number): void {
   writeFileSync(join(dir, '.highwatermark'), `${closed + open}\n`);
 }
 
-/** Waits until the file system's clock has moved past every file of the board (an identity that new is never trusted). */
-async function settle(root: string, dir: string): Promise<void> {
-  const newest = Math.max(...readdirSync(dir).map((n) => statSync(join(dir, n)).ctimeMs));
-  const probe = join(root, 'clock-probe');
-  await vi.waitFor(
-    () => {
-      writeFileSync(probe, '');
-      const now = statSync(probe).ctimeMs;
-      unlinkSync(probe);
-      expect(now).toBeGreaterThan(newest);
-    },
-    { timeout: 5000, interval: 2 },
-  );
-}
-
 function startReading(): string[] {
   reads.paths.length = 0;
   return reads.paths;
@@ -95,7 +81,7 @@ function derived(snapshot: BoardSnapshot) {
 async function bigBoard(closed: number, open: number): Promise<{ root: string; dir: string; store: TaskStore }> {
   const board = tempBoard('dotasks-open-view-');
   writeBoard(board.dir, closed, open);
-  await settle(board.root, board.dir);
+  await settleClock(board.root, board.dir);
   loadBoardSnapshot(board.dir); // the index, with its history
   return board;
 }
@@ -159,7 +145,7 @@ describe('the open view of a board with a long history', () => {
     await store.completeTask(1004, { actor: 'me' });
     git('add', '.tasks');
     git('-c', 'user.name=t', '-c', 'user.email=t@t.invalid', 'commit', '-qm', 'done');
-    await settle(root, dir);
+    await settleClock(root, dir);
     loadBoardSnapshot(dir);
     expect(loadOpenSnapshot(dir).tasks.map((t) => t.id)).not.toContain(1004);
     // The older version, pending again, comes back through git: the open view looks again at once.
