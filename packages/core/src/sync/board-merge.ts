@@ -72,7 +72,7 @@ interface MergedWrite {
 }
 
 const highest = (ids: Iterable<number>) => [...ids].reduce((a, b) => Math.max(a, b), 0);
-const remoteEntry = (sides: MergeSides, name: string) => `${sides.where}:${name}`;
+const remoteEntry = (sides: MergeSides, name: string) => `${sides.where}:${sides.pathOf?.(name) ?? name}`;
 
 /**
  * Merges the board with the remote inside one board transaction: writes what

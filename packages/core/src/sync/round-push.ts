@@ -38,7 +38,7 @@ export async function pushRound(ctx: SyncContext, state: RemoteState, plan: Roun
       ? [`update ${syncedRef} ${head.id}`, ...(state.headRef !== refs.tracking ? [`update ${refs.tracking} ${head.id}`] : [])]
       : [];
   const marker = markerText(options.home?.retire ? { ...MARKER, retired: options.home.retire } : MARKER);
-  const treeId = buildTree(cwd, plan.sides.theirs, merged.files, merged.claims, marker) ?? (plan.gone ? state.syncedTree!.id : state.headTree?.id);
+  const treeId = buildTree(cwd, plan.onto, merged.files, merged.claims, marker) ?? (plan.gone ? state.syncedTree!.id : state.headTree?.id);
   if (!plan.mustPush && keep.length === 0 && (treeId === undefined || treeId === state.headTree?.id)) {
     if (cameIn.length) await updateRefs(ctx, cameIn);
     report.head = head?.id;
