@@ -13,7 +13,7 @@
  */
 import { TasksError } from '../errors.js';
 import { idFromFileName } from '../format/format.js';
-import { knownTree, objectId, readObjects, rememberTree, treeBody, treeOf, writeObjects, type GitObject, type TreeEntry } from './git-objects.js';
+import { blobId, knownTree, objectId, readObjects, rememberTree, treeBody, treeOf, writeObjects, type GitObject, type TreeEntry } from './git-objects.js';
 
 /** The folder of the sharded task files, at the root of the branch's tree. */
 export const TASKS_DIR = 'tasks';
@@ -145,8 +145,7 @@ export function writeBoardTree(
   };
   const blobs = new Map<string, string>();
   const blob = (text: string): TreeEntry => {
-    const body = Buffer.from(text, 'utf8');
-    const sha = objectId('blob', body);
+    const sha = blobId(text);
     blobs.set(sha, text);
     return { mode: '100644', type: 'blob', sha };
   };
@@ -165,12 +164,12 @@ export function writeBoardTree(
     const id = idFromFileName(name);
     if (id === undefined) {
       if (text === undefined) root.delete(name);
-      else if (root.get(name)?.sha !== objectId('blob', Buffer.from(text, 'utf8')) || root.get(name)?.type !== 'blob') root.set(name, blob(text));
+      else if (root.get(name)?.sha !== blobId(text) || root.get(name)?.type !== 'blob') root.set(name, blob(text));
       continue;
     }
     const entry = onto.entries.get(name);
     if (text === undefined) moving.set(name, undefined);
-    else if (entry?.type !== 'blob' || entry.sha !== objectId('blob', Buffer.from(text, 'utf8')) || moving.has(name)) moving.set(name, blob(text));
+    else if (entry?.type !== 'blob' || entry.sha !== blobId(text) || moving.has(name)) moving.set(name, blob(text));
   }
   for (const [name, entry] of moving) {
     remove(name, onto.where.get(name));
@@ -180,7 +179,7 @@ export function writeBoardTree(
   for (const name of onto.where.keys()) if (onto.where.get(name) !== '' && root.has(name) && idFromFileName(name) !== undefined) root.delete(name);
   for (const [name, text] of rootFiles) {
     if (text === undefined) root.delete(name);
-    else if (root.get(name)?.sha !== objectId('blob', Buffer.from(text, 'utf8'))) root.set(name, blob(text));
+    else if (root.get(name)?.sha !== blobId(text)) root.set(name, blob(text));
   }
   // board-branch.ts's CLAIMS_DIR (not imported: that file imports this one).
   if (claims.entry) root.set('claims', claims.entry);

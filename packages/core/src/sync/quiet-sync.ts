@@ -19,7 +19,7 @@
  * keep its identity.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { readdirSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { idFromFileName } from '../format/format.js';
 import { atomicWriteFile, readFileIfExists } from '../fs/fsio.js';
@@ -27,6 +27,7 @@ import { HIGHWATERMARK_FILE } from '../engine/transaction.js';
 import { LEASES_DIR } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import type { MergePlan } from './merge-types.js';
+import { fileSystemNow } from './file-texts.js';
 import type { RemoteState, SyncContext } from './sync-types.js';
 
 /** The record of the last sync that left the board and the remote equal, per remote branch. */
@@ -69,21 +70,6 @@ export function lookAtBoard(store: TaskStore): string | undefined {
   return racy ? undefined : hash.digest('hex');
 }
 
-/**
- * A clock reading of the board's file system: the ctime of a file made for
- * it (Date.now() and the file system's clock may differ, and the file
- * system stamps to its own tick).
- */
-function fileSystemNow(runtimeDir: string): number {
-  const probe = join(runtimeDir, `.sync-clock-${process.pid}`);
-  writeFileSync(probe, '');
-  try {
-    return statSync(probe).ctimeMs;
-  } finally {
-    unlinkSync(probe);
-  }
-}
-
 function readRecords(runtimeDir: string): Record<string, QuietRecord> {
   try {
     const all = JSON.parse(readFileIfExists(join(runtimeDir, QUIET_FILE)) ?? '{}') as Record<string, QuietRecord>;
@@ -104,16 +90,18 @@ function writeRecord(runtimeDir: string, where: string, record: QuietRecord | un
 /**
  * Whether this round has nothing to do: a plain sync, the remote's head is
  * what this clone last synced and left equal to its board, and the board's
- * files look as they did then.
+ * files look as they did then. `look`: the look it made, for the round to
+ * record if it merges.
  */
-export function nothingToDo(ctx: SyncContext, state: RemoteState): boolean {
+export function nothingToDo(ctx: SyncContext, state: RemoteState): { quiet: boolean; look?: string } {
   const { options } = ctx;
-  if (options.republish || options.acceptRewrite || options.home) return false;
+  if (options.republish || options.acceptRewrite || options.home) return { quiet: false };
   const { head, synced } = state;
-  if (state.fetch.outcome !== 'fetched' || !head || head.id !== synced?.id || state.pushing) return false;
+  if (state.fetch.outcome !== 'fetched' || !head || head.id !== synced?.id || state.pushing) return { quiet: false };
   const record = readRecords(ctx.store.runtimeDir)[ctx.where];
-  if (!record || record.head !== head.id) return false;
-  return lookAtBoard(ctx.store) === record.look;
+  if (!record || record.head !== head.id) return { quiet: false };
+  const look = lookAtBoard(ctx.store);
+  return { quiet: look !== undefined && look === record.look, look };
 }
 
 /** Whether a merge left something for the next sync even when nothing changes: see the module comment. */

@@ -94,14 +94,15 @@ async function rounds(ctx: SyncContext): Promise<SyncReport> {
     report.rounds = round;
     const state = await lookAtRemote(ctx, { trustPushing: !pushRefused });
     // Nothing came in and nothing changed here since the last sync (quiet-sync.ts): no merge, no push.
-    if (nothingToDo(ctx, state)) {
+    const idle = nothingToDo(ctx, state);
+    if (idle.quiet) {
       report.head = state.head!.id;
       ctx.memory.synced(ctx.store.dir);
       return report;
     }
+    const look = idle.look ?? lookAtBoard(ctx.store);
     const plan = planRound(ctx, state);
     if (options.republish && plan.parents.length > 1) keep = plan.parents.slice(1);
-    const look = lookAtBoard(ctx.store);
     const merged = await mergeRound(ctx, plan);
     if (!merged) continue; // the board changed between the look before the lock and the lock: look again
     if ((await pushRound(ctx, state, plan, merged, keep)) === 'done') {
