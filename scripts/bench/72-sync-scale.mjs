@@ -26,8 +26,12 @@ function setup(n) {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-bench-scale-')));
   const bare = join(root, 'remote.git');
   git(root, 'init', '-q', '--bare', '-b', 'main', bare);
+  // git gc --auto in the foreground (after a push, and the remote's after it receives one), so it is
+  // counted where it runs and done before the folder is removed.
+  git(bare, 'config', 'gc.autoDetach', 'false');
   const dir = join(root, 'm1');
   git(root, 'clone', '-q', bare, dir);
+  git(dir, 'config', 'gc.autoDetach', 'false');
   git(dir, 'config', 'user.name', 'm1');
   git(dir, 'config', 'user.email', 'm1@bench.invalid');
   const store = TaskStore.init(join(dir, '.tasks'));
@@ -150,7 +154,9 @@ const oldLooseKiB = (SYNCS * (c.flat.loose + 400)) / 1024; // + its commit and b
 console.log(`${SYNCS} syncs, each changing one task of ${CHURN_BOARD} (${c.seconds.toFixed(0)} s, ${((c.seconds * 1000) / SYNCS).toFixed(0)} ms a sync):`);
 for (const side of ['clone', 'remote']) {
   const a = c.after[side];
-  console.log(`  ${side.padEnd(6)}: ${a.loose} loose objects, ${(a.looseKiB / 1024).toFixed(1)} MiB loose; ${a.packed} packed in ${a.packs} pack(s), ${(a.packKiB / 1024).toFixed(1)} MiB`);
+  console.log(
+    `  ${side.padEnd(6)}: ${a.loose} loose objects, ${(a.looseKiB / 1024).toFixed(1)} MiB loose; ${a.packed} packed in ${a.packs} pack(s), ${(a.packKiB / 1024).toFixed(1)} MiB`,
+  );
 }
 console.log(
   `  the pushes added ${c.added} objects (${(c.added / SYNCS).toFixed(1)} a push, ${perPush.toFixed(1)} loose on the remote); format 1's flat root tree of ${c.flat.entries} entries is ${(c.flat.raw / 1024).toFixed(0)} KiB (${(c.flat.loose / 1024).toFixed(0)} KiB loose) a push: ${(oldLooseKiB / 1024).toFixed(0)} MiB loose for these pushes`,

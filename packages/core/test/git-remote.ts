@@ -175,7 +175,10 @@ export function onBranch(name: string): string {
 /** The task file names a board branch holds (in their shards), and its other names at the root, sorted. */
 export function branchNames(bare: string, branch = 'tasks'): string[] {
   const all = git(bare, 'ls-tree', '-r', '--name-only', branch).split('\n').filter(Boolean);
-  return all.map((path) => (path.startsWith('tasks/') ? path.split('/').pop()! : path.split('/')[0])).filter((n, i, list) => list.indexOf(n) === i).sort();
+  return all
+    .map((path) => (path.startsWith('tasks/') ? path.split('/').pop()! : path.split('/')[0]))
+    .filter((n, i, list) => list.indexOf(n) === i)
+    .sort();
 }
 
 /** Writes commits onto the remote's board branch as a person with git would: `files` (null removes) on top of its head, or instead of it with `orphan`. */

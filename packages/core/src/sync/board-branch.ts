@@ -67,10 +67,7 @@ export function markerText(marker: BoardMarker = MARKER): string {
 
 /** What a branch's tree is, for a sync. */
 export type BranchKind =
-  | { kind: 'board'; retired?: BoardMarker['retired'] }
-  | { kind: 'legacy' }
-  | { kind: 'foreign'; names: string[] }
-  | { kind: 'newer'; format: number };
+  { kind: 'board'; retired?: BoardMarker['retired'] } | { kind: 'legacy' } | { kind: 'foreign'; names: string[] } | { kind: 'newer'; format: number };
 
 /**
  * Tells a board branch from a branch someone else made under that name, by

@@ -43,7 +43,11 @@ function addedObjects(bare: string, from: string): { id: string; type: string; s
     .split('\n')
     .filter(Boolean)
     .map((line) => line.split(' ')[0]);
-  const info = execFileSync('git', ['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], { cwd: bare, input: ids.join('\n') + '\n', encoding: 'utf8' });
+  const info = execFileSync('git', ['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], {
+    cwd: bare,
+    input: ids.join('\n') + '\n',
+    encoding: 'utf8',
+  });
   return info
     .trim()
     .split('\n')
@@ -53,7 +57,8 @@ function addedObjects(bare: string, from: string): { id: string; type: string; s
     });
 }
 
-const task = (id: number, subject: string) => serializeTask({ id, subject, description: '', status: 'pending', owner: '', blockedBy: [], blocks: [], extra: {} });
+const task = (id: number, subject: string) =>
+  serializeTask({ id, subject, description: '', status: 'pending', owner: '', blockedBy: [], blocks: [], extra: {} });
 
 describe('the board branch, sharded by id', () => {
   it('a sync that changes one task of 3,000 adds a handful of small objects to the remote, not a tree of the whole board', async () => {
@@ -77,7 +82,11 @@ describe('the board branch, sharded by id', () => {
   it('a flat branch an earlier dotasks wrote (format 1) is read, and moved into shards by the next push', async () => {
     const [a] = await clones(1);
     const marker = JSON.stringify({ board: 'dotasks', format: 1, about: 'A dotasks task board' }, null, 2) + '\n';
-    pushToBoardBranch(fixture!, { '.dotasks-board': marker, 'task_1.json': task(1, 'one'), 'task_2.json': task(2, 'two'), 'task_250.json': task(250, 'far'), '.highwatermark': '250\n' }, { orphan: true });
+    pushToBoardBranch(
+      fixture!,
+      { '.dotasks-board': marker, 'task_1.json': task(1, 'one'), 'task_2.json': task(2, 'two'), 'task_250.json': task(250, 'far'), '.highwatermark': '250\n' },
+      { orphan: true },
+    );
     const blobOfOne = git(fixture!.bare, 'rev-parse', 'tasks:task_1.json');
     const got = await syncBoard(a);
     expect(got.incoming.map((c) => c.id)).toEqual([1, 2, 250]);
@@ -106,7 +115,9 @@ describe('the board branch, sharded by id', () => {
     );
     expect(error).toBeInstanceOf(TasksError);
     expect((error as TasksError).details.reason).toBe('newer');
-    expect((error as TasksError).message).toMatch(/origin\/tasks was written by a newer dotasks \(board format 3; this one reads up to 2\); nothing was changed/);
+    expect((error as TasksError).message).toMatch(
+      /origin\/tasks was written by a newer dotasks \(board format 3; this one reads up to 2\); nothing was changed/,
+    );
     expect(boardFiles(a.dir)).toEqual(before);
   });
 });

@@ -118,112 +118,130 @@ function treeOfId(cwd: string, id: string): Map<string, TreeEntry> {
   return entries;
 }
 
+/** A tree being built on top of `onto`: the root, the `tasks` folder and the shards it changed, the blobs to write. */
+interface TreeEdit {
+  onto: BoardTree;
+  root: Map<string, TreeEntry>;
+  tasks: Map<string, TreeEntry>;
+  shards: Map<string, Map<string, TreeEntry>>;
+  blobs: Map<string, string>;
+}
+
+/** A claims folder as the push carries it: its tree entry and body, and its files' texts (none: no folder). */
+export interface ClaimsFolder {
+  entry?: TreeEntry;
+  body?: Buffer;
+  texts: string[];
+}
+
 /**
  * Builds the tree of the merged board on top of `onto`: `files` maps a name
  * of the flat view to its new text (undefined: left out); names not in it
  * keep their entry, moved into their shard when they are not there yet (a
  * flat tree is moved whole). `rootFiles` are the root's own changes
- * (the marker; undefined removes a name), `claims` the claims folder's tree
- * entry (undefined: none). Writes what the remote does not have yet (the
- * changed blobs, the changed trees: two git processes) and returns the root
- * tree's id, the same as `onto.id` when nothing changed.
+ * (the marker; undefined removes a name), `claims` the claims folder.
+ * Writes what the remote does not have yet (the changed blobs, the changed
+ * trees: two git processes) and returns the root tree's id, the same as
+ * `onto.id` when nothing changed.
  */
 export function writeBoardTree(
   cwd: string,
   onto: BoardTree,
   files: Map<string, string | undefined>,
   rootFiles: Map<string, string | undefined>,
-  claims: { entry?: TreeEntry; body?: Buffer; texts: string[] },
+  claims: ClaimsFolder,
 ): { id: string; blobs: string[] } {
-  const root = new Map(onto.root);
-  const tasks = new Map(onto.tasks);
-  const shards = new Map<string, Map<string, TreeEntry>>();
-  const shard = (name: string) => {
-    let entries = shards.get(name);
-    if (!entries) shards.set(name, (entries = new Map(onto.shards.get(name) ?? [])));
-    return entries;
-  };
-  const blobs = new Map<string, string>();
-  const blob = (text: string): TreeEntry => {
-    const sha = blobId(text);
-    blobs.set(sha, text);
-    return { mode: '100644', type: 'blob', sha };
-  };
-  const remove = (name: string, at: string | undefined) => {
-    if (at === undefined) return;
-    if (at === '') root.delete(name);
-    else shard(at).delete(name);
-  };
-  // Every task file goes to its own shard: those the merge changed, and those that sit elsewhere (a flat tree).
+  const edit: TreeEdit = { onto, root: new Map(onto.root), tasks: new Map(onto.tasks), shards: new Map(), blobs: new Map() };
+  placeTaskFiles(edit, files);
+  placeRootFiles(edit, rootFiles, claims);
+  return writeEdit(cwd, edit, claims);
+}
+
+/** A shard's entries in the edit, copied from onto's the first time it is changed. */
+function shardIn(edit: TreeEdit, name: string): Map<string, TreeEntry> {
+  let entries = edit.shards.get(name);
+  if (!entries) edit.shards.set(name, (entries = new Map(edit.onto.shards.get(name) ?? [])));
+  return entries;
+}
+
+function blobIn(edit: TreeEdit, text: string): TreeEntry {
+  const sha = blobId(text);
+  edit.blobs.set(sha, text);
+  return { mode: '100644', type: 'blob', sha };
+}
+
+/** Every task file goes to its own shard: those the merge changed, and those that sit elsewhere (a flat tree). */
+function placeTaskFiles(edit: TreeEdit, files: Map<string, string | undefined>): void {
+  const { onto, root } = edit;
   const moving = new Map<string, TreeEntry | undefined>();
-  for (const [name, at] of onto.where) {
-    const id = idFromFileName(name)!;
-    if (at !== shardOf(id)) moving.set(name, onto.entries.get(name));
-  }
+  for (const [name, at] of onto.where) if (at !== shardOf(idFromFileName(name)!)) moving.set(name, onto.entries.get(name));
   for (const [name, text] of files) {
-    const id = idFromFileName(name);
-    if (id === undefined) {
+    if (idFromFileName(name) === undefined) {
       if (text === undefined) root.delete(name);
-      else if (root.get(name)?.sha !== blobId(text) || root.get(name)?.type !== 'blob') root.set(name, blob(text));
+      else if (root.get(name)?.sha !== blobId(text) || root.get(name)?.type !== 'blob') root.set(name, blobIn(edit, text));
       continue;
     }
     const entry = onto.entries.get(name);
     if (text === undefined) moving.set(name, undefined);
-    else if (entry?.type !== 'blob' || entry.sha !== blobId(text) || moving.has(name)) moving.set(name, blob(text));
+    else if (entry?.type !== 'blob' || entry.sha !== blobId(text) || moving.has(name)) moving.set(name, blobIn(edit, text));
   }
   for (const [name, entry] of moving) {
-    remove(name, onto.where.get(name));
-    if (entry) shard(shardOf(idFromFileName(name)!)).set(name, entry);
+    const at = onto.where.get(name);
+    if (at === '') root.delete(name);
+    else if (at !== undefined) shardIn(edit, at).delete(name);
+    if (entry) shardIn(edit, shardOf(idFromFileName(name)!)).set(name, entry);
   }
   // A name of the root that is also in a shard was listed from the shard: the root's copy goes (its history keeps it).
-  for (const name of onto.where.keys()) if (onto.where.get(name) !== '' && root.has(name) && idFromFileName(name) !== undefined) root.delete(name);
+  for (const [name, at] of onto.where) if (at !== '' && root.has(name)) root.delete(name);
+}
+
+/** The root's own files (the marker) and the claims folder. */
+function placeRootFiles(edit: TreeEdit, rootFiles: Map<string, string | undefined>, claims: ClaimsFolder): void {
+  const { root } = edit;
   for (const [name, text] of rootFiles) {
     if (text === undefined) root.delete(name);
-    else if (root.get(name)?.sha !== blobId(text)) root.set(name, blob(text));
+    else if (root.get(name)?.sha !== blobId(text)) root.set(name, blobIn(edit, text));
   }
   // board-branch.ts's CLAIMS_DIR (not imported: that file imports this one).
   if (claims.entry) root.set('claims', claims.entry);
   else root.delete('claims');
+  if (claims.entry && edit.onto.root.get('claims')?.sha !== claims.entry.sha) for (const text of claims.texts) blobIn(edit, text);
+}
 
+/** The changed trees, bottom up, and what the remote does not have yet written in two git processes. */
+function writeEdit(cwd: string, edit: TreeEdit, claims: ClaimsFolder): { id: string; blobs: string[] } {
+  const { onto, root, tasks } = edit;
   const trees: Buffer[] = [];
   const written = new Map<string, Map<string, TreeEntry>>();
-  const tree = (entries: Map<string, TreeEntry>): TreeEntry => {
+  const tree = (entries: Map<string, TreeEntry>, was: TreeEntry | undefined): TreeEntry => {
     const body = treeBody(entries);
     const sha = objectId('tree', body);
-    trees.push(body);
-    written.set(sha, entries);
+    if (was?.sha !== sha) {
+      trees.push(body);
+      written.set(sha, entries);
+    }
     return { mode: '040000', type: 'tree', sha };
   };
-  for (const [name, entries] of shards) {
+  for (const [name, entries] of edit.shards) {
     if (entries.size === 0) tasks.delete(name);
-    else {
-      const entry = tree(entries);
-      if (onto.tasks.get(name)?.sha === entry.sha) trees.pop();
-      tasks.set(name, entry);
-    }
+    else tasks.set(name, tree(entries, onto.tasks.get(name)));
   }
-  if (tasks.size) {
-    const entry = tree(tasks);
-    if (onto.root.get(TASKS_DIR)?.sha === entry.sha) trees.pop();
-    root.set(TASKS_DIR, entry);
-  } else root.delete(TASKS_DIR);
-  if (claims.body && claims.entry && onto.root.get('claims')?.sha !== claims.entry.sha) {
-    trees.push(claims.body);
-    for (const text of claims.texts) blob(text);
-  }
+  if (tasks.size) root.set(TASKS_DIR, tree(tasks, onto.root.get(TASKS_DIR)));
+  else root.delete(TASKS_DIR);
+  if (claims.body && claims.entry && onto.root.get('claims')?.sha !== claims.entry.sha) trees.push(claims.body);
   const top = treeBody(root);
   const id = objectId('tree', top);
   if (id === onto.id) return { id, blobs: [] };
-  // Only what the remote does not have yet: the changed blobs, the changed trees.
+  const blobs = [...edit.blobs.values()];
   writeObjects(
     cwd,
     'blob',
-    [...blobs.values()].map((text) => Buffer.from(text, 'utf8')),
+    blobs.map((text) => Buffer.from(text, 'utf8')),
   );
   writeObjects(cwd, 'tree', [...trees, top]);
   for (const [sha, entries] of written) rememberTree(sha, entries);
   // The next round's base is this tree's commit: its flat view is known without asking git.
   rememberTree(id, root);
   readBoardTree(cwd, id, root);
-  return { id, blobs: [...blobs.values()] };
+  return { id, blobs };
 }

@@ -16,7 +16,7 @@ export interface SyncChange {
 
 /** An entry that was not synced, and why. */
 export interface SkippedEntry {
-  /** Where it is: `origin/tasks:task_9.json` for the remote's, the file's path for this board's. */
+  /** Where it is: `origin/tasks:tasks/0/task_9.json` for the remote's, the file's path for this board's. */
   entry: string;
   id?: number;
   side: 'remote' | 'local';
