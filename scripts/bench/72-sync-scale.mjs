@@ -150,7 +150,9 @@ for (const r of [small, big])
   console.log(
     `  ${String(r.n).padStart(7)} tasks: ${r.quiet.toFixed(0).padStart(5)} ms; a look (the stat of every board file) ${r.look.toFixed(0).padStart(4)} ms, the rest ${r.beside.toFixed(0).padStart(4)} ms; the full merge it skips ${r.full.toFixed(0).padStart(6)} ms (first sync ${(r.firstSync / 1000).toFixed(1)} s)`,
   );
-console.log(`  ${BIG} vs ${SMALL}: ${ratio.toFixed(2)}x the whole sync (the stat grows with the board); ${beyondLook.toFixed(2)}x beside the stat (target <= 1.5x)`);
+console.log(
+  `  ${BIG} vs ${SMALL}: ${ratio.toFixed(2)}x the whole sync (the stat grows with the board); ${beyondLook.toFixed(2)}x beside the stat (target <= 1.5x)`,
+);
 console.log(`  at ${BIG}: the quiet sync is ${(big.full / big.quiet).toFixed(1)}x cheaper than the merge it skips (target >= 3x)`);
 if (beyondLook > 1.5) misses.push('a quiet sync beside the stat grows with the board');
 if (big.full / big.quiet < 3) misses.push('the quiet sync saves less than 3x at the big board');
