@@ -166,6 +166,21 @@ export function canConnect(port: number): Promise<boolean> {
   });
 }
 
+/** Where a task file sits on a board branch (format 2: `tasks/<N div 100>/task_N.json`). */
+export function onBranch(name: string): string {
+  const id = Number(/^task_(\d+)\.json$/.exec(name)?.[1]);
+  return Number.isInteger(id) ? `tasks/${Math.floor(id / 100)}/${name}` : name;
+}
+
+/** The task file names a board branch holds (in their shards), and its other names at the root, sorted. */
+export function branchNames(bare: string, branch = 'tasks'): string[] {
+  const all = git(bare, 'ls-tree', '-r', '--name-only', branch).split('\n').filter(Boolean);
+  return all
+    .map((path) => (path.startsWith('tasks/') ? path.split('/').pop()! : path.split('/')[0]))
+    .filter((n, i, list) => list.indexOf(n) === i)
+    .sort();
+}
+
 /** Writes commits onto the remote's board branch as a person with git would: `files` (null removes) on top of its head, or instead of it with `orphan`. */
 export function pushToBoardBranch(
   fixture: RemoteFixture,

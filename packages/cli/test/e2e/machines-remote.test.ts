@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TASKS_BIN, cleanEnv, tasks } from '../helpers.js';
-import { boardFiles, git, pushToBoardBranch, stopChild, until } from '../../../core/test/git-remote.js';
+import { boardFiles, git, onBranch, pushToBoardBranch, stopChild, until } from '../../../core/test/git-remote.js';
 import { machines, ok, subjects, useMachines, watchSync } from '../machines-helpers.js';
 
 /**
@@ -47,7 +47,7 @@ describe('the board branch is deleted, rewritten or replaced while watch --sync 
       expect(JSON.parse(readFileSync(join(dir, '.tasks', 'task_1.json'), 'utf8')).status).toBe('completed');
     }
     ok(b, ['sync', '--republish']);
-    await until(() => /"status": "completed"/.test(git(fixture().bare, 'show', 'tasks:task_1.json')), { what: 'the republished board' });
+    await until(() => /"status": "completed"/.test(git(fixture().bare, 'show', `tasks:${onBranch('task_1.json')}`)), { what: 'the republished board' });
     ok(a, ['create', 'five']);
     await until(() => subjects(b).length === 5, { what: 'a new task to travel again' });
 

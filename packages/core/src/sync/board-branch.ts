@@ -20,11 +20,11 @@ import {
   rememberBlob,
   rememberTree,
   treeBody,
-  writeObjects,
   type GitObject,
   type GitResult,
   type TreeEntry,
 } from './git-objects.js';
+import { writeBoardTree, type BoardTree } from './board-tree.js';
 
 /** The branch's folder of published claims: `claims/task_N.json`, one per task in progress with a lease. */
 export const CLAIMS_DIR = 'claims';
@@ -32,22 +32,33 @@ export const CLAIMS_DIR = 'claims';
 /**
  * The file that makes a branch a board branch: written into the tree of
  * every commit a sync makes, so a branch of that name that is not ours (a
- * code branch called `tasks`) is recognised by one look at its tree.
+ * code branch called `tasks`) is recognised by one look at its tree. Format
+ * 2 (task files in shard folders) has a marker of its own name: a dotasks
+ * that knows only format 1 finds no `.dotasks-board` and names it not a board
+ * branch (`foreign`), changing nothing, instead of reading a board with no
+ * task files on it.
  */
-export const MARKER_FILE = '.dotasks-board';
+export const MARKER_FILE = '.dotasks-board-v2';
+
+/** The marker of a format 1 branch (task files flat at the root): read, and replaced by the next push. */
+export const FORMAT1_MARKER_FILE = '.dotasks-board';
+
+/** The format this dotasks writes; a branch of a later one is refused (written by a newer dotasks). */
+export const BOARD_FORMAT = 2;
 
 /** What the marker holds; `retired` once the board went back to the code branch (`tasks sync --retire`). */
 export interface BoardMarker {
   board: 'dotasks';
-  format: 1;
+  format: number;
   about: string;
   retired?: { at: string; by: string; note: string };
 }
 
 export const MARKER: BoardMarker = {
   board: 'dotasks',
-  format: 1,
-  about: 'A dotasks task board: one task_N.json per task, .highwatermark, and claims/ for leases. Written by `tasks sync`; do not commit code here.',
+  format: BOARD_FORMAT,
+  about:
+    'A dotasks task board: tasks/<N div 100>/task_N.json per task, .highwatermark, and claims/ for leases. Written by `tasks sync` (format 2; a dotasks that knows only format 1 refuses it); do not commit code here.',
 };
 
 export function markerText(marker: BoardMarker = MARKER): string {
@@ -55,25 +66,32 @@ export function markerText(marker: BoardMarker = MARKER): string {
 }
 
 /** What a branch's tree is, for a sync. */
-export type BranchKind = { kind: 'board'; retired?: BoardMarker['retired'] } | { kind: 'legacy' } | { kind: 'foreign'; names: string[] };
+export type BranchKind =
+  { kind: 'board'; retired?: BoardMarker['retired'] } | { kind: 'legacy' } | { kind: 'foreign'; names: string[] } | { kind: 'newer'; format: number };
 
 /**
- * Tells a board branch from a branch someone else made under that name. A
- * tree with the marker is a board; one without it is a board an earlier
- * dotasks wrote when it holds nothing but board files (it gets the marker
- * with the next push); anything else (a README, a src/ folder) is not ours.
+ * Tells a board branch from a branch someone else made under that name, by
+ * its root tree's entries and the text of its marker (either format's). A
+ * tree with a marker is a board (format 1 or 2; a later format is `newer`);
+ * one without it is a board an earlier dotasks wrote when it holds nothing
+ * but board files (it gets the marker with the next push); anything else (a
+ * README, a src/ folder) is not ours.
  */
-export function classifyTree(tree: Map<string, TreeEntry>, markerText: string | undefined): BranchKind {
-  if (tree.has(MARKER_FILE)) {
-    let marker: Partial<BoardMarker> | undefined;
+export function classifyTree(root: Map<string, TreeEntry>, markerText: string | undefined, format1MarkerText?: string): BranchKind {
+  const parse = (text: string | undefined): Partial<BoardMarker> | undefined => {
     try {
-      marker = JSON.parse(markerText ?? '') as Partial<BoardMarker>;
+      return JSON.parse(text ?? '') as Partial<BoardMarker>;
     } catch {
-      marker = undefined;
+      return undefined;
     }
+  };
+  if (root.has(MARKER_FILE)) {
+    const marker = parse(markerText);
+    if (typeof marker?.format === 'number' && marker.format > BOARD_FORMAT) return { kind: 'newer', format: marker.format };
     return { kind: 'board', retired: marker?.retired };
   }
-  const names = [...tree.keys()];
+  if (root.has(FORMAT1_MARKER_FILE)) return { kind: 'board', retired: parse(format1MarkerText)?.retired };
+  const names = [...root.keys()];
   if (names.every((name) => name === HIGHWATERMARK_FILE || name === CLAIMS_DIR || idFromFileName(name) !== undefined)) return { kind: 'legacy' };
   return { kind: 'foreign', names: names.filter((n) => n !== HIGHWATERMARK_FILE && n !== CLAIMS_DIR && idFromFileName(n) === undefined).sort() };
 }
@@ -167,48 +185,32 @@ export function claimEntriesOf(cwd: string, tree: Map<string, TreeEntry>): Map<s
 }
 
 /**
- * Builds the tree of the merged board on top of `theirs` (two git
- * processes: the blobs, then the claims folder's tree and the top tree);
- * undefined when it equals theirs. `files` maps a name to its new text, or
- * to undefined to leave the name out; names not in it keep theirs' entry.
+ * Builds the tree of the merged board on top of `onto` (board-tree.ts: the
+ * task files in their shards, the changed ones written; two git processes);
+ * undefined when it equals onto's. `files` maps a name of the flat view to
+ * its new text, or to undefined to leave the name out; names not in it keep
+ * onto's entry. The marker is this format's (a format 1 marker goes).
  */
 export function buildTree(
   cwd: string,
-  theirs: Map<string, TreeEntry>,
+  onto: BoardTree,
   files: Map<string, string | undefined>,
   claims: Map<string, string>,
   marker: string,
 ): string | undefined {
-  const entries = new Map(theirs);
-  const changed: [string, string][] = [];
-  for (const [name, text] of [...files, [MARKER_FILE, marker] as [string, string]]) {
-    if (text === undefined) entries.delete(name);
-    else if (entries.get(name)?.sha !== blobId(text) || entries.get(name)?.type !== 'blob') changed.push([name, text]);
-  }
   const claimFiles = [...claims];
   const claimBlobs = claimFiles.map(([name, text]): [string, TreeEntry] => [name, { mode: '100644', type: 'blob', sha: blobId(text) }]);
-  const claimsBody = claimFiles.length ? treeBody(claimBlobs) : undefined;
-  const claimsTree = claimsBody && objectId('tree', claimsBody);
-  if (claimsTree) entries.set(CLAIMS_DIR, { mode: '040000', type: 'tree', sha: claimsTree });
-  else entries.delete(CLAIMS_DIR);
-  const claimsChanged = theirs.get(CLAIMS_DIR)?.sha !== claimsTree;
-  const removed = [...theirs.keys()].some((name) => !entries.has(name));
-  if (changed.length === 0 && !removed && !claimsChanged) return undefined;
-  for (const [name, text] of changed) entries.set(name, { mode: '100644', type: 'blob', sha: blobId(text) });
-  // Only what the remote does not have yet is written: the claims when they changed, and the changed files.
-  const written = [...(claimsChanged ? claimFiles : []), ...changed];
-  writeObjects(
-    cwd,
-    'blob',
-    written.map(([, text]) => Buffer.from(text, 'utf8')),
-  );
-  for (const [, text] of written) rememberBlob(text);
-  if (claimsTree) rememberTree(claimsTree, new Map(claimBlobs));
-  const top = treeBody(entries);
-  const [tree] = writeObjects(cwd, 'tree', claimsBody && claimsChanged ? [claimsBody, top] : [top]).slice(-1);
-  // The next round's base is this tree's commit: its entries are known without asking git.
-  rememberTree(tree, entries);
-  return tree;
+  const body = claimFiles.length ? treeBody(claimBlobs) : undefined;
+  const entry: TreeEntry | undefined = body && { mode: '040000', type: 'tree', sha: objectId('tree', body) };
+  const rootFiles = new Map<string, string | undefined>([
+    [MARKER_FILE, marker],
+    [FORMAT1_MARKER_FILE, undefined],
+  ]);
+  const { id, blobs } = writeBoardTree(cwd, onto, files, rootFiles, { entry, body, texts: claimFiles.map(([, text]) => text) });
+  if (id === onto.id) return undefined;
+  for (const text of blobs) rememberBlob(text);
+  if (entry) rememberTree(entry.sha, new Map(claimBlobs));
+  return id;
 }
 
 /** A commit object's id, if it is one. */

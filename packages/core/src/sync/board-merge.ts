@@ -24,6 +24,7 @@ import { listLeases, type Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import { mergeTaskTextResolved } from '../git/merge.js';
 import { blobId } from './git-objects.js';
+import { taskTextReader } from './file-texts.js';
 import { StaleLook, type MergeFacts } from './merge-facts.js';
 import { recordMoves } from '../runtime/moved-tasks.js';
 import { moveEdges, moveMentions, taskBranch } from '../git/renumber.js';
@@ -72,7 +73,7 @@ interface MergedWrite {
 }
 
 const highest = (ids: Iterable<number>) => [...ids].reduce((a, b) => Math.max(a, b), 0);
-const remoteEntry = (sides: MergeSides, name: string) => `${sides.where}:${name}`;
+const remoteEntry = (sides: MergeSides, name: string) => `${sides.where}:${sides.pathOf?.(name) ?? name}`;
 
 /**
  * Merges the board with the remote inside one board transaction: writes what
@@ -137,11 +138,12 @@ function openMerge(store: TaskStore, tx: Transaction, sides: MergeSides, facts: 
 
 /** This board's files as they are on disk, under the task's lock once the transaction holds it (a locked read is what a write is decided on). */
 function readOurs({ store, tx, names, disk, ours }: MergeRun): void {
+  const read = taskTextReader(store);
   for (const name of names) {
     const id = idFromFileName(name)!;
     let text: string | undefined;
     try {
-      text = tx.holds(id) ? tx.readText(id) : store.readTaskText(id);
+      text = tx.holds(id) ? tx.readText(id) : read(id);
     } catch (error) {
       if (!(error instanceof TasksError) || error.code !== 'E_CORRUPT') throw error;
       ours.set(name, Copy.unreadable(problemOf(error)));

@@ -69,9 +69,17 @@ export function objectId(type: 'blob' | 'tree', body: Buffer): string {
   return createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex');
 }
 
+/** The blob ids of texts this process hashed: a sync that reads a file from its cache (file-texts.ts) hashes it once. */
+const blobIds = new Map<string, string>();
+
 /** git's blob id of a text, computed in process (no git call per file). */
 export function blobId(text: string): string {
-  return objectId('blob', Buffer.from(text, 'utf8'));
+  const known = blobIds.get(text);
+  if (known !== undefined) return known;
+  if (blobIds.size >= 250_000) blobIds.clear();
+  const id = objectId('blob', Buffer.from(text, 'utf8'));
+  blobIds.set(text, id);
+  return id;
 }
 
 /** A tree's entries already known to this process (read, or written by it). */

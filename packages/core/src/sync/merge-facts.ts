@@ -17,6 +17,7 @@ import { idFromFileName, taskFileName } from '../format/format.js';
 import { HIGHWATERMARK_FILE } from '../engine/transaction.js';
 import type { TaskStore } from '../store.js';
 import { blobId, git, readBlobs, type TreeEntry } from './git-objects.js';
+import { taskTextReader } from './file-texts.js';
 
 /** The trees of a round, as far as the look before the merge needs them. */
 export interface MergeTrees {
@@ -43,8 +44,9 @@ export function lookBeforeMerge(store: TaskStore, cwd: string, trees: MergeTrees
   for (const tree of [trees.base, trees.theirs, trees.synced]) for (const name of tree.keys()) if (idFromFileName(name) !== undefined) names.add(name);
   for (const id of store.listIds()) names.add(taskFileName(id));
   const ours = new Map<string, string>();
+  const read = taskTextReader(store);
   for (const name of names) {
-    const text = readUnlocked(store, idFromFileName(name)!);
+    const text = readUnlocked(read, idFromFileName(name)!);
     if (text !== undefined) ours.set(name, text);
   }
   const needed: string[] = [];
@@ -64,9 +66,9 @@ export function lookBeforeMerge(store: TaskStore, cwd: string, trees: MergeTrees
 }
 
 /** A task file as it is now, read without its lock (undefined: none, or one the merge will find unreadable). */
-function readUnlocked(store: TaskStore, id: number): string | undefined {
+function readUnlocked(read: (id: number) => string | undefined, id: number): string | undefined {
   try {
-    return store.readTaskText(id);
+    return read(id);
   } catch (error) {
     if (error instanceof TasksError && error.code === 'E_CORRUPT') return undefined;
     throw error;

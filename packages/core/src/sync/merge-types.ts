@@ -16,7 +16,7 @@ export interface SyncChange {
 
 /** An entry that was not synced, and why. */
 export interface SkippedEntry {
-  /** Where it is: `origin/tasks:task_9.json` for the remote's, the file's path for this board's. */
+  /** Where it is: `origin/tasks:tasks/0/task_9.json` for the remote's, the file's path for this board's. */
   entry: string;
   id?: number;
   side: 'remote' | 'local';
@@ -63,6 +63,8 @@ export interface MergeSides {
   claimEntries: Map<string, TreeEntry>;
   /** How the remote is named in findings: `origin/tasks`. */
   where: string;
+  /** Where a name of `theirs` sits on the branch (`tasks/0/task_5.json`), for findings. */
+  pathOf?: (name: string) => string;
   /** Which side a field both changed differently takes. */
   prefer: 'ours' | 'theirs';
   /** `tasks sync --republish`: an unreadable remote entry is replaced by this board's copy (or left out). */

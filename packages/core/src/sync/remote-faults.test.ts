@@ -7,7 +7,7 @@ import { TasksError } from '../errors.js';
 import { readLease, writeLease } from '../runtime/leases.js';
 import { watchClaim } from '../runtime/claim-watch.js';
 import { syncBoard } from './sync.js';
-import { boardFiles, createRemote, git, pushToBoardBranch, until, type RemoteFixture } from '../../test/git-remote.js';
+import { boardFiles, branchNames, createRemote, git, onBranch, pushToBoardBranch, until, type RemoteFixture } from '../../test/git-remote.js';
 
 /**
  * What people and machines do to a remote, and what a sync must do about it
@@ -63,7 +63,7 @@ describe('a board branch that is deleted, rewritten or not ours', () => {
     }
     const republished = await syncBoard(b.store, { republish: true });
     expect(republished.resolved).toBe('republished');
-    expect(git(fixture!.bare, 'ls-tree', '--name-only', 'tasks').split('\n')).toEqual(expect.arrayContaining(['task_1.json', 'task_2.json', 'task_3.json']));
+    expect(branchNames(fixture!.bare)).toEqual(expect.arrayContaining(['task_1.json', 'task_2.json', 'task_3.json']));
     // a last synced the old head, which the republished branch continues: a plain sync goes on.
     const got = await syncBoard(a.store);
     expect(got.incoming).toEqual([{ id: 3, what: 'created' }]);
@@ -123,8 +123,8 @@ describe('a board branch that is deleted, rewritten or not ours', () => {
     expect(accepted.resolved).toBe('accepted');
     expect(git(fixture!.bare, 'rev-parse', 'tasks^')).toBe(squashed);
     expect(a.store.getTask(1).status).toBe('completed');
-    expect(git(fixture!.bare, 'show', 'tasks:task_1.json')).toMatch(/"status": "completed"/);
-    expect(git(fixture!.bare, 'ls-tree', '--name-only', 'tasks')).toMatch(/task_2\.json[\s\S]*task_3\.json/);
+    expect(git(fixture!.bare, 'show', `tasks:${onBranch('task_1.json')}`)).toMatch(/"status": "completed"/);
+    expect(branchNames(fixture!.bare).join('\n')).toMatch(/task_2\.json[\s\S]*task_3\.json/);
     expect((await syncBoard(a.store)).incoming).toEqual([]);
   });
 
@@ -135,7 +135,7 @@ describe('a board branch that is deleted, rewritten or not ours', () => {
     for (const options of [{}, { republish: true }]) {
       const error = await refusal(syncBoard(a.store, options));
       expect(error.details.reason).toBe('foreign');
-      expect(error.message).toMatch(/origin\/tasks is not a board branch: it holds README\.md, src and no \.dotasks-board .*"syncBranch"/);
+      expect(error.message).toMatch(/origin\/tasks is not a board branch: it holds README\.md, src and no \.dotasks-board-v2 .*"syncBranch"/);
     }
     expect(branchHead()).toBe(head);
     // Through another branch, the board syncs.
@@ -156,7 +156,8 @@ describe('a board branch that is deleted, rewritten or not ours', () => {
     expect(got.incoming).toEqual([{ id: 1, what: 'created' }]);
     await a.store.createTask({ subject: 'new' });
     await syncBoard(a.store);
-    expect(git(fixture!.bare, 'ls-tree', '--name-only', 'tasks').split('\n')).toContain('.dotasks-board');
+    expect(branchNames(fixture!.bare)).toEqual(['.dotasks-board-v2', '.highwatermark', 'task_1.json', 'task_2.json']);
+    expect(git(fixture!.bare, 'ls-tree', '--name-only', 'tasks').split('\n')).toEqual(['.dotasks-board-v2', '.highwatermark', 'tasks']);
   });
 });
 
@@ -167,8 +168,8 @@ describe('entries nobody can read', () => {
     await syncBoard(a.store);
     await syncBoard(b.store);
     pushToBoardBranch(fixture!, {
-      'task_9.json': { folder: { 'x.txt': 'not a task\n' } },
-      'task_2.json': '{ "id": 2, "subject": "half a task",\n',
+      [onBranch('task_9.json')]: { folder: { 'x.txt': 'not a task\n' } },
+      [onBranch('task_2.json')]: '{ "id": 2, "subject": "half a task",\n',
       '.highwatermark': '9007199254740991\n',
     });
     await b.store.updateTask(3, { description: 'changed on b' });
@@ -176,8 +177,8 @@ describe('entries nobody can read', () => {
     const report = await syncBoard(b.store);
     expect(report.skipped.map((s) => [s.entry, s.side])).toEqual([
       ['origin/tasks:.highwatermark', 'remote'],
-      ['origin/tasks:task_2.json', 'remote'],
-      ['origin/tasks:task_9.json', 'remote'],
+      ['origin/tasks:tasks/0/task_2.json', 'remote'],
+      ['origin/tasks:tasks/0/task_9.json', 'remote'],
     ]);
     expect(report.skipped.find((s) => s.id === 9)!.problem).toMatch(/is a folder/);
     expect(report.skipped.find((s) => s.id === 2)!.problem).toMatch(/line \d+, column \d+.*stays as it is and does not go out .*--republish/);
@@ -196,8 +197,8 @@ describe('entries nobody can read', () => {
     // On purpose, this board's copies replace what cannot be read.
     const fixed = await syncBoard(a.store, { republish: true });
     expect(fixed.skipped.map((s) => s.id)).toEqual([2, 9]);
-    expect(git(fixture!.bare, 'show', 'tasks:task_2.json')).toBe(good2.trim());
-    expect(git(fixture!.bare, 'ls-tree', '--name-only', 'tasks')).not.toMatch(/task_9\.json/);
+    expect(git(fixture!.bare, 'show', `tasks:${onBranch('task_2.json')}`)).toBe(good2.trim());
+    expect(branchNames(fixture!.bare)).not.toContain('task_9.json');
     expect((await syncBoard(b.store)).skipped).toEqual([]);
   });
 
@@ -215,7 +216,7 @@ describe('entries nobody can read', () => {
     expect(report.skipped).toMatchObject([{ side: 'local', id: 1, entry: b.store.taskPath(1) }]);
     expect(readFileSync(b.store.taskPath(1), 'utf8')).toBe('<<<<<<< ours\n');
     expect(b.store.getTask(2).description).toBe('from a too');
-    expect(git(fixture!.bare, 'show', 'tasks:task_1.json')).toMatch(/from a/);
+    expect(git(fixture!.bare, 'show', `tasks:${onBranch('task_1.json')}`)).toMatch(/from a/);
   });
 });
 
@@ -243,12 +244,12 @@ describe('claims across machines', () => {
     expect(reaped).toMatchObject([{ id: 1, owner: 'agent-a' }]);
     // Released in c's own file, on the remote and, with the next sync, in b: nobody pushes the claim back.
     expect(c.store.getTask(1)).toMatchObject({ status: 'pending', owner: '' });
-    expect(git(fixture!.bare, 'show', 'tasks:task_1.json')).toMatch(/"status": "pending"/);
+    expect(git(fixture!.bare, 'show', `tasks:${onBranch('task_1.json')}`)).toMatch(/"status": "pending"/);
     expect(git(fixture!.bare, 'ls-tree', 'tasks')).not.toMatch(/\tclaims$/m);
     await syncBoard(b.store);
     expect(b.store.getTask(1).status).toBe('pending');
     await syncBoard(c.store);
-    expect(git(fixture!.bare, 'show', 'tasks:task_1.json')).toMatch(/"status": "pending"/);
+    expect(git(fixture!.bare, 'show', `tasks:${onBranch('task_1.json')}`)).toMatch(/"status": "pending"/);
     await c.store.claimTask(1, { owner: 'agent-c' });
     expect((await syncBoard(c.store)).outgoing).toEqual([{ id: 1, what: 'claimed by agent-c' }]);
   });
@@ -401,7 +402,7 @@ describe('a sync that was stopped half way', () => {
     // nothing is sent twice.
     const next = await syncBoard(a.store);
     expect(next.notes.join('\n')).toMatch(/removed .*tasks\.lock/);
-    expect(git(fixture!.bare, 'ls-tree', '--name-only', 'tasks')).toMatch(/task_3\.json/);
+    expect(branchNames(fixture!.bare)).toContain('task_3.json');
     expect(
       git(fixture!.bare, 'log', '--format=%s', 'tasks')
         .split('\n')

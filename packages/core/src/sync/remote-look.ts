@@ -9,13 +9,14 @@ import { TasksError } from '../errors.js';
 import { parseTask, taskFileName } from '../format/format.js';
 import type { TaskStore } from '../store.js';
 import { commitParents, commitTime, isAncestor, mergeBase, readBlobs, readObjects, treeOf, type GitObject, type TreeEntry } from './git-objects.js';
-import { CLAIMS_DIR, MARKER_FILE, claimEntriesOf, classifyTree, fetchBoardBranch } from './board-branch.js';
+import { BOARD_FORMAT, CLAIMS_DIR, FORMAT1_MARKER_FILE, MARKER_FILE, claimEntriesOf, classifyTree, fetchBoardBranch } from './board-branch.js';
+import { TASKS_DIR, learnTree, pathIn, readBoardTree, type BoardTree } from './board-tree.js';
 import type { MergeSides } from './board-merge.js';
 import { updateRefs } from './round-push.js';
 import type { RemoteState, RoundPlan, SyncContext } from './sync-types.js';
 
 /** Why a sync stopped before changing anything (`E_REMOTE`), for people and for `--json`. */
-export type RemoteRefusal = 'branch_gone' | 'rewritten' | 'foreign' | 'retired';
+export type RemoteRefusal = 'branch_gone' | 'rewritten' | 'foreign' | 'retired' | 'newer';
 
 function refuse(reason: RemoteRefusal, message: string, details: Record<string, unknown>): TasksError {
   return new TasksError('E_REMOTE', message, { reason, ...details });
@@ -31,7 +32,15 @@ export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPu
   const fetch = await fetchBoardBranch(ctx.remote, ctx.branch, refs, ctx.run);
   const headRef = fetch.outcome === 'rewritten' ? refs.rewritten : fetch.outcome === 'fetched' ? refs.tracking : undefined;
   const names = [refs.synced, `${refs.synced}^{tree}`, refs.pushing, `${refs.pushing}^{tree}`];
-  if (headRef) names.push(headRef, `${headRef}^{tree}`, `${headRef}:${CLAIMS_DIR}`, `${headRef}:${MARKER_FILE}`);
+  if (headRef)
+    names.push(
+      headRef,
+      `${headRef}^{tree}`,
+      `${headRef}:${CLAIMS_DIR}`,
+      `${headRef}:${MARKER_FILE}`,
+      `${headRef}:${FORMAT1_MARKER_FILE}`,
+      `${headRef}:${TASKS_DIR}`,
+    );
   const objects = readObjects(cwd, names);
   const head = headRef ? objects.get(headRef) : undefined;
   let synced = objects.get(refs.synced);
@@ -43,15 +52,18 @@ export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPu
     syncedTree = objects.get(`${refs.pushing}^{tree}`);
   }
   const headTree = headRef ? objects.get(`${headRef}^{tree}`) : undefined;
+  // The shard folders are read when the round plans its merge (planRound), not for a sync that finds nothing to do.
+  if (headRef) learnTree(objects.get(`${headRef}:${TASKS_DIR}`));
   return {
     fetch,
     headRef,
     head,
     headTree,
-    theirs: headTree ? treeOf(headTree) : new Map(),
     synced,
     syncedTree,
+    pushing: objects.get(refs.pushing),
     markerText: headRef ? objects.get(`${headRef}:${MARKER_FILE}`)?.body.toString('utf8') : undefined,
+    format1MarkerText: headRef ? objects.get(`${headRef}:${FORMAT1_MARKER_FILE}`)?.body.toString('utf8') : undefined,
   };
 }
 
@@ -63,13 +75,21 @@ export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPu
  */
 export function planRound(ctx: SyncContext, state: RemoteState): RoundPlan {
   const { cwd, options, report, where, remote, branch } = ctx;
-  const { head, synced, theirs, fetch } = state;
-  const kind = classifyTree(theirs, state.markerText);
+  const { head, synced, fetch } = state;
+  const onto = boardOf(cwd, state.headTree);
+  const theirs = onto.entries;
+  const kind = classifyTree(onto.root, state.markerText, state.format1MarkerText);
   if (kind.kind === 'foreign')
     throw refuse(
       'foreign',
       `${where} is not a board branch: it holds ${listNames(kind.names)} and no ${MARKER_FILE} (a code branch of that name?); nothing was changed. Sync the board through another branch: set "syncBranch" in .tasks/config.json, or pass --branch NAME`,
       { remote, branch, names: kind.names.slice(0, 20) },
+    );
+  if (kind.kind === 'newer')
+    throw refuse(
+      'newer',
+      `${where} was written by a newer dotasks (board format ${kind.format}; this one reads up to ${BOARD_FORMAT}); nothing was changed. Upgrade dotasks on this machine, then sync again`,
+      { remote, branch, format: kind.format },
     );
   if (kind.kind === 'board' && kind.retired)
     throw refuse(
@@ -79,7 +99,8 @@ export function planRound(ctx: SyncContext, state: RemoteState): RoundPlan {
     );
   if (head) warnOfClocks(ctx, head);
   // A first sync of a board being adopted merges against the committed task files it and the remote came from.
-  const syncedTree = state.syncedTree ? treeOf(state.syncedTree) : (options.home?.adoptBase ?? new Map<string, TreeEntry>());
+  const syncedBoard = state.syncedTree ? boardOf(cwd, state.syncedTree) : undefined;
+  const syncedTree = syncedBoard ? syncedBoard.entries : (options.home?.adoptBase ?? new Map<string, TreeEntry>());
   const prefer: MergeSides['prefer'] = options.republish ? 'ours' : 'theirs';
   const mustPushAnyway = options.home?.retire !== undefined;
   const sides = (base: Map<string, TreeEntry>, theirsTree: Map<string, TreeEntry>): RoundPlan['sides'] => ({
@@ -88,6 +109,7 @@ export function planRound(ctx: SyncContext, state: RemoteState): RoundPlan {
     theirs: theirsTree,
     claimEntries: claimEntriesOf(cwd, theirsTree),
     where,
+    pathOf: (name) => pathIn(onto, name),
     prefer,
     republish: !!options.republish,
   });
@@ -101,7 +123,7 @@ export function planRound(ctx: SyncContext, state: RemoteState): RoundPlan {
       );
     // As if the remote still held what this clone last synced: this board goes out whole, on top of it.
     report.resolved = 'republished';
-    return { sides: sides(syncedTree, syncedTree), parents: [synced.id], mustPush: true, gone: true };
+    return { sides: sides(syncedTree, syncedTree), onto: syncedBoard ?? boardOf(cwd, undefined), parents: [synced.id], mustPush: true, gone: true };
   }
   const rewritten =
     synced !== undefined &&
@@ -120,12 +142,17 @@ export function planRound(ctx: SyncContext, state: RemoteState): RoundPlan {
     // Republished: merged against what both histories share, and the old head stays a parent, so the clones that
     // synced either history see a continuation. Accepted: merged against the old base, on the new history alone.
     const common = options.republish ? mergeBase(cwd, synced.id, head.id) : synced.id;
-    const base = common === synced.id ? syncedTree : common ? treeOf(readObjects(cwd, [`${common}^{tree}`]).get(`${common}^{tree}`)!) : new Map();
+    const base = common === synced.id ? syncedTree : common ? boardOf(cwd, readObjects(cwd, [`${common}^{tree}`]).get(`${common}^{tree}`)).entries : new Map();
     report.resolved = options.republish ? 'republished' : 'accepted';
-    return { sides: sides(base, theirs), parents: options.republish ? [head.id, synced.id] : [head.id], mustPush: true, gone: false };
+    return { sides: sides(base, theirs), onto, parents: options.republish ? [head.id, synced.id] : [head.id], mustPush: true, gone: false };
   }
   const base = head && head.id === synced?.id ? theirs : syncedTree;
-  return { sides: sides(base, theirs), parents: head ? [head.id] : [], mustPush: mustPushAnyway, gone: false };
+  return { sides: sides(base, theirs), onto, parents: head ? [head.id] : [], mustPush: mustPushAnyway, gone: false };
+}
+
+/** A commit's tree as the flat view a merge works with (board-tree.ts). */
+function boardOf(cwd: string, tree: GitObject | undefined): BoardTree {
+  return readBoardTree(cwd, tree?.id, tree ? treeOf(tree) : new Map());
 }
 
 /** A remote commit dated this far past this machine's clock says the clocks disagree (ms). */

@@ -12,6 +12,15 @@ import type { RemoteState, RoundPlan, SyncContext } from './sync-types.js';
 /** The commit a sync is pushing, recorded before the push: a sync killed after the remote took it finds it there. */
 export const pushingRef = (remote: string, branch: string) => `refs/dotasks/pushing/${remote}/${branch}`;
 
+/**
+ * After a push: git's own housekeeping, as git runs it after a commit (`git
+ * gc --auto`: it packs the loose objects once there are enough of them, in
+ * the background). Outside the board lock; it never fails the sync.
+ */
+async function packNow(ctx: SyncContext): Promise<void> {
+  await ctx.run(['gc', '--auto', '--quiet']).catch(() => undefined);
+}
+
 /** Moves this clone's refs of the sync in one `git update-ref --stdin`. */
 export async function updateRefs(ctx: SyncContext, lines: string[]): Promise<void> {
   const r = await ctx.run(['update-ref', '--stdin'], { input: lines.join('\n') + '\n' });
@@ -38,7 +47,7 @@ export async function pushRound(ctx: SyncContext, state: RemoteState, plan: Roun
       ? [`update ${syncedRef} ${head.id}`, ...(state.headRef !== refs.tracking ? [`update ${refs.tracking} ${head.id}`] : [])]
       : [];
   const marker = markerText(options.home?.retire ? { ...MARKER, retired: options.home.retire } : MARKER);
-  const treeId = buildTree(cwd, plan.sides.theirs, merged.files, merged.claims, marker) ?? (plan.gone ? state.syncedTree!.id : state.headTree?.id);
+  const treeId = buildTree(cwd, plan.onto, merged.files, merged.claims, marker) ?? (plan.gone ? state.syncedTree!.id : state.headTree?.id);
   if (!plan.mustPush && keep.length === 0 && (treeId === undefined || treeId === state.headTree?.id)) {
     if (cameIn.length) await updateRefs(ctx, cameIn);
     report.head = head?.id;
@@ -53,5 +62,6 @@ export async function pushRound(ctx: SyncContext, state: RemoteState, plan: Roun
   if ((await pushCommit(ctx.remote, ctx.branch, commit, ctx.run)) === 'refused') return 'refused';
   await updateRefs(ctx, [`update ${syncedRef} ${commit}`, `update ${refs.tracking} ${commit}`, `delete ${refs.pushing}`]);
   report.head = commit;
+  await packNow(ctx);
   return 'done';
 }

@@ -19,6 +19,7 @@ import { renameBranch } from '../git/renumber.js';
 import { checkBoardHome } from './board-home.js';
 import { lookAtRemote, planRound } from './remote-look.js';
 import { pushRound, pushingRef } from './round-push.js';
+import { lookAtBoard, nothingToDo, recordSync } from './quiet-sync.js';
 import { processSyncMemory, type SyncMemory } from './sync-memory.js';
 import type { RoundPlan, SyncContext, SyncOptions, SyncReport } from './sync-types.js';
 
@@ -92,11 +93,20 @@ async function rounds(ctx: SyncContext): Promise<SyncReport> {
   for (let round = 1; round <= maxRounds; round++) {
     report.rounds = round;
     const state = await lookAtRemote(ctx, { trustPushing: !pushRefused });
+    // Nothing came in and nothing changed here since the last sync (quiet-sync.ts): no merge, no push.
+    const idle = nothingToDo(ctx, state);
+    if (idle.quiet) {
+      report.head = state.head!.id;
+      ctx.memory.synced(ctx.store.dir);
+      return report;
+    }
+    const look = idle.look ?? lookAtBoard(ctx.store);
     const plan = planRound(ctx, state);
     if (options.republish && plan.parents.length > 1) keep = plan.parents.slice(1);
     const merged = await mergeRound(ctx, plan);
     if (!merged) continue; // the board changed between the look before the lock and the lock: look again
     if ((await pushRound(ctx, state, plan, merged, keep)) === 'done') {
+      recordSync(ctx.store, ctx.where, report.head, look, merged);
       ctx.memory.synced(ctx.store.dir);
       return report;
     }

@@ -8,6 +8,7 @@ import type { TaskStore } from '../store.js';
 import type { GitObject, TreeEntry } from './git-objects.js';
 import type { BoardMarker, FetchOutcome, GitRunner, SyncRefs } from './board-branch.js';
 import type { MergeOutcome, MergeSides } from './board-merge.js';
+import type { BoardTree } from './board-tree.js';
 import type { SyncMemory } from './sync-memory.js';
 
 export interface SyncOptions {
@@ -74,16 +75,20 @@ export interface RemoteState {
   headRef?: string;
   head?: GitObject;
   headTree?: GitObject;
-  theirs: Map<string, TreeEntry>;
   /** The last commit this clone merged, and its tree. */
   synced?: GitObject;
   syncedTree?: GitObject;
+  /** A push this clone recorded before making it (round-push.ts). */
+  pushing?: GitObject;
   markerText?: string;
+  format1MarkerText?: string;
 }
 
 /** How a round merges and what its push must carry. */
 export interface RoundPlan {
   sides: Omit<MergeSides, 'seen' | 'now'>;
+  /** The tree the push builds on (the remote's head, or what this clone last synced when the branch is gone). */
+  onto: BoardTree;
   /** The parents of the commit it pushes. */
   parents: string[];
   /** Push even when the tree did not change (a republished branch, a retired one). */

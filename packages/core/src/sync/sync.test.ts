@@ -54,7 +54,8 @@ describe('tasks sync', () => {
     expect(out.outgoing.map((c) => c.id)).toEqual([1, 2]);
     expect(git(a.dir, 'rev-parse', 'HEAD')).toBe(headBefore);
     expect(git(a.dir, 'status', '--porcelain')).toBe(statusBefore);
-    expect(git(bare, 'ls-tree', '--name-only', 'tasks').split('\n').sort()).toEqual(['.dotasks-board', '.highwatermark', 'task_1.json', 'task_2.json']);
+    expect(git(bare, 'ls-tree', '--name-only', 'tasks').split('\n').sort()).toEqual(['.dotasks-board-v2', '.highwatermark', 'tasks']);
+    expect(git(bare, 'ls-tree', '-r', '--name-only', 'tasks:tasks').split('\n').sort()).toEqual(['0/task_1.json', '0/task_2.json']);
     expect(git(bare, 'log', '-1', '--format=%s', 'tasks')).toMatch(/created #1, created #2/);
 
     const inB = await syncBoard(b.store);
