@@ -446,6 +446,15 @@ export function indexKeyOf(buf: Buffer): string {
   return `${buf.length - eol}-${both.toString(16)}-${header.history?.seal ?? ''}-${header.bad.join('/')}`;
 }
 
+/**
+ * A name for what an index's header and open part hold (the seal that ends
+ * them covers both): the open work and which ids are closed. What the open
+ * view derives from a board (open-view.ts) can be kept under it.
+ */
+export function openKeyOf(openBytes: number, seal: string): string {
+  return `open-${openBytes}-${seal}`;
+}
+
 /** The whole index, checked; undefined when missing, torn, damaged or not this version. Its parts are parsed by parseEntries. */
 export function readIndex(file: string): IndexFile | undefined {
   let fd: number;
@@ -698,11 +707,11 @@ export class IndexWriter {
     return null;
   }
 
-  /** Puts `data` in place as `target`, with `verifiedAt` as its mtime. */
-  write(target: string, data: Buffer, verifiedAt: number): void {
+  /** Puts `data` in place as `target`, with `verifiedAt` as its mtime; false when it could not. */
+  write(target: string, data: Buffer, verifiedAt: number): boolean {
     if (this.temp === undefined) this.temp = this.create();
     const temp = this.temp;
-    if (!temp || temp.fd === undefined) return;
+    if (!temp || temp.fd === undefined) return false;
     try {
       let off = 0;
       while (off < data.length) off += writeSync(temp.fd, data, off, data.length - off);
@@ -714,8 +723,10 @@ export class IndexWriter {
       this.temp = null;
       const header = parseHeader(data.toString('utf8', 0, data.indexOf(10)));
       lastWritten = header && { file: target, ino, size, mtimeMs, header };
+      return true;
     } catch {
       // No index this time; the next reader tries again.
+      return false;
     }
   }
 

@@ -34,6 +34,7 @@ import {
   type IndexHeader,
   encodeIndex,
   inRanges,
+  openKeyOf,
   parseOpenLine,
   rangesWithout,
   readIndex,
@@ -250,9 +251,13 @@ function fromIndex(dir: string, head: IndexHead, verifiedAt: number | undefined)
     }
     for (const id of unsure) readAgain(id, true);
     for (const id of unknown) readAgain(id, false);
-    const written = (changed || header.hwm !== hwm) && writeBack(dir, writer, head, lines, hwm, verifiedAt);
-    if (!written && verifiedAt !== undefined) touchIndex(dir, verifiedAt);
-    return view(tasks, closedNow, problems, header);
+    const moved = changed || header.hwm !== hwm;
+    const written = moved ? writeBack(dir, writer, head, lines, hwm, verifiedAt) : undefined;
+    if (written === undefined && verifiedAt !== undefined) touchIndex(dir, verifiedAt);
+    const folded = view(tasks, closedNow, problems, header);
+    // The index now says what this view holds (it found nothing new, or wrote what it found): a key for what is derived from it.
+    const key = moved ? written : unsure.size === 0 ? openKeyOf(header.openBytes, head.seal) : undefined;
+    return key !== undefined ? { ...folded, indexKey: key } : folded;
   } finally {
     writer.close();
   }
@@ -377,11 +382,18 @@ function stub(id: number, status: TaskStatus, parent?: number): Task {
  * Returns false when it could not (the index moved on meanwhile, or too many
  * tasks closed since the history: the next exact pass writes it anew).
  */
-function writeBack(dir: string, writer: IndexWriter, head: IndexHead, lines: IndexLine[], hwm: number | null, verifiedAt: number | undefined): boolean {
+function writeBack(
+  dir: string,
+  writer: IndexWriter,
+  head: IndexHead,
+  lines: IndexLine[],
+  hwm: number | null,
+  verifiedAt: number | undefined,
+): string | undefined {
   const old = readIndex(boardIndexPath(dir));
-  if (!old) return false;
+  if (!old) return undefined;
   try {
-    if (old.header.openBytes !== head.header.openBytes || old.header.history?.seal !== head.header.history?.seal) return false;
+    if (old.header.openBytes !== head.header.openBytes || old.header.history?.seal !== head.header.history?.seal) return undefined;
     const mine = new Set(lines.map((l) => l.id));
     const rest: IndexLine[] = [];
     const restIds = new Set<number>();
@@ -400,7 +412,7 @@ function writeBack(dir: string, writer: IndexWriter, head: IndexHead, lines: Ind
         rest.push({ id, line: restLines[i], status: task.status, parent: task.parent, ...(task.blocks.length ? { blocks: task.blocks } : {}) });
     });
     const recent = [...lines, ...rest].filter((l) => l.status !== undefined && isClosed(l.status)).length;
-    if (recent > MAX_RECENT_CLOSED) return false;
+    if (recent > MAX_RECENT_CLOSED) return undefined;
     const h = old.header;
     const held = {
       closed: rangesWithout(h.closed, new Set([...restIds, ...mine])),
@@ -413,10 +425,14 @@ function writeBack(dir: string, writer: IndexWriter, head: IndexHead, lines: Ind
     const fields = { dir: h.dir, hwm, bad: h.bad, stamp: h.stamp, git: h.git };
     const bytes = encodeIndex(fields, [...lines, ...rest], { ref: h.history, holds: () => false }, held);
     // Not a pass over every file: the mtime (when an exact pass last found the index right) stays, unless asked.
-    writer.write(boardIndexPath(dir), bytes, verifiedAt ?? old.verifiedAt);
-    return true;
+    if (!writer.write(boardIndexPath(dir), bytes, verifiedAt ?? old.verifiedAt)) return undefined;
+    // Unsure entries are read every time: the bytes do not say what they hold.
+    if (lines.some((l) => l.status === undefined)) return undefined;
+    const eol = bytes.indexOf(10);
+    const openBytes = (JSON.parse(bytes.toString('utf8', 0, eol)) as { openBytes: number }).openBytes;
+    return openKeyOf(openBytes, bytes.toString('latin1', openBytes, openBytes + 10));
   } catch (error) {
-    if (isErrnoException(error)) return false;
+    if (isErrnoException(error)) return undefined;
     throw error;
   } finally {
     try {

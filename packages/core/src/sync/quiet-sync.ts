@@ -7,7 +7,9 @@
  *
  * "No file changed" is a look at every board file's identity (inode, size,
  * mtime, ctime: one stat each, no read), the names in the board folder and
- * in the claim records' folder, folded into one digest. A sync records the
+ * in the claim records' folder, folded into one digest; on a board with a
+ * large history, the look of the everyday commands instead (the open files
+ * and the board index's word for the closed ones, engine/open-view.ts). A sync records the
  * digest of the look it made before its merge, and only when the look after
  * its push found the same (its merge wrote nothing here, nobody changed
  * anything meanwhile) and the merge left nothing that time alone changes
@@ -24,6 +26,8 @@ import { join } from 'node:path';
 import { idFromFileName } from '../format/format.js';
 import { atomicWriteFile, readFileIfExists } from '../fs/fsio.js';
 import { HIGHWATERMARK_FILE } from '../engine/transaction.js';
+import { readHighWaterMarkQuiet } from '../engine/board-index.js';
+import { FOLD_HISTORY_AT, loadOpenSnapshot } from '../engine/open-view.js';
 import { LEASES_DIR } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import type { MergePlan } from './merge-types.js';
@@ -53,11 +57,19 @@ export function lookAtBoard(store: TaskStore): string | undefined {
     if (stat.ctimeMs >= now) racy = true;
     hash.update(`${name}\0${stat.ino}\0${stat.size}\0${stat.mtimeMs}\0${stat.ctimeMs}\n`);
   };
-  // Sorted, so the digest does not depend on the order the folder lists them in.
-  const names = readdirSync(store.dir)
-    .filter((n) => n === HIGHWATERMARK_FILE || idFromFileName(n) !== undefined)
-    .sort();
-  for (const name of names) add(name, statSync(join(store.dir, name), { throwIfNoEntry: false }));
+  // A large history is looked at as the everyday commands look at it (open-view.ts): the open files, and the
+  // index's word for the closed ones, which a git operation, the watcher or the sweep corrects.
+  const open = historyFolded(store) ? loadOpenSnapshot(store.dir) : undefined;
+  if (open?.history && open.indexKey !== undefined) {
+    hash.update(`index\0${open.indexKey}\n`);
+    add(HIGHWATERMARK_FILE, statSync(join(store.dir, HIGHWATERMARK_FILE), { throwIfNoEntry: false }));
+  } else {
+    // Sorted, so the digest does not depend on the order the folder lists them in.
+    const names = readdirSync(store.dir)
+      .filter((n) => n === HIGHWATERMARK_FILE || idFromFileName(n) !== undefined)
+      .sort();
+    for (const name of names) add(name, statSync(join(store.dir, name), { throwIfNoEntry: false }));
+  }
   hash.update('leases\n');
   const leases = join(store.runtimeDir, LEASES_DIR);
   let records: string[] = [];
@@ -68,6 +80,12 @@ export function lookAtBoard(store: TaskStore): string | undefined {
   }
   for (const name of records) add(name, statSync(join(leases, name), { throwIfNoEntry: false }));
   return racy ? undefined : hash.digest('hex');
+}
+
+/** Whether the board may hold more closed tasks than the views list (its high-water mark says it had that many). */
+function historyFolded(store: TaskStore): boolean {
+  const mark = readHighWaterMarkQuiet(store.dir);
+  return mark !== null && mark > FOLD_HISTORY_AT;
 }
 
 function readRecords(runtimeDir: string): Record<string, QuietRecord> {
