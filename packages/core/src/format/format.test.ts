@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptTaskError, TasksError } from '../errors.js';
-import { DEFAULT_PRIORITY, copyTask, parseTask, parseTaskId, priorityOf, serializeTask, validateTask, MAX_TASK_FILE_BYTES } from './format.js';
+import {
+  DEFAULT_PRIORITY,
+  copyTask,
+  isCanonicalText,
+  parseTask,
+  parseTaskId,
+  priorityOf,
+  serializeTask,
+  validateTask,
+  MAX_TASK_FILE_BYTES,
+} from './format.js';
 
 const file = '/b/.tasks/task_3.json';
 
@@ -69,6 +79,34 @@ describe('serializeTask', () => {
     expect(JSON.parse(out).metadata).toHaveProperty('__proto__');
     expect(out).toContain('"__proto__": {\n      "polluted": true');
     expect(out).toContain('"__proto__": {\n    "x": 1');
+  });
+});
+
+describe('serializeTask and isCanonicalText', () => {
+  // Every kind of value a task holds: strings to escape, lists to sort, nested data, unknown keys named like
+  // array indexes (written first, as JSON.stringify orders them) and __proto__, a value JSON leaves out.
+  const text =
+    '{"id":4,"subject":"Line \\"one\\"\\n\\u2028two","description":"","status":"in_progress","owner":"ann","activeForm":"Doing","parent":2,' +
+    '"blockedBy":[3,1,3],"blocks":[],"priority":1,"labels":["b","a"],"paths":["src/**"],"related":[9,5],"discoveredFrom":[1],' +
+    '"notes":[{"at":"2024-02","owner":"x","text":"n"},{"at":"2024-01","owner":"y","text":"m","k":[1,{"z":null}]}],' +
+    '"verify":"npm test","result":"","review":{"required":true,"x":1},"metadata":{"a":{"b":[1,{"c":[]}]},"e":{}},' +
+    '"zeta":1.5e300,"10":"ten","__proto__":{"q":[true,false]},"empty":[]}';
+  const task = parseTask(text, 'task_4.json');
+
+  it('writes what JSON.stringify writes of the keys in canonical order, with a 2-space indent', () => {
+    const written = serializeTask(task);
+    const keys = JSON.parse(written) as Record<string, unknown>;
+    expect(written).toBe(JSON.stringify(keys, null, 2) + '\n');
+    expect(Object.keys(keys).slice(0, 3)).toEqual(['10', 'id', 'subject']);
+    expect(keys.blockedBy).toEqual([1, 3]);
+    expect(Object.prototype.hasOwnProperty.call(keys, '__proto__')).toBe(true);
+  });
+
+  it('says a text is canonical exactly when it is what serializeTask writes', () => {
+    const written = serializeTask(task);
+    expect(isCanonicalText(task, written)).toBe(true);
+    for (const other of [written.slice(0, -1), written + '\n', written.replace('"ann"', '"anne"'), written.replace('  "id"', ' "id"'), ''])
+      expect(isCanonicalText(task, other), JSON.stringify(other.slice(0, 30))).toBe(false);
   });
 });
 

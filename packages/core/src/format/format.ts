@@ -349,6 +349,31 @@ function stringList(reader: FieldReader, obj: Record<string, unknown>, key: 'lab
  * unique id arrays, 2-space indent, trailing newline. Same task, same bytes.
  */
 export function serializeTask(task: Task): string {
+  let text = '';
+  writeTopLevel(canonicalRecord(task), (piece) => {
+    text += piece;
+    return true;
+  });
+  return text;
+}
+
+/**
+ * Whether `text` is the canonical bytes of `task` (`serializeTask(task) ===
+ * text`), compared piece by piece as they would be written, without making
+ * the text: doctor asks it of every file, and nearly every file is.
+ */
+export function isCanonicalText(task: Task, text: string): boolean {
+  let at = 0;
+  const same = writeTopLevel(canonicalRecord(task), (piece) => {
+    if (!text.startsWith(piece, at)) return false;
+    at += piece.length;
+    return true;
+  });
+  return same && at === text.length;
+}
+
+/** What serializeTask writes: the task's keys in canonical order, with their normal forms. */
+function canonicalRecord(task: Task): Record<string, unknown> {
   // A plain object for the known keys, built in one shape: it is made and stringified several times faster than a
   // record of defined properties (doctor serializes every task of the board). Unknown keys, which may be named
   // `__proto__`, are still defined as own properties, and key order is the same for both kinds of object.
@@ -371,18 +396,19 @@ export function serializeTask(task: Task): string {
   if (review !== undefined) out.review = review;
   if (task.metadata !== undefined) out.metadata = task.metadata;
   for (const key of Object.keys(task.extra)) if (!KNOWN.has(key)) setOwn(out, key, task.extra[key]);
-  return stringifyTopLevel(out);
+  return out;
 }
 
 /**
- * `JSON.stringify(record, null, 2) + '\n'`, byte for byte, written one key at
- * a time: strings, numbers and lists of ids (nearly all of a task) without
- * the general indenting writer, which took most of a serialization; any other
+ * Writes `JSON.stringify(record, null, 2) + '\n'`, byte for byte, in pieces
+ * to `emit`, one key at a time, until `emit` says stop (false, returned):
+ * strings, numbers and lists of ids (nearly all of a task) without the
+ * general indenting writer, which took most of a serialization; any other
  * value by it, one level in (JSON text holds a newline only between its
  * tokens, so indenting its lines by two spaces nests it).
  */
-function stringifyTopLevel(record: Record<string, unknown>): string {
-  let text = '';
+function writeTopLevel(record: Record<string, unknown>, emit: (piece: string) => boolean): boolean {
+  let first = true;
   for (const key of Object.keys(record)) {
     const value = record[key];
     let json: string | undefined;
@@ -391,9 +417,10 @@ function stringifyTopLevel(record: Record<string, unknown>): string {
     else json = JSON.stringify(value, null, 2)?.replaceAll('\n', '\n  ');
     // What JSON leaves out of an object (undefined), this leaves out too.
     if (json === undefined) continue;
-    text += (text === '' ? '{\n  ' : ',\n  ') + JSON.stringify(key) + ': ' + json;
+    if (!emit(first ? '{\n  ' : ',\n  ') || !emit(JSON.stringify(key)) || !emit(': ') || !emit(json)) return false;
+    first = false;
   }
-  return (text === '' ? '{}' : text + '\n}') + '\n';
+  return emit(first ? '{}\n' : '\n}\n');
 }
 
 /** A list of finite numbers and nothing else (no holes), which JSON writes as `String` does. */
