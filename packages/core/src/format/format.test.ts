@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptTaskError, TasksError } from '../errors.js';
-import {
-  DEFAULT_PRIORITY,
-  copyTask,
-  isCanonicalText,
-  parseTask,
-  parseTaskId,
-  priorityOf,
-  serializeTask,
-  validateTask,
-  MAX_TASK_FILE_BYTES,
-} from './format.js';
+import { DEFAULT_PRIORITY, copyTask, isCanonicalText, parseTask, parseTaskId, priorityOf, serializeTask, validateTask, MAX_TASK_FILE_BYTES } from './format.js';
 
 const file = '/b/.tasks/task_3.json';
 
