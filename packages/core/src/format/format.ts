@@ -216,9 +216,13 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
     const deep = findDeepNesting(obj[key]);
     if (deep) reader.fail(key, `${show(key)} nests deeper than ${MAX_NESTING_DEPTH} levels (at ${describeNesting(key, deep)})`);
   }
-  const core = coreFields(reader, obj);
-  const task: Task = { ...core, blockedBy: edgeField(reader, obj, 'blockedBy'), blocks: edgeField(reader, obj, 'blocks'), extra: createRecord() };
-  const planning = { ...readPlanningFields(reader, obj), ...readOutcomeFields(reader, obj) };
+  const { id, subject, description, status, owner } = coreFields(reader, obj);
+  const blockedBy = edgeField(reader, obj, 'blockedBy');
+  const blocks = edgeField(reader, obj, 'blocks');
+  // One literal of one shape for every task, not a spread: the validator runs once per file of a whole-board read.
+  const task: Task = { id, subject, description, status, owner, blockedBy, blocks, extra: createRecord() };
+  const planning = readPlanningFields(reader, obj);
+  const outcome = readOutcomeFields(reader, obj);
   const metadata = obj.metadata;
   if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)))
     reader.fail('metadata', `"metadata" must be an object, got ${show(metadata)}`);
@@ -227,7 +231,7 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   const parent = parentField(reader, obj);
   if (parent !== undefined) task.parent = parent;
   const links = readLinkFields(obj, (key, problem) => reader.fail(key, problem), show);
-  Object.assign(task, planning, links);
+  Object.assign(task, planning, outcome, links);
   const review = readReviewField(obj, (key, problem) => reader.fail(key, problem), show);
   if (review !== undefined) task.review = review;
   if (metadata !== undefined) task.metadata = cloneJson(metadata) as Record<string, unknown>;
@@ -355,21 +359,6 @@ export function serializeTask(task: Task): string {
     return true;
   });
   return text;
-}
-
-/**
- * Whether `text` is the canonical bytes of `task` (`serializeTask(task) ===
- * text`), compared piece by piece as they would be written, without making
- * the text: doctor asks it of every file, and nearly every file is.
- */
-export function isCanonicalText(task: Task, text: string): boolean {
-  let at = 0;
-  const same = writeTopLevel(canonicalRecord(task), (piece) => {
-    if (!text.startsWith(piece, at)) return false;
-    at += piece.length;
-    return true;
-  });
-  return same && at === text.length;
 }
 
 /** What serializeTask writes: the task's keys in canonical order, with their normal forms. */

@@ -2,7 +2,7 @@
 // needs of the board and pushes its findings (and the repairs it plans) into
 // the one context of a scan. The order of the checks in checks/index.ts is
 // the order of their finding codes.
-import { isCanonicalText, serializeTask, type Task } from '../../format/format.js';
+import { serializeTask, type Task } from '../../format/format.js';
 import type { TaskStore } from '../../store.js';
 import type { DoctorFinding, DoctorOptions, FindingCode } from '../findings.js';
 import type { GitAnswers } from '../git-answers.js';
@@ -77,8 +77,11 @@ export interface Scan {
 
 /** The canonical text of a file's task (it must have one), serialized once per scan: the form check and the planned writes both compare it. */
 export function canonicalText(file: ScannedFile): string {
-  // Most files are in canonical form: they are compared with it as it would be written, and keep their one text.
-  file.canonical ??= isCanonicalText(file.task!, file.text) ? file.text : serializeTask(file.task!);
+  if (file.canonical === undefined) {
+    const canonical = serializeTask(file.task!);
+    // Equal to the text (most files): keep the one string, not a copy per file for the rest of the scan.
+    file.canonical = canonical === file.text ? file.text : canonical;
+  }
   return file.canonical;
 }
 
