@@ -87,7 +87,8 @@ class FileScan {
     private readonly findings: DoctorFinding[],
     file: Omit<ScannedFile, 'text' | 'stringIds'>,
   ) {
-    this.file = { ...file, text, stringIds: false };
+    // A literal, not a spread of `file`: one object shape for every file of the scan (as validateTask's tasks).
+    this.file = { name: file.name, path: file.path, fileId: file.fileId, text, stringIds: false };
   }
 
   /** The findings pushed so far (of every file). */
