@@ -178,17 +178,32 @@ export interface GraphCheckOptions {
  * `tasks doctor` both decide board consistency here.
  */
 export function checkGraph(tasks: readonly Task[], options: GraphCheckOptions = {}): GraphCheck {
-  const byId = new Map(tasks.map((t) => [t.id, t]));
   const graph = BoardGraph.fromTasks(tasks);
+  return { graph, verdicts: judgeEdges(tasks, options, () => graph) };
+}
+
+/**
+ * `checkGraph`'s verdicts without its graph, for a caller that keeps none
+ * (doctor): the graph, the biggest part of the work on a large board, is
+ * built only when the board may hold a cycle, whose path it finds.
+ */
+export function judgeGraph(tasks: readonly Task[], options: GraphCheckOptions = {}): GraphVerdict[] {
+  let graph: BoardGraph | undefined;
+  return judgeEdges(tasks, options, () => (graph ??= BoardGraph.fromTasks(tasks)));
+}
+
+function judgeEdges(tasks: readonly Task[], options: GraphCheckOptions, graphOf: () => BoardGraph): GraphVerdict[] {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
   const component = new Map<number, number>();
-  const components = graph.cyclicComponents();
+  // Tarjan's walk finds no component when nothing is left of the graph after peeling off its tasks without a blocker.
+  const components = holdsCycle(byId) ? graphOf().cyclicComponents() : [];
   components.forEach((ids, i) => ids.forEach((id) => component.set(id, i)));
   const ctx: EdgeContext = {
     lookup: (id) => byId.get(id) ?? (options.unreadable?.has(id) ? UNREADABLE : undefined),
     cycle: (blocker, waiter) => {
       const c = component.get(blocker);
       if (c === undefined || c !== component.get(waiter)) return undefined;
-      const path = graph.findPath(waiter, blocker);
+      const path = graphOf().findPath(waiter, blocker);
       return path ? [blocker, ...path] : undefined;
     },
     before: (id) => options.previous?.get(id),
@@ -211,10 +226,63 @@ export function checkGraph(tasks: readonly Task[], options: GraphCheckOptions = 
   // A cycle made of edges stated on both sides: no one-sided edge reported it.
   components.forEach((ids, i) => {
     if (reported.has(i)) return;
-    const cycle = graph.cycleThrough(ids[0], ids);
+    const cycle = graphOf().cycleThrough(ids[0], ids);
     if (cycle) verdicts.push({ kind: 'cycle', cycle });
   });
-  return { graph, verdicts };
+  return verdicts;
+}
+
+/**
+ * Whether the edges of the tasks that are not deleted (either side stating
+ * one, as BoardGraph counts them) may close a cycle: Kahn's peeling, over
+ * arrays, of every task nothing live blocks, then of those only peeled tasks
+ * blocked. A task left over lies on a cycle or behind one. O(tasks + edges).
+ */
+function holdsCycle(byId: ReadonlyMap<number, EdgeNode>): boolean {
+  const index = new Map<number, number>();
+  const live: EdgeNode[] = [];
+  for (const [id, task] of byId) {
+    if (task.status === 'deleted') continue;
+    index.set(id, live.length);
+    live.push(task);
+  }
+  const n = live.length;
+  // Edges as index pairs, from blocker to waiter, in the order found.
+  const from: number[] = [];
+  const to: number[] = [];
+  const waiting = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const task = live[i];
+    for (const w of task.blocks) {
+      const j = index.get(w);
+      if (j === undefined) continue;
+      from.push(i);
+      to.push(j);
+      waiting[j]++;
+    }
+    for (const b of task.blockedBy) {
+      const j = index.get(b);
+      if (j === undefined) continue;
+      from.push(j);
+      to.push(i);
+      waiting[i]++;
+    }
+  }
+  // Each task's edges out, together (a counting sort by blocker).
+  const start = new Int32Array(n + 1);
+  for (const i of from) start[i + 1]++;
+  for (let i = 0; i < n; i++) start[i + 1] += start[i];
+  const next = new Int32Array(from.length);
+  const fill = start.slice(0, n);
+  for (let e = 0; e < from.length; e++) next[fill[from[e]]++] = to[e];
+  const queue = new Int32Array(n);
+  let tail = 0;
+  for (let i = 0; i < n; i++) if (waiting[i] === 0) queue[tail++] = i;
+  for (let head = 0; head < tail; head++) {
+    const i = queue[head];
+    for (let e = start[i]; e < start[i + 1]; e++) if (--waiting[next[e]] === 0) queue[tail++] = next[e];
+  }
+  return tail < n;
 }
 
 /** The whole board's findings, and its graph for later per-change checks. */

@@ -11,7 +11,7 @@ import { GitAnswers } from './git-answers.js';
 import type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, RepairReport } from './findings.js';
 
 export type { DoctorChange, DoctorFinding, DoctorOptions, DoctorReport, FindingCode, RepairReport } from './findings.js';
-import { DOCTOR_CHECKS, FINDING_ORDER, type FileChange, type Scan } from './checks/index.js';
+import { DOCTOR_CHECKS, FINDING_ORDER, canonicalText, type FileChange, type Scan } from './checks/index.js';
 
 // Kept here for the internal API it was part of; it lives with the other JSON position helpers now.
 export { findArrayElement } from '../format/json-locate.js';
@@ -174,6 +174,7 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
     staleMs: Math.max(2000, store.lockOptions.staleMs),
     findings: [],
     plan: { writes: new Map(), staleLocks: [], temps: [], leases: [], journals: [] },
+    boardNames: [],
     files: [],
     present: new Set(),
     byId: new Map(),
@@ -191,7 +192,8 @@ function scanBoard(store: TaskStore, options: DoctorOptions) {
     const changes: FileChange[] = [];
     if (f.stringIds) changes.push({ code: 'string_id', text: 'wrote edge ids as numbers' });
     changes.push(...(e?.changes ?? []));
-    const after = serializeTask(task);
+    // The canonical-form check serialized the unedited ones already.
+    const after = e ? serializeTask(task) : canonicalText(f);
     if (after === f.text) continue;
     if (changes.length === 0) changes.push({ code: 'non_canonical', text: 'rewrote in canonical form' });
     plan.writes.set(f.task.id, { id: f.task.id, before: f.text, after, changes });

@@ -72,6 +72,27 @@ describe('serializeTask', () => {
   });
 });
 
+describe('serializeTask beside JSON.stringify', () => {
+  // Every kind of value a task holds: strings to escape, lists to sort, nested data, unknown keys named like
+  // array indexes (written first, as JSON.stringify orders them) and __proto__, a value JSON leaves out.
+  const text =
+    '{"id":4,"subject":"Line \\"one\\"\\n\\u2028two","description":"","status":"in_progress","owner":"ann","activeForm":"Doing","parent":2,' +
+    '"blockedBy":[3,1,3],"blocks":[],"priority":1,"labels":["b","a"],"paths":["src/**"],"related":[9,5],"discoveredFrom":[1],' +
+    '"notes":[{"at":"2024-02","owner":"x","text":"n"},{"at":"2024-01","owner":"y","text":"m","k":[1,{"z":null}]}],' +
+    '"verify":"npm test","result":"","review":{"required":true,"x":1},"metadata":{"a":{"b":[1,{"c":[]}]},"e":{}},' +
+    '"zeta":1.5e300,"10":"ten","__proto__":{"q":[true,false]},"empty":[]}';
+  const task = parseTask(text, 'task_4.json');
+
+  it('writes what JSON.stringify writes of the keys in canonical order, with a 2-space indent', () => {
+    const written = serializeTask(task);
+    const keys = JSON.parse(written) as Record<string, unknown>;
+    expect(written).toBe(JSON.stringify(keys, null, 2) + '\n');
+    expect(Object.keys(keys).slice(0, 3)).toEqual(['10', 'id', 'subject']);
+    expect(keys.blockedBy).toEqual([1, 3]);
+    expect(Object.prototype.hasOwnProperty.call(keys, '__proto__')).toBe(true);
+  });
+});
+
 describe('paths (the file scope)', () => {
   it('is written after blocks and before metadata, globs in the order given', () => {
     const text = '{"metadata":{"a":1},"paths":["src/b/**","docs/x.md"],"id":3,"subject":"S","status":"pending","owner":"","blockedBy":[],"blocks":[]}';

@@ -154,7 +154,14 @@ export function stripBom(text: string): string {
 
 /** Sorted ascending, without duplicates. */
 export function normalizeIds(ids: Iterable<number>): number[] {
+  if (Array.isArray(ids) && isAscending(ids)) return ids.slice();
   return [...new Set(ids)].sort((a, b) => a - b);
+}
+
+/** True when every id is greater than the one before (no repeats): the normal form already, the common case. */
+function isAscending(ids: readonly number[]): boolean {
+  for (let i = 1; i < ids.length; i++) if (!(ids[i] > ids[i - 1])) return false;
+  return true;
 }
 
 /** An object with no prototype, so keys like `__proto__` stay plain data. */
@@ -209,9 +216,13 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
     const deep = findDeepNesting(obj[key]);
     if (deep) reader.fail(key, `${show(key)} nests deeper than ${MAX_NESTING_DEPTH} levels (at ${describeNesting(key, deep)})`);
   }
-  const core = coreFields(reader, obj);
-  const task: Task = { ...core, blockedBy: edgeField(reader, obj, 'blockedBy'), blocks: edgeField(reader, obj, 'blocks'), extra: createRecord() };
-  const planning = { ...readPlanningFields(reader, obj), ...readOutcomeFields(reader, obj) };
+  const { id, subject, description, status, owner } = coreFields(reader, obj);
+  const blockedBy = edgeField(reader, obj, 'blockedBy');
+  const blocks = edgeField(reader, obj, 'blocks');
+  // One literal of one shape for every task, not a spread: the validator runs once per file of a whole-board read.
+  const task: Task = { id, subject, description, status, owner, blockedBy, blocks, extra: createRecord() };
+  const planning = readPlanningFields(reader, obj);
+  const outcome = readOutcomeFields(reader, obj);
   const metadata = obj.metadata;
   if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)))
     reader.fail('metadata', `"metadata" must be an object, got ${show(metadata)}`);
@@ -220,7 +231,7 @@ export function validateTask(raw: unknown, fileName: string, text = ''): Task {
   const parent = parentField(reader, obj);
   if (parent !== undefined) task.parent = parent;
   const links = readLinkFields(obj, (key, problem) => reader.fail(key, problem), show);
-  Object.assign(task, planning, links);
+  Object.assign(task, planning, outcome, links);
   const review = readReviewField(obj, (key, problem) => reader.fail(key, problem), show);
   if (review !== undefined) task.review = review;
   if (metadata !== undefined) task.metadata = cloneJson(metadata) as Record<string, unknown>;
@@ -245,7 +256,7 @@ class FieldReader {
 function coreFields(reader: FieldReader, obj: Record<string, unknown>): Pick<Task, 'id' | 'subject' | 'description' | 'status' | 'owner'> {
   const id = obj.id;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) reader.fail('id', `"id" must be a positive integer, got ${show(id)}`);
-  const fileId = idFromFileName(reader.fileName.split(/[\\/]/).pop() ?? reader.fileName);
+  const fileId = idFromFileName(reader.fileName.slice(Math.max(reader.fileName.lastIndexOf('/'), reader.fileName.lastIndexOf('\\')) + 1));
   if (fileId !== undefined && fileId !== id) reader.fail('id', `"id" is ${show(id)} but the file name says ${fileId}`);
 
   const subject = obj.subject;
@@ -342,29 +353,69 @@ function stringList(reader: FieldReader, obj: Record<string, unknown>, key: 'lab
  * unique id arrays, 2-space indent, trailing newline. Same task, same bytes.
  */
 export function serializeTask(task: Task): string {
-  const out = createRecord();
-  setOwn(out, 'id', task.id);
-  setOwn(out, 'subject', task.subject);
-  setOwn(out, 'description', task.description);
-  setOwn(out, 'status', task.status);
-  setOwn(out, 'owner', task.owner);
-  if (task.activeForm !== undefined) setOwn(out, 'activeForm', task.activeForm);
-  if (task.parent !== undefined) setOwn(out, 'parent', task.parent);
-  setOwn(out, 'blockedBy', normalizeIds(task.blockedBy));
-  setOwn(out, 'blocks', normalizeIds(task.blocks));
+  let text = '';
+  writeTopLevel(canonicalRecord(task), (piece) => {
+    text += piece;
+    return true;
+  });
+  return text;
+}
+
+/** What serializeTask writes: the task's keys in canonical order, with their normal forms. */
+function canonicalRecord(task: Task): Record<string, unknown> {
+  // A plain object for the known keys, built in one shape: it is made and stringified several times faster than a
+  // record of defined properties (doctor serializes every task of the board). Unknown keys, which may be named
+  // `__proto__`, are still defined as own properties, and key order is the same for both kinds of object.
+  const out: Record<string, unknown> = { id: task.id, subject: task.subject, description: task.description, status: task.status, owner: task.owner };
+  if (task.activeForm !== undefined) out.activeForm = task.activeForm;
+  if (task.parent !== undefined) out.parent = task.parent;
+  out.blockedBy = normalizeIds(task.blockedBy);
+  out.blocks = normalizeIds(task.blocks);
   // The default priority and empty lists are written as nothing: one logical task, one byte form.
-  if (task.priority !== undefined && task.priority !== DEFAULT_PRIORITY) setOwn(out, 'priority', task.priority);
-  if (task.labels?.length) setOwn(out, 'labels', normalizeLabels(task.labels));
-  if (task.paths !== undefined) setOwn(out, 'paths', task.paths);
-  writeLinkFields(task, (key, ids) => setOwn(out, key, ids));
-  if (task.notes?.length) setOwn(out, 'notes', normalizeNotes(task.notes).map(noteOut));
-  if (task.verify !== undefined) setOwn(out, 'verify', task.verify);
-  if (task.result !== undefined) setOwn(out, 'result', task.result);
+  if (task.priority !== undefined && task.priority !== DEFAULT_PRIORITY) out.priority = task.priority;
+  if (task.labels?.length) out.labels = normalizeLabels(task.labels);
+  if (task.paths !== undefined) out.paths = task.paths;
+  writeLinkFields(task, (key, ids) => {
+    out[key] = ids;
+  });
+  if (task.notes?.length) out.notes = normalizeNotes(task.notes).map(noteOut);
+  if (task.verify !== undefined) out.verify = task.verify;
+  if (task.result !== undefined) out.result = task.result;
   const review = reviewOut(task.review);
-  if (review !== undefined) setOwn(out, 'review', review);
-  if (task.metadata !== undefined) setOwn(out, 'metadata', task.metadata);
+  if (review !== undefined) out.review = review;
+  if (task.metadata !== undefined) out.metadata = task.metadata;
   for (const key of Object.keys(task.extra)) if (!KNOWN.has(key)) setOwn(out, key, task.extra[key]);
-  return JSON.stringify(out, null, 2) + '\n';
+  return out;
+}
+
+/**
+ * Writes `JSON.stringify(record, null, 2) + '\n'`, byte for byte, in pieces
+ * to `emit`, one key at a time, until `emit` says stop (false, returned):
+ * strings, numbers and lists of ids (nearly all of a task) without the
+ * general indenting writer, which took most of a serialization; any other
+ * value by it, one level in (JSON text holds a newline only between its
+ * tokens, so indenting its lines by two spaces nests it).
+ */
+function writeTopLevel(record: Record<string, unknown>, emit: (piece: string) => boolean): boolean {
+  let first = true;
+  for (const key of Object.keys(record)) {
+    const value = record[key];
+    let json: string | undefined;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') json = JSON.stringify(value);
+    else if (Array.isArray(value) && isFiniteNumberList(value)) json = value.length === 0 ? '[]' : '[\n    ' + value.join(',\n    ') + '\n  ]';
+    else json = JSON.stringify(value, null, 2)?.replaceAll('\n', '\n  ');
+    // What JSON leaves out of an object (undefined), this leaves out too.
+    if (json === undefined) continue;
+    if (!emit(first ? '{\n  ' : ',\n  ') || !emit(JSON.stringify(key)) || !emit(': ') || !emit(json)) return false;
+    first = false;
+  }
+  return emit(first ? '{}\n' : '\n}\n');
+}
+
+/** A list of finite numbers and nothing else (no holes), which JSON writes as `String` does. */
+function isFiniteNumberList(list: unknown[]): boolean {
+  for (let i = 0; i < list.length; i++) if (typeof list[i] !== 'number' || !Number.isFinite(list[i])) return false;
+  return true;
 }
 
 /** A fresh copy of a task that can be changed without touching the original. */
@@ -409,6 +460,20 @@ function show(value: unknown): string {
 /** How deep the value of one task field (metadata, an unknown key, a note) may nest arrays and objects. */
 export const MAX_NESTING_DEPTH = 100;
 
+/** Whether an array or object has an array or object among its own values. */
+function holdsObject(value: object): boolean {
+  if (Array.isArray(value)) {
+    for (const child of value as unknown[]) if (child !== null && typeof child === 'object') return true;
+    return false;
+  }
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    const child = (value as Record<string, unknown>)[key];
+    if (child !== null && typeof child === 'object') return true;
+  }
+  return false;
+}
+
 /**
  * The path to the first place where `value` nests arrays and objects more
  * than `max` deep, or undefined. Iterative, so any depth is safe to check:
@@ -423,6 +488,8 @@ export function findDeepNesting(value: unknown, max = MAX_NESTING_DEPTH): (strin
     parent: Frame | undefined;
   }
   if (value === null || typeof value !== 'object') return undefined;
+  // Most values (a task's id lists) hold nothing nested: no walk for them.
+  if (max >= 1 && !holdsObject(value)) return undefined;
   const stack: Frame[] = [{ value, depth: 1, key: '', parent: undefined }];
   while (stack.length) {
     const frame = stack.pop()!;

@@ -18,7 +18,14 @@ export type TaskLinks = { [K in LinkField]?: number[] };
 
 /** Sorted ascending, without duplicates (the same as format.ts's normalizeIds, which this file may not import). */
 function sortedIds(ids: Iterable<number>): number[] {
+  if (Array.isArray(ids) && ascending(ids)) return ids.slice();
   return [...new Set(ids)].sort((a, b) => a - b);
+}
+
+/** True when every id is greater than the one before: sorted without repeats already. */
+function ascending(ids: readonly number[]): boolean {
+  for (let i = 1; i < ids.length; i++) if (!(ids[i] > ids[i - 1])) return false;
+  return true;
 }
 
 /**

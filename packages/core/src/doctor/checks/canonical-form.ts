@@ -1,17 +1,17 @@
-import { serializeTask } from '../../format/format.js';
 import { positionAt } from '../../format/json-locate.js';
-import type { DoctorCheck, Scan } from './check.js';
+import { canonicalText, type DoctorCheck, type Scan } from './check.js';
 
 /** A valid task file not in canonical form; after the graph check, whose findings at the same spot come first. */
 export const canonicalForm: DoctorCheck = {
   name: 'canonical form',
   codes: ['non_canonical'],
   run({ files, findings }: Scan): void {
-    for (const { task, text, path, fileId, stringIds } of files) {
+    for (const file of files) {
+      const { task, text, path, fileId, stringIds } = file;
       // A file under a name that is not task_N.json is never rewritten: its name is the problem.
       // Edge ids written as strings are their own finding, and their rewrite canonicalises the file.
       if (!task || stringIds || fileId === undefined) continue;
-      const canonical = serializeTask(task);
+      const canonical = canonicalText(file);
       if (canonical === text) continue;
       let i = 0;
       while (i < text.length && text[i] === canonical[i]) i++;

@@ -2,7 +2,7 @@
 // needs of the board and pushes its findings (and the repairs it plans) into
 // the one context of a scan. The order of the checks in checks/index.ts is
 // the order of their finding codes.
-import type { Task } from '../../format/format.js';
+import { serializeTask, type Task } from '../../format/format.js';
 import type { TaskStore } from '../../store.js';
 import type { DoctorFinding, DoctorOptions, FindingCode } from '../findings.js';
 import type { GitAnswers } from '../git-answers.js';
@@ -47,6 +47,8 @@ export interface ScannedFile {
   /** Id as written in the file, when it is a number. */
   rawId?: number;
   stringIds: boolean;
+  /** `serializeTask(task)`, once it was asked for (canonicalText). */
+  canonical?: string;
 }
 
 /** A scan in progress: what the checks before saw, and where findings go. */
@@ -60,6 +62,8 @@ export interface Scan {
   staleMs: number;
   findings: DoctorFinding[];
   plan: Plan;
+  /** The names in the board folder, sorted, as task-files listed it (one listing per scan). */
+  boardNames: string[];
   /** Every task_*.json read (task-files). */
   files: ScannedFile[];
   /** Ids of task files under a proper name (task-files). */
@@ -69,6 +73,16 @@ export interface Scan {
   fileOf: Map<number, ScannedFile>;
   /** Tasks with edge repairs planned, and the repairs (graph). */
   edits: Map<number, { task: Task; changes: FileChange[] }>;
+}
+
+/** The canonical text of a file's task (it must have one), serialized once per scan: the form check and the planned writes both compare it. */
+export function canonicalText(file: ScannedFile): string {
+  if (file.canonical === undefined) {
+    const canonical = serializeTask(file.task!);
+    // Equal to the text (most files): keep the one string, not a copy per file for the rest of the scan.
+    file.canonical = canonical === file.text ? file.text : canonical;
+  }
+  return file.canonical;
 }
 
 /** An age for a message: "40 s", "12 min", "3 h", "2 days". */

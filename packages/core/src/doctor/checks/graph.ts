@@ -1,4 +1,4 @@
-import { checkGraph, settleEdge, type EdgeField, type EdgeVerdict } from '../../consistency/reconcile.js';
+import { judgeGraph, settleEdge, type EdgeField, type EdgeVerdict } from '../../consistency/reconcile.js';
 import { formatCycle } from '../../errors.js';
 import { copyTask } from '../../format/format.js';
 import { findTopLevelKey, positionAt } from '../../format/json-locate.js';
@@ -14,13 +14,13 @@ export const graph: DoctorCheck = {
 /**
  * Doctor's findings and planned edits for the graph of the tasks it could
  * read. What is wrong, and which side a repair writes, is decided by
- * `checkGraph` and `settleEdge` (reconcile.ts), as for the watcher; here
+ * `judgeGraph` and `settleEdge` (reconcile.ts), as for the watcher; here
  * verdicts only become findings with positions and one-line fixes.
  */
 function diagnoseGraph(scan: Scan): void {
   const { byId, present } = scan;
   const unreadable = new Set([...present].filter((id) => !byId.has(id)));
-  for (const v of checkGraph([...byId.values()], { unreadable }).verdicts) {
+  for (const v of judgeGraph([...byId.values()], { unreadable })) {
     if (v.kind === 'cycle') cycleFinding(scan, v.cycle, v.cycle[0], 'blocks', v.cycle[v.cycle.length - 1], v.cycle[v.cycle.length - 2]);
     else if (v.kind === 'broken') brokenEdge(scan, v);
     else if (v.kind === 'remove-side')

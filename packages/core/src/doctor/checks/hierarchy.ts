@@ -54,8 +54,10 @@ function diagnoseHierarchy(scan: Scan): void {
  */
 function completedParents(scan: Scan): void {
   const hierarchy = new Hierarchy(scan.byId.values());
-  for (const task of [...scan.byId.values()].sort((a, b) => a.id - b.id)) {
-    if (task.status !== 'completed') continue;
+  // Without a parent on the board no task has children: nothing to sort and look at.
+  if (hierarchy.empty) return;
+  const completed = [...scan.byId.values()].filter((task) => task.status === 'completed');
+  for (const task of completed.sort((a, b) => a.id - b.id)) {
     const open = hierarchy.openChildren(task.id);
     if (open.length === 0) continue;
     const progress = hierarchy.progress(task.id)!;

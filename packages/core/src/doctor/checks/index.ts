@@ -20,6 +20,7 @@ import { mergeDriver } from './merge-driver.js';
 import { taskFiles } from './task-files.js';
 import { untrackedClaims } from './untracked-claims.js';
 
+export { canonicalText } from './check.js';
 export type { DoctorCheck, FileChange, Plan, PlannedWrite, Scan, ScannedFile } from './check.js';
 
 /** Every check, in order; task-files first (the others look at what it read), graph before canonical-form. */

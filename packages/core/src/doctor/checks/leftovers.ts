@@ -9,11 +9,12 @@ import { formatAge, type DoctorCheck, type Scan } from './check.js';
 export const leftovers: DoctorCheck = {
   name: 'stale locks and temp files',
   codes: ['stale_lock', 'temp_file'],
-  run({ store, now, staleMs, findings, plan }: Scan): void {
+  run({ store, boardNames, now, staleMs, findings, plan }: Scan): void {
     for (const dir of [store.dir, join(store.dir, RUNTIME_DIR), join(store.dir, RUNTIME_DIR, 'leases')]) {
       let entries: string[];
       try {
-        entries = readdirSync(dir);
+        // The board folder was listed once already, by task-files.
+        entries = dir === store.dir ? boardNames : readdirSync(dir);
       } catch (error) {
         if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR')) continue;
         throw error;
