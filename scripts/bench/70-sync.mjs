@@ -35,9 +35,14 @@ const TASKS_PER_CLONE = Number(process.env.BENCH_SYNC_TASKS ?? 12);
 const CLONES = (process.env.BENCH_SYNC_CLONES ?? '2,4,8,16').split(',').map(Number);
 /** What the proxy holds every chunk back, each way (ms). */
 const PROXY_DELAY_MS = 150;
-/** The claim designs measured side by side: today's, a push of the board branch per claim. */
-const DESIGNS = ['branch'];
-const DESIGN_NAMES = { branch: 'board branch' };
+/**
+ * The claim designs measured side by side: a push of the board branch per
+ * claim (as before claim refs: `via: 'branch'`), and claim refs (a
+ * create-only push of the task's own ref; the branch catches up with the
+ * worker's batched pushes, `publish: 'later'`).
+ */
+const DESIGNS = ['branch', 'ref'];
+const DESIGN_NAMES = { branch: 'board branch', ref: 'claim refs' };
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 const CORE = new URL('../../packages/core/dist/index.js', import.meta.url).href;
 
@@ -145,7 +150,7 @@ let lastAt = Date.now();
 while (Date.now() < Number(deadline)) {
   const t0 = performance.now();
   try {
-    const claim = await claimWithSync(store, undefined, { owner, ...(design === 'branch' ? {} : { via: design }) });
+    const claim = await claimWithSync(store, undefined, { owner, via: design, publish: 'later' });
     latencies.push(performance.now() - t0);
     lastAt = Date.now();
     claimed.push(claim.task.id);

@@ -268,7 +268,9 @@ async function claimNextTask(state: WorkerState): Promise<WorkerClaim> {
     if (!(error instanceof TasksError)) throw error;
   });
   const lease = { ttlSeconds: options.leaseSeconds, pid: process.pid };
-  if (options.sync) return claimWithSync(store, undefined, { owner, lease, exclude, sync: options.sync });
+  // The claim is decided by its ref on the remote; the board branch gets it, and this worker's last outcome, with a
+  // later push (claim-sync.ts, publish: 'later'), so claims of different tasks from different machines never wait in line.
+  if (options.sync) return claimWithSync(store, undefined, { owner, lease, exclude, sync: options.sync, publish: 'later' });
   if (options.worktree) return claimWithWorktree(store, undefined, { owner, lease, exclude });
   return store.claimNext({ owner, lease, exclude });
 }

@@ -12,6 +12,7 @@ import { commitParents, commitTime, isAncestor, mergeBase, readBlobs, readObject
 import { CLAIMS_DIR, MARKER_FILE, claimEntriesOf, classifyTree, fetchBoardBranch } from './board-branch.js';
 import type { MergeSides } from './board-merge.js';
 import { updateRefs } from './round-push.js';
+import { claimRefspec, cloneIdOf, readRefClaims } from './claim-refs.js';
 import type { RemoteState, RoundPlan, SyncContext } from './sync-types.js';
 
 /** Why a sync stopped before changing anything (`E_REMOTE`), for people and for `--json`. */
@@ -28,7 +29,8 @@ function refuse(reason: RemoteRefusal, message: string, details: Record<string, 
  */
 export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPushing: boolean }): Promise<RemoteState> {
   const { cwd, refs } = ctx;
-  const fetch = await fetchBoardBranch(ctx.remote, ctx.branch, refs, ctx.run);
+  const withRefs = ctx.options.claimRefs !== false;
+  const fetch = await fetchBoardBranch(ctx.remote, ctx.branch, refs, ctx.run, withRefs ? [claimRefspec(ctx.remote, ctx.branch)] : []);
   const headRef = fetch.outcome === 'rewritten' ? refs.rewritten : fetch.outcome === 'fetched' ? refs.tracking : undefined;
   const names = [refs.synced, `${refs.synced}^{tree}`, refs.pushing, `${refs.pushing}^{tree}`];
   if (headRef) names.push(headRef, `${headRef}^{tree}`, `${headRef}:${CLAIMS_DIR}`, `${headRef}:${MARKER_FILE}`);
@@ -52,6 +54,7 @@ export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPu
     synced,
     syncedTree,
     markerText: headRef ? objects.get(`${headRef}:${MARKER_FILE}`)?.body.toString('utf8') : undefined,
+    refClaims: withRefs ? readRefClaims(cwd, ctx.remote, ctx.branch, cloneIdOf(ctx.store.runtimeDir)) : undefined,
   };
 }
 
@@ -90,6 +93,8 @@ export function planRound(ctx: SyncContext, state: RemoteState): RoundPlan {
     where,
     prefer,
     republish: !!options.republish,
+    refClaims: state.refClaims,
+    noReap: !!options.keepOut || !!options.onePush,
   });
 
   if (fetch.outcome === 'missing' && synced) {
