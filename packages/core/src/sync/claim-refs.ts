@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError } from '../errors.js';
-import { atomicWriteFile, readFileIfExists } from '../fs/fsio.js';
+import { atomicWriteFile, ensureFolder, readFileIfExists } from '../fs/fsio.js';
 import { git, lastLine, objectId, out, readObjects, treeBody, writeObjects } from './git-objects.js';
 import type { GitRunner } from './board-branch.js';
 import type { PublishedClaim } from './published-claims.js';
@@ -100,6 +100,8 @@ export function cloneIdOf(runtimeDir: string): string {
   const known = readFileIfExists(path)?.trim();
   if (known && /^[0-9a-f]{16}$/.test(known)) return known;
   const id = randomBytes(8).toString('hex');
+  // A fresh clone, or a `.runtime/` someone removed: the folder is made here.
+  ensureFolder(runtimeDir);
   if (known === undefined) {
     try {
       writeFileSync(path, id + '\n', { flag: 'wx' });
