@@ -267,6 +267,16 @@ console.log(
   `sync latency, 200-task board, git daemon on this machine: nothing to do median ${median(idle).toFixed(0)} ms; one change out median ${median(oneOut).toFixed(0)} ms`,
 );
 
+// The target: with the proxy, 8 clones claim by ref at least 4× as fast as 2 (claims of different tasks do not wait in line).
+const TARGET = 4;
+const proxied = table.filter((r) => r.link === links[1].name && r.design === 'ref');
+const [twoRef, eightRef] = [2, 8].map((k) => proxied.find((r) => r.k === k));
+if (twoRef && eightRef) {
+  const ratio = eightRef.perSecond / twoRef.perSecond;
+  console.log(`target: through the proxy, 8 clones claim by ref ${ratio.toFixed(2)}× as fast as 2 (target ${TARGET}×): ${ratio >= TARGET ? 'pass' : 'MISS'}`);
+  if (ratio < TARGET) process.exitCode = 1;
+}
+
 const missed = table.filter((r) => !r.once);
 if (missed.length) {
   console.error(`MISS: ${missed.map((r) => `${r.link} ${r.design} ${r.k} clones`).join(', ')}: not every claimed task completed exactly once`);

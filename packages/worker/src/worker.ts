@@ -191,8 +191,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     state.waitingReported = false;
     state.taken++;
     await workOn(state, step.claim);
-    // With --sync the outcome goes out with the sync of the next claim, which follows at once: one push
-    // per task instead of two halves the pushes the machines race on. Whatever else ends the loop publishes first.
+    // With --sync the outcome goes out with a later claim's push, batched (claim-sync.ts, publish: 'later'): the
+    // branch is pushed at most every 10 s, not once per task. Whatever else ends the loop publishes first.
     state.unpublished = !!options.sync;
   }
 }

@@ -19,7 +19,9 @@ const show = (dir: string, id: number) => JSON.parse(tasks(dir, ['show', String(
 /** The claims a clone kept, from its event log: claimed, and not released as a race lost on the remote. */
 function keptClaims(dir: string): Map<number, string> {
   const held = new Map<number, string>();
-  for (const line of readFileSync(join(dir, '.tasks', '.runtime', 'events.jsonl'), 'utf8').trim().split('\n')) {
+  for (const line of readFileSync(join(dir, '.tasks', '.runtime', 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')) {
     const e = JSON.parse(line) as { type: string; task?: number; owner?: string; reason?: string };
     if (e.type === 'claimed' && e.task !== undefined) held.set(e.task, e.owner ?? '');
     if (e.type === 'released' && e.task !== undefined && /claimed on the remote/.test(e.reason ?? '')) held.delete(e.task);
@@ -65,7 +67,8 @@ describe('claims across machines by ref', () => {
     for (let id = 1; id <= N; id++) expect(claimedBy.get(id), `claims of #${id} that succeeded`).toHaveLength(1);
     for (let round = 0; round < 2; round++) for (const dir of dirs) ok(dir, ['sync']);
     // Every clone's file says the one winner holds it; the event logs of all clones keep exactly one claim of each.
-    for (const dir of dirs) for (let id = 1; id <= N; id++) expect(show(dir, id), `#${id} in ${dir}`).toMatchObject({ status: 'in_progress', owner: claimedBy.get(id)![0] });
+    for (const dir of dirs)
+      for (let id = 1; id <= N; id++) expect(show(dir, id), `#${id} in ${dir}`).toMatchObject({ status: 'in_progress', owner: claimedBy.get(id)![0] });
     const kept = new Map<number, string[]>();
     for (const dir of dirs) for (const [id, owner] of keptClaims(dir)) kept.set(id, [...(kept.get(id) ?? []), owner]);
     for (let id = 1; id <= N; id++) expect(kept.get(id), `claims of #${id} kept over all clones' events`).toEqual(claimedBy.get(id));
@@ -73,7 +76,10 @@ describe('claims across machines by ref', () => {
     const refs = remoteClaimRefs();
     expect([...refs.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
     for (const [id, commit] of refs)
-      expect(JSON.parse(git(fixture().bare, 'show', `${commit}:claim.json`)), `the claim ref of #${id}`).toMatchObject({ task: id, owner: claimedBy.get(id)![0] });
+      expect(JSON.parse(git(fixture().bare, 'show', `${commit}:claim.json`)), `the claim ref of #${id}`).toMatchObject({
+        task: id,
+        owner: claimedBy.get(id)![0],
+      });
   });
 
   it('two clones racing claim ID --sync for one task: exactly one wins, the other exits 3 and holds nothing; a completion frees nobody to claim it again', async () => {

@@ -29,7 +29,7 @@ import { recordMoves } from '../runtime/moved-tasks.js';
 import { moveEdges, moveMentions, taskBranch } from '../git/renumber.js';
 import { claimRanOut, claimText, parseClaims, publishedClaimOf } from './published-claims.js';
 import { noOutcome, type MergePlan, type MergeSides, type Renumbered } from './merge-types.js';
-import { settleClaimRefs, withdrawForRefs } from './claim-ref-merge.js';
+import { refCounts, settleClaimRefs, withdrawForRefs } from './claim-ref-merge.js';
 
 export {
   noOutcome,
@@ -98,11 +98,15 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, sides: Merge
   }
   await writeMerged(run, mergeFiles(run));
   // A claim ref comes before the branch's copy of a claim: it is newer, and it is what decided who holds the task.
-  withdrawForRefs(tx, plan, run.leases, sides.refClaims);
+  const onBranch = (id: number) => {
+    const copy = run.theirs.get(taskFileName(id));
+    return good(copy) ? copy.task : undefined;
+  };
+  withdrawForRefs(tx, plan, run.leases, sides.refClaims, onBranch);
   const published = parseClaims(sides.claimEntries, run.blobs);
-  for (const [id, ref] of sides.refClaims ?? []) if (!ref.claim.closed) published.set(id, { claim: ref.claim, sha: ref.commit, text: ref.text });
+  for (const [id, ref] of sides.refClaims ?? []) if (refCounts(onBranch, ref)) published.set(id, { claim: ref.claim, sha: ref.commit, text: ref.text });
   publishClaims(store, tx, plan, run.leases, published, sides);
-  settleClaimRefs(store, tx, plan, run.leases, sides);
+  settleClaimRefs(store, tx, plan, run.leases, sides, onBranch);
   for (const { from, to } of plan.renumbered) tx.event({ type: 'renumbered', task: to, from, reason: `#${from} was taken on the remote` });
   for (const change of plan.incoming) tx.event({ type: 'synced', task: change.id, what: change.what });
   settleMark(run, Math.max(next - 1, localHwm), localHwm, remote.ids);

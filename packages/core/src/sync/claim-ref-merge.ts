@@ -21,7 +21,7 @@ import { inReview, isClosed, parseTask, serializeTask, taskFileName, type Task }
 import type { Transaction } from '../engine/transaction.js';
 import type { Lease } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
-import { cloneIdOf, type RefClaimRecord, type RefClaims } from './claim-refs.js';
+import { cloneIdOf, type RefClaim, type RefClaimRecord, type RefClaims } from './claim-refs.js';
 import { claimRanOut, claimText, publishedClaimOf } from './published-claims.js';
 import type { MergePlan, MergeSides } from './merge-types.js';
 
@@ -41,14 +41,31 @@ function mergedTask(plan: MergePlan, id: number): Task | undefined {
   return text === undefined ? undefined : parseTask(text, name);
 }
 
+/**
+ * Whether a claim ref stands for its task's published claim: it is a claim
+ * (not a closed task's marker), and the branch has the task in progress by
+ * its owner or by nobody yet (the remote's copy, not the merged one). A branch that has it in progress by someone
+ * else got an older clone's claim first, which wins (docs/decisions.md,
+ * "Claims across machines by ref"): the branch's own claim is timed, and
+ * settleClaimRefs deletes the ref.
+ */
+export function refCounts(onBranch: BranchTask, ref: RefClaim): boolean {
+  if (ref.claim.closed) return false;
+  const task = onBranch(ref.id);
+  return !(task?.status === 'in_progress' && task.owner !== ref.claim.owner);
+}
+
+/** The remote's copy of a task, as fetched (undefined: none, or unreadable). */
+export type BranchTask = (id: number) => Task | undefined;
+
 /** Claims of this clone whose task's ref another clone holds: withdrawn (see the module comment). */
-export function withdrawForRefs(tx: Transaction, plan: MergePlan, leases: Map<number, Lease>, refClaims: RefClaims | undefined): void {
+export function withdrawForRefs(tx: Transaction, plan: MergePlan, leases: Map<number, Lease>, refClaims: RefClaims | undefined, onBranch: BranchTask): void {
   if (!refClaims?.size) return;
   const lost: { lease: Lease; winner: string }[] = [];
   for (const [id, lease] of leases) {
     const ref = refClaims.get(id);
     // A reviewer's claim has no ref; a record this clone only adopted mirrors the other machine's claim.
-    if (!ref || ref.mine || ref.claim.closed || lease.review || lease.adopted) continue;
+    if (!ref || ref.mine || !refCounts(onBranch, ref) || lease.review || lease.adopted) continue;
     const task = mergedTask(plan, id);
     if (task?.status === 'in_progress' && task.owner === lease.owner && !inReview(task)) lost.push({ lease, winner: ref.claim.owner });
   }
@@ -78,7 +95,7 @@ export function withdrawForRefs(tx: Transaction, plan: MergePlan, leases: Map<nu
 }
 
 /** The claim refs the round's push moves, and the refs that ran out (see the module comment). */
-export function settleClaimRefs(store: TaskStore, tx: Transaction, plan: MergePlan, leases: Map<number, Lease>, sides: MergeSides): void {
+export function settleClaimRefs(store: TaskStore, tx: Transaction, plan: MergePlan, leases: Map<number, Lease>, sides: MergeSides, onBranch: BranchTask): void {
   if (!sides.refClaims) return;
   const clone = cloneIdOf(store.runtimeDir);
   const held = new Set<number>();
@@ -114,7 +131,7 @@ export function settleClaimRefs(store: TaskStore, tx: Transaction, plan: MergePl
       plan.claimRefs.push({ id, expected: ref.commit, claim: { text: claimText(record), record } });
       continue;
     }
-    if (ref.mine || reaped.has(id)) {
+    if (ref.mine || reaped.has(id) || !refCounts(onBranch, ref)) {
       plan.claimRefs.push({ id, expected: ref.commit });
       continue;
     }

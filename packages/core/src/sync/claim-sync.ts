@@ -158,7 +158,7 @@ async function releaseHere(store: TaskStore, id: number, owner: string, reason: 
 /** Whether this board has a task the board branch does not (yet): a provisional id. */
 function hasProvisional(store: TaskStore, report: SyncReport): boolean {
   const synced = syncRefs(report.remote, report.branch).synced;
-  const r = git(store.dir, ['ls-tree', '-r', '--name-only', synced], { allowFail: true });
+  const r = git(store.dir, ['ls-tree', '-r', '--full-tree', '--name-only', synced], { allowFail: true });
   const published = new Set(
     r.status === 0
       ? out(r)
