@@ -123,7 +123,11 @@ async function claimByRef(store: TaskStore, id: number | undefined, options: Syn
         warnings: [...report.warnings, `claimed; the board branch gets it with the next sync (${error.message})`],
       }));
     }
-    return { ...result, task: store.getTask(result.task.id), sync: report };
+    // A clone that knows only the branch may have put its claim there first, and that sync withdrew this one.
+    const now = store.getTask(result.task.id);
+    if (now.status === 'in_progress' && now.owner === options.owner) return { ...result, task: now, sync: report };
+    if (id !== undefined) throw lostTo(id, now.owner);
+    lost.add(result.task.id);
   }
   throw new ClaimError('nothing_ready', 'every ready task was claimed on another machine first; try again', {});
 }
