@@ -191,8 +191,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     state.waitingReported = false;
     state.taken++;
     await workOn(state, step.claim);
-    // With --sync the outcome goes out with the sync of the next claim, which follows at once: one push
-    // per task instead of two halves the pushes the machines race on. Whatever else ends the loop publishes first.
+    // With --sync the outcome goes out with a later claim's push, batched (claim-sync.ts, publish: 'later'): the
+    // branch is pushed at most every 10 s, not once per task. Whatever else ends the loop publishes first.
     state.unpublished = !!options.sync;
   }
 }
@@ -268,7 +268,9 @@ async function claimNextTask(state: WorkerState): Promise<WorkerClaim> {
     if (!(error instanceof TasksError)) throw error;
   });
   const lease = { ttlSeconds: options.leaseSeconds, pid: process.pid };
-  if (options.sync) return claimWithSync(store, undefined, { owner, lease, exclude, sync: options.sync });
+  // The claim is decided by its ref on the remote; the board branch gets it, and this worker's last outcome, with a
+  // later push (claim-sync.ts, publish: 'later'), so claims of different tasks from different machines never wait in line.
+  if (options.sync) return claimWithSync(store, undefined, { owner, lease, exclude, sync: options.sync, publish: 'later' });
   if (options.worktree) return claimWithWorktree(store, undefined, { owner, lease, exclude });
   return store.claimNext({ owner, lease, exclude });
 }

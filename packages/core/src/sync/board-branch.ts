@@ -128,10 +128,11 @@ export type FetchOutcome = { outcome: 'fetched'; from?: string } | { outcome: 'm
  * taken in but fetched to the `rewritten` ref, for the sync to refuse or,
  * when asked, to build on.
  */
-export async function fetchBoardBranch(remote: string, branch: string, refs: SyncRefs, run: GitRunner): Promise<FetchOutcome> {
+export async function fetchBoardBranch(remote: string, branch: string, refs: SyncRefs, run: GitRunner, also: string[] = []): Promise<FetchOutcome> {
   // Not --quiet: git says a refused update (` ! [rejected] … (non-fast-forward)`) only without it.
   const base = ['fetch', '--no-tags', '--no-write-fetch-head', '--no-progress', '--refmap=', remote];
-  const r = await run([...base, `refs/heads/${branch}:${refs.tracking}`]);
+  // `also`: more refspecs in the same fetch (the claim refs, claim-refs.ts), pruned: what the remote deleted goes here too.
+  const r = await run([...base.slice(0, -1), ...(also.length ? ['--prune'] : []), remote, `refs/heads/${branch}:${refs.tracking}`, ...also]);
   const said = r.stdout.toString('utf8') + r.stderr;
   if (r.status === 0) {
     // `   1a2b3c4..5d6e7f8  tasks      -> refs/dotasks/remote/origin/tasks`

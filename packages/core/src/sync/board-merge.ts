@@ -30,6 +30,7 @@ import { recordMoves } from '../runtime/moved-tasks.js';
 import { moveEdges, moveMentions, taskBranch } from '../git/renumber.js';
 import { claimRanOut, claimText, parseClaims, publishedClaimOf } from './published-claims.js';
 import { noOutcome, type MergePlan, type MergeSides, type Renumbered } from './merge-types.js';
+import { refCounts, settleClaimRefs, withdrawForRefs } from './claim-ref-merge.js';
 
 export {
   noOutcome,
@@ -97,7 +98,16 @@ export async function mergeBoard(store: TaskStore, tx: Transaction, sides: Merge
     recordMoves(store.runtimeDir, plan.renumbered, sides.where);
   }
   await writeMerged(run, mergeFiles(run));
-  publishClaims(store, tx, plan, run.leases, parseClaims(sides.claimEntries, run.blobs), sides);
+  // A claim ref comes before the branch's copy of a claim: it is newer, and it is what decided who holds the task.
+  const onBranch = (id: number) => {
+    const copy = run.theirs.get(taskFileName(id));
+    return good(copy) ? copy.task : undefined;
+  };
+  withdrawForRefs(tx, plan, run.leases, sides.refClaims, onBranch);
+  const published = parseClaims(sides.claimEntries, run.blobs);
+  for (const [id, ref] of sides.refClaims ?? []) if (refCounts(onBranch, ref)) published.set(id, { claim: ref.claim, sha: ref.commit, text: ref.text });
+  publishClaims(store, tx, plan, run.leases, published, sides);
+  settleClaimRefs(store, tx, plan, run.leases, sides, onBranch);
   for (const { from, to } of plan.renumbered) tx.event({ type: 'renumbered', task: to, from, reason: `#${from} was taken on the remote` });
   for (const change of plan.incoming) tx.event({ type: 'synced', task: change.id, what: change.what });
   settleMark(run, Math.max(next - 1, localHwm), localHwm, remote.ids);
@@ -112,7 +122,7 @@ function openMerge(store: TaskStore, tx: Transaction, sides: MergeSides, facts: 
     store,
     tx,
     sides,
-    plan: { ...noOutcome(), files: new Map(), claims: new Map(), seen: new Map() },
+    plan: { ...noOutcome(), files: new Map(), claims: new Map(), seen: new Map(), claimRefs: [] },
     names: new Set(),
     disk: new Map(),
     ours: new Map(),
@@ -399,7 +409,8 @@ function publishClaims(
     }
     if (!published) continue;
     const { expired: ranOut, seenSince } = claimRanOut(id, published, sides.seen, plan.seen, sides.now, store.config.leaseSeconds);
-    if (ranOut) expired.push({ id, owner: published.claim.owner, machine: published.claim.machine, since: seenSince, expiresAt: published.claim.expiresAt });
+    if (ranOut && !sides.noReap)
+      expired.push({ id, owner: published.claim.owner, machine: published.claim.machine, since: seenSince, expiresAt: published.claim.expiresAt });
     else plan.claims.set(name, published.text);
   }
   // Their locks at once (see mergeBoard), then each task back to pending.

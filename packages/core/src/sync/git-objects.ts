@@ -65,7 +65,7 @@ export function remember<V>(cache: Map<string, V>, key: string, value: V): V {
 }
 
 /** git's id of an object: the SHA-1 of its type, size and body. */
-export function objectId(type: 'blob' | 'tree', body: Buffer): string {
+export function objectId(type: 'blob' | 'tree' | 'commit', body: Buffer): string {
   return createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex');
 }
 
@@ -148,7 +148,7 @@ export function treeBody(entries: Iterable<[string, TreeEntry]>): Buffer {
  * order. The ids are known beforehand (objectId), so a tree can name a tree
  * written in the same call.
  */
-export function writeObjects(cwd: string, type: 'blob' | 'tree', bodies: Buffer[]): string[] {
+export function writeObjects(cwd: string, type: 'blob' | 'tree' | 'commit', bodies: Buffer[]): string[] {
   if (bodies.length === 0) return [];
   const dir = mkdtempSync(join(tmpdir(), 'dotasks-sync-'));
   try {

@@ -6,6 +6,7 @@
 import type { MergeConflict } from '../git/merge.js';
 import type { TreeEntry } from './git-objects.js';
 import type { SeenClaims } from './published-claims.js';
+import type { RefClaimRecord, RefClaims } from './claim-refs.js';
 
 /** One task that came in or went out. */
 export interface SyncChange {
@@ -72,6 +73,10 @@ export interface MergeSides {
   /** The other machines' claims this clone saw before this round (published-claims.ts). */
   seen: SeenClaims;
   now: number;
+  /** The claim refs fetched with the branch (claim-refs.ts); they come before the branch's `claims/`. None: claim refs are off. */
+  refClaims?: RefClaims;
+  /** A round whose push may not happen (a claim's look before it claims, a push tried once): no claim runs out in it, so no release is left here that the remote never got. */
+  noReap: boolean;
 }
 
 /** What a merge did, as a sync reports it (SyncReport carries these fields). */
@@ -105,4 +110,14 @@ export interface MergePlan extends MergeOutcome {
   claims: Map<string, string>;
   /** The seen claims this round leaves. */
   seen: SeenClaims;
+  /** The claim refs its push moves (claim-ref-merge.ts): created, renewed (with `claim`) or deleted (without). */
+  claimRefs: PlannedClaimRef[];
+}
+
+/** A claim ref a round's push moves; `expected` is its lease ('' for a ref that must not exist yet). */
+export interface PlannedClaimRef {
+  id: number;
+  expected: string;
+  /** The claim it is to hold; none: the ref is deleted. */
+  claim?: { text: string; record: RefClaimRecord };
 }

@@ -13,6 +13,7 @@ import { BOARD_FORMAT, CLAIMS_DIR, FORMAT1_MARKER_FILE, MARKER_FILE, claimEntrie
 import { TASKS_DIR, learnTree, pathIn, readBoardTree, type BoardTree } from './board-tree.js';
 import type { MergeSides } from './board-merge.js';
 import { updateRefs } from './round-push.js';
+import { claimRefspec, cloneIdOf, readRefClaims } from './claim-refs.js';
 import type { RemoteState, RoundPlan, SyncContext } from './sync-types.js';
 
 /** Why a sync stopped before changing anything (`E_REMOTE`), for people and for `--json`. */
@@ -29,7 +30,8 @@ function refuse(reason: RemoteRefusal, message: string, details: Record<string, 
  */
 export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPushing: boolean }): Promise<RemoteState> {
   const { cwd, refs } = ctx;
-  const fetch = await fetchBoardBranch(ctx.remote, ctx.branch, refs, ctx.run);
+  const withRefs = ctx.options.claimRefs !== false;
+  const fetch = await fetchBoardBranch(ctx.remote, ctx.branch, refs, ctx.run, withRefs ? [claimRefspec(ctx.remote, ctx.branch)] : []);
   const headRef = fetch.outcome === 'rewritten' ? refs.rewritten : fetch.outcome === 'fetched' ? refs.tracking : undefined;
   const names = [refs.synced, `${refs.synced}^{tree}`, refs.pushing, `${refs.pushing}^{tree}`];
   if (headRef)
@@ -64,6 +66,7 @@ export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPu
     pushing: objects.get(refs.pushing),
     markerText: headRef ? objects.get(`${headRef}:${MARKER_FILE}`)?.body.toString('utf8') : undefined,
     format1MarkerText: headRef ? objects.get(`${headRef}:${FORMAT1_MARKER_FILE}`)?.body.toString('utf8') : undefined,
+    refClaims: withRefs ? readRefClaims(cwd, ctx.remote, ctx.branch, cloneIdOf(ctx.store.runtimeDir)) : undefined,
   };
 }
 
@@ -112,6 +115,8 @@ export function planRound(ctx: SyncContext, state: RemoteState): RoundPlan {
     pathOf: (name) => pathIn(onto, name),
     prefer,
     republish: !!options.republish,
+    refClaims: state.refClaims,
+    noReap: !!options.keepOut || !!options.onePush,
   });
 
   if (fetch.outcome === 'missing' && synced) {

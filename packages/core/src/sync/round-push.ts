@@ -1,12 +1,16 @@
 /**
  * A round's way out: records what came in (the remote's head is the base of
  * whatever this clone changes next), writes the merged board's commit and
- * pushes it. The push is the compare-and-swap: the remote refuses one that is
- * not a fast-forward, and the round loop (sync.ts) starts the next round.
+ * pushes it, with the claim refs the merge moved (claim-ref-merge.ts) in the
+ * same atomic push. The push is the compare-and-swap: the remote refuses one
+ * that is not a fast-forward or whose ref leases are stale, and the round
+ * loop (sync.ts) starts the next round.
  */
 import { TasksError } from '../errors.js';
 import { MARKER, buildTree, commitMessage, markerText, pushCommit, writeCommit } from './board-branch.js';
 import type { MergePlan } from './board-merge.js';
+import type { PlannedClaimRef } from './merge-types.js';
+import { pushClaimRefs, writeClaimCommits, type ClaimRefUpdate } from './claim-refs.js';
 import type { RemoteState, RoundPlan, SyncContext } from './sync-types.js';
 
 /** The commit a sync is pushing, recorded before the push: a sync killed after the remote took it finds it there. */
@@ -19,6 +23,17 @@ export const pushingRef = (remote: string, branch: string) => `refs/dotasks/push
  */
 async function packNow(ctx: SyncContext): Promise<void> {
   await ctx.run(['gc', '--auto', '--quiet']).catch(() => undefined);
+}
+
+/** The claim ref updates of a round, with the commits of the claims they create or renew written here. */
+function claimRefUpdates(cwd: string, planned: PlannedClaimRef[]): ClaimRefUpdate[] {
+  const writing = planned.filter((p) => p.claim);
+  const commits = writeClaimCommits(
+    cwd,
+    writing.map((p) => ({ id: p.id, text: p.claim!.text, claim: p.claim!.record })),
+  );
+  const to = new Map(writing.map((p, i) => [p.id, commits[i]]));
+  return planned.map((p) => ({ id: p.id, expected: p.expected, to: to.get(p.id) }));
 }
 
 /** Moves this clone's refs of the sync in one `git update-ref --stdin`. */
@@ -46,9 +61,18 @@ export async function pushRound(ctx: SyncContext, state: RemoteState, plan: Roun
     head && head.id !== state.synced?.id
       ? [`update ${syncedRef} ${head.id}`, ...(state.headRef !== refs.tracking ? [`update ${refs.tracking} ${head.id}`] : [])]
       : [];
+  // A claim's look before it claims: what came in is recorded, nothing goes out.
+  if (options.keepOut) {
+    if (cameIn.length) await updateRefs(ctx, cameIn);
+    report.head = head?.id;
+    return 'done';
+  }
   const marker = markerText(options.home?.retire ? { ...MARKER, retired: options.home.retire } : MARKER);
   const treeId = buildTree(cwd, plan.onto, merged.files, merged.claims, marker) ?? (plan.gone ? state.syncedTree!.id : state.headTree?.id);
+  const claimRefs = claimRefUpdates(cwd, merged.claimRefs);
   if (!plan.mustPush && keep.length === 0 && (treeId === undefined || treeId === state.headTree?.id)) {
+    // Only claim refs move (a renewal the branch already has, a ref of a task closed on the branch): no commit for them.
+    if (claimRefs.length && (await pushClaimRefs(ctx.run, ctx.remote, ctx.branch, claimRefs)) === 'refused') return 'refused';
     if (cameIn.length) await updateRefs(ctx, cameIn);
     report.head = head?.id;
     return 'done';
@@ -59,7 +83,11 @@ export async function pushRound(ctx: SyncContext, state: RemoteState, plan: Roun
     lines.push(plan.gone ? 'republished the board (the branch was gone)' : `republished the board over ${head!.id.slice(0, 10)}`);
   const commit = writeCommit(cwd, treeId!, [...new Set([...plan.parents, ...keep])], commitMessage(lines));
   await updateRefs(ctx, [...cameIn, `update ${refs.pushing} ${commit}`]);
-  if ((await pushCommit(ctx.remote, ctx.branch, commit, ctx.run)) === 'refused') return 'refused';
+  // With claim refs to move, one atomic push: the branch and every ref, or nothing.
+  const pushed = claimRefs.length
+    ? await pushClaimRefs(ctx.run, ctx.remote, ctx.branch, claimRefs, commit)
+    : await pushCommit(ctx.remote, ctx.branch, commit, ctx.run);
+  if (pushed === 'refused') return 'refused';
   await updateRefs(ctx, [`update ${syncedRef} ${commit}`, `update ${refs.tracking} ${commit}`, `delete ${refs.pushing}`]);
   report.head = commit;
   await packNow(ctx);

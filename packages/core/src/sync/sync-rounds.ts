@@ -111,6 +111,10 @@ async function rounds(ctx: SyncContext): Promise<SyncReport> {
       return report;
     }
     pushRefused = true;
+    if (options.onePush) {
+      report.deferred = true;
+      return report;
+    }
     await backOff(round);
   }
   throw new TasksError('E_GIT', `sync gave up after ${maxRounds} rounds: other clones kept pushing to ${ctx.where} first; run it again`, {

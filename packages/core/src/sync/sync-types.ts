@@ -10,6 +10,7 @@ import type { BoardMarker, FetchOutcome, GitRunner, SyncRefs } from './board-bra
 import type { MergeOutcome, MergeSides } from './board-merge.js';
 import type { BoardTree } from './board-tree.js';
 import type { SyncMemory } from './sync-memory.js';
+import type { RefClaims } from './claim-refs.js';
 
 export interface SyncOptions {
   /** The git remote (default: `syncRemote` of config.json, else `origin`). */
@@ -26,6 +27,16 @@ export interface SyncOptions {
   republish?: boolean;
   /** Build on a rewritten remote branch: merge this board into its history as into any other change. */
   acceptRewrite?: boolean;
+  /**
+   * Claim refs (claim-refs.ts): fetched with the board branch, counted as
+   * published claims, and created, renewed and deleted for this clone's
+   * claims with its pushes. Default true; false syncs as before claim refs.
+   */
+  claimRefs?: boolean;
+  /** Bring the remote's board in and send nothing out (no push; claims are not reaped): a claim's look before it claims. */
+  keepOut?: boolean;
+  /** Push at most once: refused (another clone pushed first), what goes out waits for the next sync (`deferred` in the report). */
+  onePush?: boolean;
   /** What this process remembers across its syncs (default: the process's own, sync-memory.ts). */
   memory?: SyncMemory;
   /** A move between the board's two homes (board-moves.ts), not for other callers. */
@@ -48,6 +59,8 @@ export interface SyncReport extends MergeOutcome {
   head?: string;
   /** How this sync went on over a branch it would otherwise have refused (`--republish`, `--accept-rewrite`). */
   resolved?: 'republished' | 'accepted';
+  /** With `onePush`: its push was refused, and what would have gone out waits for the next sync. */
+  deferred?: boolean;
   /** Fetch-merge-push rounds it took. */
   rounds: number;
 }
@@ -82,6 +95,8 @@ export interface RemoteState {
   pushing?: GitObject;
   markerText?: string;
   format1MarkerText?: string;
+  /** The claim refs of the branch as fetched with it (undefined when claim refs are off). */
+  refClaims?: RefClaims;
 }
 
 /** How a round merges and what its push must carry. */
