@@ -124,7 +124,13 @@ export function readBoard(
     if (!whole) {
       const board = snapshot.history ? store.loadBoard() : snapshot;
       const wholeCtx = snapshot.history ? readContext(store, board, completedSeq) : ctx;
-      whole = { ctx: wholeCtx, done: inDoneOrder(board.tasks.filter((t) => t.status === 'completed'), completedSeq) };
+      whole = {
+        ctx: wholeCtx,
+        done: inDoneOrder(
+          board.tasks.filter((t) => t.status === 'completed'),
+          completedSeq,
+        ),
+      };
     }
     return whole;
   };
@@ -142,7 +148,14 @@ function readContext(store: TaskStore, snapshot: OpenSnapshot, completedSeq: Rea
     return task;
   };
   // Knows each task's open children: a parent waits for them (docs/protocol.md, "Parents").
-  return { snapshot, full, lookup: boardLookup(snapshot), hierarchy: hierarchyOf(snapshot), leases: new Map(readLeases(store).map((l) => [l.task, l])), completedSeq };
+  return {
+    snapshot,
+    full,
+    lookup: boardLookup(snapshot),
+    hierarchy: hierarchyOf(snapshot),
+    leases: new Map(readLeases(store).map((l) => [l.task, l])),
+    completedSeq,
+  };
 }
 
 /**
