@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../store.js';
 import { ClaimError } from '../errors.js';
 import { claimWithSync, syncBoard } from './sync.js';
-import { createRemote, git, type RemoteFixture } from '../../test/git-remote.js';
+import { createRemote, git, onBranch, type RemoteFixture } from '../../test/git-remote.js';
 
 /**
  * Claims by ref (claim-refs.ts, claim-ref-merge.ts) with boards made by the
@@ -42,7 +42,7 @@ describe('claims by ref', () => {
     // a claims as a worker does: the ref only; the board branch gets the claim later.
     await claimWithSync(a, 1, { owner: 'agent-a', publish: 'later' });
     expect(remoteClaims().get(1)).toMatchObject({ task: 1, owner: 'agent-a' });
-    expect(git(fixture!.bare, 'show', 'tasks:task_1.json')).toMatch(/"status": "pending"/);
+    expect(git(fixture!.bare, 'show', `tasks:${onBranch('task_1.json')}`)).toMatch(/"status": "pending"/);
     const lost = await claimWithSync(b, 1, { owner: 'agent-b' }).catch((e: unknown) => e);
     expect(lost).toBeInstanceOf(ClaimError);
     expect((lost as ClaimError).reason).toBe('already_claimed');
@@ -55,10 +55,10 @@ describe('claims by ref', () => {
     expect(remoteClaims().get(1)).toMatchObject({ owner: 'agent-a' });
     // a's sync puts its claim on the branch; a completion turns the ref into a marker in the same push.
     await syncBoard(a);
-    expect(JSON.parse(git(fixture!.bare, 'show', 'tasks:task_1.json'))).toMatchObject({ status: 'in_progress', owner: 'agent-a' });
+    expect(JSON.parse(git(fixture!.bare, 'show', `tasks:${onBranch('task_1.json')}`))).toMatchObject({ status: 'in_progress', owner: 'agent-a' });
     await a.completeTask(1, { actor: 'agent-a' });
     await syncBoard(a);
-    expect(JSON.parse(git(fixture!.bare, 'show', 'tasks:task_1.json'))).toMatchObject({ status: 'completed' });
+    expect(JSON.parse(git(fixture!.bare, 'show', `tasks:${onBranch('task_1.json')}`))).toMatchObject({ status: 'completed' });
     expect(remoteClaims().get(1)).toMatchObject({ owner: 'agent-a', closed: true });
   });
 
@@ -76,7 +76,7 @@ describe('claims by ref', () => {
     // b claims #2 by ref only; c, a clone that knows only the branch, claims it on the branch first.
     await claimWithSync(b, 2, { owner: 'agent-b', publish: 'later' });
     await claimWithSync(c, 2, { owner: 'agent-c', via: 'branch' });
-    expect(JSON.parse(git(fixture!.bare, 'show', 'tasks:task_2.json'))).toMatchObject({ status: 'in_progress', owner: 'agent-c' });
+    expect(JSON.parse(git(fixture!.bare, 'show', `tasks:${onBranch('task_2.json')}`))).toMatchObject({ status: 'in_progress', owner: 'agent-c' });
     const report = await syncBoard(b);
     expect(report.withdrawn).toEqual([{ id: 2, owner: 'agent-b', winner: 'agent-c' }]);
     expect(remoteClaims().has(2)).toBe(false);

@@ -33,6 +33,7 @@ import type { TaskStore } from '../store.js';
 import type { MergePlan } from './merge-types.js';
 import { fileSystemNow } from './file-texts.js';
 import type { RemoteState, SyncContext } from './sync-types.js';
+import type { RefClaims } from './claim-refs.js';
 
 /** The record of the last sync that left the board and the remote equal, per remote branch. */
 export const QUIET_FILE = 'sync-quiet.json';
@@ -42,6 +43,17 @@ interface QuietRecord {
   head: string;
   /** The digest of the look before its merge. */
   look: string;
+  /** The claim refs it fetched (claim-refs.ts), each task's ref and commit: another machine's claim moves them, not the branch. */
+  refs?: string;
+}
+
+/** The claim refs of a fetch, in a few characters. */
+export function refsKey(refs: RefClaims | undefined): string {
+  if (!refs?.size) return '';
+  return [...refs.values()]
+    .map((r) => `${r.id}:${r.commit}`)
+    .sort()
+    .join(',');
 }
 
 /**
@@ -117,7 +129,7 @@ export function nothingToDo(ctx: SyncContext, state: RemoteState): { quiet: bool
   const { head, synced } = state;
   if (state.fetch.outcome !== 'fetched' || !head || head.id !== synced?.id || state.pushing) return { quiet: false };
   const record = readRecords(ctx.store.runtimeDir)[ctx.where];
-  if (!record || record.head !== head.id) return { quiet: false };
+  if (!record || record.head !== head.id || (record.refs ?? '') !== refsKey(state.refClaims)) return { quiet: false };
   const look = lookAtBoard(ctx.store);
   return { quiet: look !== undefined && look === record.look, look };
 }
@@ -130,7 +142,8 @@ export function leavesNothing(merged: MergePlan): boolean {
     merged.incoming.length === 0 &&
     merged.renumbered.length === 0 &&
     merged.withdrawn.length === 0 &&
-    merged.reaped.length === 0
+    merged.reaped.length === 0 &&
+    merged.claimRefs.length === 0
   );
 }
 
@@ -139,7 +152,7 @@ export function leavesNothing(merged: MergePlan): boolean {
  * the same and the merge left nothing (nothingToDo then ends the next sync
  * early), and forgets any earlier record otherwise.
  */
-export function recordSync(store: TaskStore, where: string, head: string | undefined, before: string | undefined, merged: MergePlan): void {
+export function recordSync(store: TaskStore, where: string, head: string | undefined, before: string | undefined, merged: MergePlan, refs: string): void {
   const same = head !== undefined && before !== undefined && leavesNothing(merged) && lookAtBoard(store) === before;
-  writeRecord(store.runtimeDir, where, same ? { head: head!, look: before! } : undefined);
+  writeRecord(store.runtimeDir, where, same ? { head: head!, look: before!, ...(refs ? { refs } : {}) } : undefined);
 }

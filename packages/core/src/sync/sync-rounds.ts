@@ -19,7 +19,7 @@ import { renameBranch } from '../git/renumber.js';
 import { checkBoardHome } from './board-home.js';
 import { lookAtRemote, planRound } from './remote-look.js';
 import { pushRound, pushingRef } from './round-push.js';
-import { lookAtBoard, nothingToDo, recordSync } from './quiet-sync.js';
+import { lookAtBoard, nothingToDo, recordSync, refsKey } from './quiet-sync.js';
 import { processSyncMemory, type SyncMemory } from './sync-memory.js';
 import type { RoundPlan, SyncContext, SyncOptions, SyncReport } from './sync-types.js';
 
@@ -106,7 +106,7 @@ async function rounds(ctx: SyncContext): Promise<SyncReport> {
     const merged = await mergeRound(ctx, plan);
     if (!merged) continue; // the board changed between the look before the lock and the lock: look again
     if ((await pushRound(ctx, state, plan, merged, keep)) === 'done') {
-      recordSync(ctx.store, ctx.where, report.head, look, merged);
+      recordSync(ctx.store, ctx.where, report.head, look, merged, refsKey(state.refClaims));
       ctx.memory.synced(ctx.store.dir);
       return report;
     }
