@@ -121,6 +121,24 @@ describe('the open view of a board with a long history', () => {
     expect(derived(loadBoardSnapshot(dir))).toStrictEqual(derived(second));
   });
 
+  it("sees a command's change to a completed task at the next look, not at the sweep", async () => {
+    const { dir, store } = await bigBoard(3000, 10);
+    const before = loadOpenSnapshot(dir).indexKey;
+    expect(before).toBeDefined();
+    await store.updateTask(1501, { description: 'found a second cause' }, { actor: 'me' });
+    const read = startReading();
+    const after = loadOpenSnapshot(dir);
+    expect(read).toEqual([store.taskPath(1501)]);
+    expect(after.indexKey).toBeDefined();
+    expect(after.indexKey).not.toBe(before);
+    expect(after.history).toEqual({ completed: 2939, deleted: 61 });
+    // Learned: the next look reads nothing and names the same index.
+    startReading();
+    expect(loadOpenSnapshot(dir).indexKey).toBe(after.indexKey);
+    expect(read).toEqual([]);
+    expect(derived(loadBoardSnapshot(dir))).toStrictEqual(derived(after));
+  });
+
   it('finds a closed task reopened by hand in place within one sweep of the history, and an exact pass at once', async () => {
     const { dir, store } = await bigBoard(3000, 10);
     loadOpenSnapshot(dir);

@@ -469,3 +469,71 @@ export function unknownIds(dir: string, header: IndexHeader, known: (id: number)
   }
   return { unknown, present };
 }
+
+/**
+ * After a change wrote tasks: those the index has as closed (a note on a
+ * completed task, a sync's merge of a closed task's fields) become unsure
+ * there, so the next open view reads them, and sees what changed, instead of
+ * waiting for the sweep. On a board whose closed tasks the sweep covers in
+ * one read, nothing to do. A task the change moved from closed to open is
+ * left to an exact pass, made here.
+ */
+export function noteClosedWritten(dir: string, written: readonly Task[]): void {
+  const mark = readHighWaterMarkQuiet(dir);
+  if (written.length === 0 || mark === null || mark <= SWEEP_FILES) return;
+  const old = readIndex(boardIndexPath(dir));
+  if (!old) return;
+  const writer = new IndexWriter(join(dir, RUNTIME));
+  try {
+    const h = old.header;
+    const ids = new Set(written.filter((t) => inRanges(h.closed, t.id)).map((t) => t.id));
+    if (ids.size === 0) return;
+    if (written.some((t) => ids.has(t.id) && !isClosed(t.status))) {
+      loadBoardSnapshot(dir);
+      return;
+    }
+    const lines: IndexLine[] = [];
+    const openItems = JSON.parse(old.openText) as EntryItem[];
+    const openLines = splitLines(old.openText);
+    openItems.forEach((item, i) => {
+      if (item.length === 6) lines.push({ id: item[0], line: openLines[i], status: item[5].status, parent: item[5].parent });
+    });
+    const restItems = JSON.parse(old.restText) as EntryItem[];
+    const restLines = splitLines(old.restText);
+    const restIds = new Set<number>();
+    let restCompleted = 0;
+    let restDeleted = 0;
+    restItems.forEach((item, i) => {
+      restIds.add(item[0]);
+      if (item.length !== 6) {
+        if (!ids.has(item[0])) lines.push(unsureLine(item[0]));
+        return;
+      }
+      const task = item[5];
+      if (task.status === 'completed') restCompleted++;
+      else if (task.status === 'deleted') restDeleted++;
+      if (!ids.has(item[0])) lines.push({ id: item[0], line: restLines[i], status: task.status, parent: task.parent, ...(task.blocks.length ? { blocks: task.blocks } : {}) });
+    });
+    for (const id of ids) lines.push(unsureLine(id));
+    // The marked tasks were closed and still are: counted by what they are now, out of the history's counts.
+    const fromHistory = written.filter((t) => ids.has(t.id) && !restIds.has(t.id));
+    const held = {
+      closed: rangesWithout(h.closed, new Set([...restIds, ...ids])),
+      completed: h.completed - restCompleted - fromHistory.filter((t) => t.status === 'completed').length,
+      deleted: h.deleted - restDeleted - fromHistory.filter((t) => t.status === 'deleted').length,
+      kids: h.closedKids.filter((k) => !restIds.has(k[1]) && !ids.has(k[1])),
+      blockers: h.closedBlockers.filter((b) => !restIds.has(b[0]) && !ids.has(b[0])),
+    };
+    const fields = { dir: h.dir, hwm: h.hwm, bad: h.bad, stamp: h.stamp, git: h.git };
+    writer.write(boardIndexPath(dir), encodeIndex(fields, lines, { ref: h.history, holds: () => false }, held), old.verifiedAt);
+  } catch (error) {
+    if (!isErrnoException(error) && !(error instanceof SyntaxError)) throw error;
+  } finally {
+    writer.close();
+    try {
+      process.getBuiltinModule('node:fs').closeSync(old.fd);
+    } catch {
+      // closed
+    }
+  }
+}

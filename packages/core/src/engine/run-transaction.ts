@@ -11,7 +11,7 @@ import { readTxEvents, type TaskEvent } from '../events/events.js';
 import type { Task } from '../format/format.js';
 import { pausePoint } from '../fs/fsio.js';
 import { acquireLock, releaseLocks, type AcquiredLock } from '../fs/locks.js';
-import { loadOpenSnapshot } from './open-view.js';
+import { loadOpenSnapshot, noteClosedWritten } from './open-view.js';
 import { listJournals, readJournal } from './journal.js';
 import { CommittedChange, ConcurrentChange, LockLost, Transaction } from './transaction.js';
 import { GATE, NeedLocks, mergeScope, recoverBoardJournal, recoverTaskJournals, takeLocks, takeTaskCover, type TxHost, type TxScope } from './tx-locks.js';
@@ -54,6 +54,8 @@ export async function runTransaction<T>(
       txId = tx.id;
       value = await fn(tx);
       const { written, events } = await tx.commit();
+      // A closed task's file changed (a note, a merged field): the index's open view looks at it again (open-view.ts).
+      noteClosedWrittenQuiet(host.dir, written);
       // A parent's children are looked for in the index (parents.ts): a new parent is there before anyone can act on it.
       const refreshed = written.length > 0 && tx.movesParents();
       if (refreshed) refreshBoardIndex(host.dir);
@@ -76,6 +78,15 @@ export async function runTransaction<T>(
         throw new TasksError('E_LOCKED', 'another process kept changing the same task files; run the command again');
       throw error;
     }
+  }
+}
+
+/** noteClosedWritten, whose failure costs only a cache. */
+function noteClosedWrittenQuiet(dir: string, written: readonly Task[]): void {
+  try {
+    noteClosedWritten(dir, written);
+  } catch {
+    // the sweep or the next exact pass sees it
   }
 }
 
