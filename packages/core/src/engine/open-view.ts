@@ -512,7 +512,8 @@ export function noteClosedWritten(dir: string, written: readonly Task[]): void {
       const task = item[5];
       if (task.status === 'completed') restCompleted++;
       else if (task.status === 'deleted') restDeleted++;
-      if (!ids.has(item[0])) lines.push({ id: item[0], line: restLines[i], status: task.status, parent: task.parent, ...(task.blocks.length ? { blocks: task.blocks } : {}) });
+      if (!ids.has(item[0]))
+        lines.push({ id: item[0], line: restLines[i], status: task.status, parent: task.parent, ...(task.blocks.length ? { blocks: task.blocks } : {}) });
     });
     for (const id of ids) lines.push(unsureLine(id));
     // The marked tasks were closed and still are: counted by what they are now, out of the history's counts.
