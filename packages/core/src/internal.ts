@@ -156,6 +156,7 @@ export {
   PLAIN_STYLE,
   planningTags,
   historyLine,
+  thousands,
   renderBoard,
   renderProblem,
   renderReviewWait,

@@ -40,6 +40,7 @@ export {
   countTasks,
   filterTasks,
   historyLine,
+  thousands,
   renderBoard,
   renderProblem,
   renderReviewWait,

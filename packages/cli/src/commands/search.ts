@@ -4,6 +4,7 @@ import {
   loadBoardSnapshot,
   loadOpenSnapshot,
   readConfig,
+  thousands,
   renderTaskLine,
   searchTasks,
   toTaskView,
@@ -45,9 +46,7 @@ export async function search(options: SearchOptions): Promise<CommandOutput> {
     return t && printableTask(t);
   };
   const lines = hits.map((h) => `${renderTaskLine(printableTask(h.task), shownLookup, style)}${h.field === 'subject' ? '' : style.muted(` [${h.field}]`)}`);
-  const unsearched = folded
-    ? ` among the open work (${folded.completed.toLocaleString('en')} completed not searched: tasks search --all ${JSON.stringify(text)})`
-    : '';
+  const unsearched = folded ? ` among the open work (${thousands(folded.completed)} completed not searched: tasks search --all ${JSON.stringify(text)})` : '';
   lines.push(style.muted(`${hits.length ? `${hits.length} match${hits.length === 1 ? '' : 'es'}` : 'no task matches'}${unsearched}`));
   return { text: lines.join('\n'), ...reportProblems(snapshot, style) };
 }

@@ -89,6 +89,8 @@ export interface IndexHeader {
    */
   stamp: number | null;
   /** The git index of the repository the board is in, as that pass found it (inode, size, mtime, ctime): a pull or a checkout moves it. */
+  /** What the tasks of this index are, without its clocks and inodes: a CRC of both parts, the history's seal, the bad names (indexKeyOf). */
+  content: string;
   git: FileId | null;
   /** Bytes from the start of the file to the seal of the open part. */
   openBytes: number;
@@ -262,6 +264,12 @@ export function encodeHistory(lines: string[]): Buffer {
   return Buffer.concat([body, seal(body, body.length)]);
 }
 
+/** IndexHeader.content: the parts' CRC, the history's seal, the bad names. */
+function contentKey(openText: string, restText: string, history: HistoryRef | null, bad: string[]): string {
+  crc32 ??= process.getBuiltinModule('node:zlib').crc32;
+  return `${crc32(restText, crc32(openText)).toString(16)}-${history?.seal ?? ''}-${bad.join('/')}`;
+}
+
 /** The closed children and the closed blockers of open tasks: from the entries, and what `held` says of the history's. */
 function closedAroundOpen(
   openIds: ReadonlySet<number>,
@@ -334,6 +342,7 @@ export function encodeIndex(
   }
   const openText = `[${open.join(',\n')}]\n`;
   const restText = `[${rest.join(',\n')}]\n`;
+  const content = contentKey(openText, restText, history.ref, fields.bad);
   // openBytes depends on the header's own length: settle it in a few passes.
   const header: IndexHeader = {
     format: FORMAT,
@@ -350,6 +359,7 @@ export function encodeIndex(
     deleted,
     closedKids,
     closedBlockers,
+    content,
     stamp: fields.stamp,
     git: fields.git,
     openBytes: 0,
@@ -390,7 +400,7 @@ function checksum(buf: Buffer, end: number): string {
   return crc32(buf.subarray(0, end)).toString(16).padStart(8, '0');
 }
 
-let crc32: ((data: Uint8Array, value?: number) => number) | undefined;
+let crc32: ((data: Uint8Array | string, value?: number) => number) | undefined;
 
 function parseHeader(text: string): IndexHeader | undefined {
   const header = JSON.parse(text) as IndexHeader;
@@ -430,20 +440,15 @@ export interface IndexFile {
 }
 
 /**
- * A short name for the tasks an index holds: a CRC of its parts after the
- * header, with the history's seal and the bad names the header lists. Two
+ * A short name for the tasks an index holds: its header's `content` (a CRC of
+ * its parts, the history's seal and the bad names, made when it was written). Two
  * indexes with one key hold the same tasks (up to a CRC collision), however
  * their headers' clocks and inodes differ, so what is derived from a board
  * read whole through its index can be kept under this key.
  */
 export function indexKeyOf(buf: Buffer): string {
-  const eol = buf.indexOf(10);
-  const header = JSON.parse(buf.toString('utf8', 0, eol)) as IndexHeader;
-  crc32 ??= process.getBuiltinModule('node:zlib').crc32;
-  // The parts without their seals, which cover the header too.
-  const open = crc32(buf.subarray(eol + 1, header.openBytes));
-  const both = crc32(buf.subarray(header.openBytes + SEAL_BYTES, buf.length - SEAL_BYTES), open);
-  return `${buf.length - eol}-${both.toString(16)}-${header.history?.seal ?? ''}-${header.bad.join('/')}`;
+  const header = JSON.parse(buf.toString('utf8', 0, buf.indexOf(10))) as IndexHeader;
+  return `${header.content}-${header.open + header.rest}`;
 }
 
 /**
@@ -482,7 +487,7 @@ export function readIndex(file: string): IndexFile | undefined {
     const restText = buf.toString('utf8', header.openBytes + SEAL_BYTES, buf.length - SEAL_BYTES);
     const historyText = (header.history && readHistory(join(file, '..', BOARD_HISTORY_FILE), header.history)) ?? '[]\n';
     kept = true;
-    return { header, openText, restText, historyText, verifiedAt: stat.mtimeMs, fd, key: indexKeyOf(buf) };
+    return { header, openText, restText, historyText, verifiedAt: stat.mtimeMs, fd, key: `${header.content}-${header.open + header.rest}` };
   } catch {
     return undefined;
   } finally {
@@ -558,14 +563,21 @@ export interface IndexHead {
   header: IndexHeader;
   /** The open part's lines by task id. */
   open: Map<number, string>;
+  /** The open part as written (a JSON array, one entry a line): parsed whole, it costs less than line by line. */
+  openText: string;
   verifiedAt: number;
   seal: string;
 }
 
-/** The header and open part of the index, checked; reads only those bytes. */
-export function readIndexHead(file: string): IndexHead | undefined {
+/**
+ * The header and open part of the index, checked; reads only those bytes.
+ * With `wanted`, the open part only when the header says it is wanted
+ * (undefined otherwise): a board with thousands of open tasks and no history
+ * to fold is then read by the exact pass alone, not by both.
+ */
+export function readIndexHead(file: string, wanted?: (header: IndexHeader) => boolean): IndexHead | undefined {
   return withIndexFile(file, (fd) => {
-    const head = readHead(fd);
+    const head = readHead(fd, wanted);
     if (head) head.verifiedAt = fstatSync(fd).mtimeMs;
     return head;
   });
@@ -632,11 +644,12 @@ function readHeaderLine(fd: number): { header: IndexHeader; buf: Buffer; got: nu
   return header && { header, buf, got, eol };
 }
 
-function readHead(fd: number): IndexHead | undefined {
+function readHead(fd: number, wanted?: (header: IndexHeader) => boolean): IndexHead | undefined {
   // The header line first, then exactly the open part.
   const line = readHeaderLine(fd);
   if (!line) return undefined;
   const { header, eol } = line;
+  if (wanted && !wanted(header)) return undefined;
   let { buf, got } = line;
   if (header.openBytes <= eol) return undefined;
   const want = header.openBytes + SEAL_BYTES;
@@ -654,11 +667,12 @@ function readHead(fd: number): IndexHead | undefined {
   // Checked against its seal above: the same header and seal as last time are the same bytes, already split.
   const key = buf.toString('latin1', 0, eol) + buf.toString('latin1', header.openBytes, want);
   if (lastOpen?.key !== key) {
-    const lines = splitLines(buf.toString('utf8', eol + 1, header.openBytes));
+    const text = buf.toString('utf8', eol + 1, header.openBytes);
+    const lines = splitLines(text);
     if (lines.length !== header.open) return undefined;
-    lastOpen = { key, byId: new Map(lines.map((line) => [leadingId(line), line])) };
+    lastOpen = { key, text, byId: new Map(lines.map((line) => [leadingId(line), line])) };
   }
-  return { header, open: lastOpen.byId, verifiedAt: 0, seal: buf.toString('latin1', header.openBytes, want) };
+  return { header, open: lastOpen.byId, openText: lastOpen.text, verifiedAt: 0, seal: buf.toString('latin1', header.openBytes, want) };
 }
 
 /**
@@ -668,7 +682,7 @@ function readHead(fd: number): IndexHead | undefined {
  * checked against the seal on every read, not by the file's times, which
  * some file systems keep too coarsely to tell two versions apart.
  */
-let lastOpen: { key: string; byId: Map<number, string> } | undefined;
+let lastOpen: { key: string; text: string; byId: Map<number, string> } | undefined;
 
 let tempCount = 0;
 

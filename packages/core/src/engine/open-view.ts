@@ -107,9 +107,9 @@ export function loadOpenSnapshot(dir: string, options: { foldAt?: number; verify
   // A board that never had more tasks than that has no history to fold: the exact pass alone, which opens the index once.
   const mark = readHighWaterMarkQuiet(dir);
   if (mark !== null && mark <= foldAt) return loadBoardSnapshot(dir);
-  const head = readIndexHead(boardIndexPath(dir));
-  if (!head || head.header.completed + head.header.deleted <= foldAt || !sameFileId(head.header.git, gitIndexId(dir)) || swept(dir, head))
-    return fold(loadBoardSnapshot(dir), foldAt);
+  // The open part only when there is a history to fold: the header line says.
+  const head = readIndexHead(boardIndexPath(dir), (header) => header.completed + header.deleted > foldAt);
+  if (!head || !sameFileId(head.header.git, gitIndexId(dir)) || swept(dir, head)) return fold(loadBoardSnapshot(dir), foldAt);
   // verify (claims whose trust in the index ran out): this look counts as the pass claimNext trusts the index after.
   return fromIndex(dir, head, options.verify ? Date.now() : undefined) ?? fold(loadBoardSnapshot(dir), foldAt);
 }
@@ -241,8 +241,10 @@ function fromIndex(dir: string, head: IndexHead, verifiedAt: number | undefined)
         lines.push(unsureLine(id));
       }
     };
+    // The open part parsed whole (thousands of open tasks: line by line cost twice as much).
+    const entries = parseOpenPart(head);
     for (const [id, line] of head.open) {
-      const entry = parseOpenLine(line);
+      const entry = entries.get(id) ?? parseOpenLine(line);
       const stat = entry && statSync(join(dir, taskFileName(id)), { throwIfNoEntry: false });
       if (entry && stat && stat.isFile() && sameFile([entry[1], entry[2], entry[3], entry[4]], stat)) {
         tasks.push(taskFromRaw(entry[5]));
@@ -270,6 +272,18 @@ function touchIndex(dir: string, at: number): void {
   } catch {
     // gone meanwhile: the next claim makes the pass
   }
+}
+
+/** The open part's entries by id, in one JSON.parse; empty when it does not parse (each line is then tried alone). */
+function parseOpenPart(head: IndexHead): Map<number, [number, number, number, number, number, Task]> {
+  const byId = new Map<number, [number, number, number, number, number, Task]>();
+  try {
+    for (const item of JSON.parse(head.openText) as EntryItem[])
+      if (item.length === 6 && item[5] !== null && typeof item[5] === 'object') byId.set(item[0], item as [number, number, number, number, number, Task]);
+  } catch {
+    byId.clear();
+  }
+  return byId;
 }
 
 /** The folded view: the open tasks, the closed ones counted, a stub for each closed id. */
