@@ -45,6 +45,8 @@ import {
   unsureLine,
   IndexWriter,
   type EntryItem,
+  type HeldHistory,
+  type IndexFile,
   type IndexHead,
   type IndexLine,
 } from './index-file.js';
@@ -53,7 +55,7 @@ import type { BoardSnapshot, TaskProblem } from './store-types.js';
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
 // about 4 ms to build, and every module of the read path (read.ts) must do without it.
-const { readFileSync, statSync, utimesSync, writeFileSync } = process.getBuiltinModule('node:fs');
+const { closeSync, readFileSync, statSync, utimesSync, writeFileSync } = process.getBuiltinModule('node:fs');
 const { join } = process.getBuiltinModule('node:path');
 
 // The views list the folder instead of looking at each id above the index's high-water mark when there are more.
@@ -196,11 +198,7 @@ function recentEntries(dir: string): Map<number, [number, number, number, number
   } catch {
     return undefined;
   } finally {
-    try {
-      process.getBuiltinModule('node:fs').closeSync(index.fd);
-    } catch {
-      // closed
-    }
+    closeQuiet(index.fd);
   }
 }
 
@@ -409,35 +407,15 @@ function writeBack(
   try {
     if (old.header.openBytes !== head.header.openBytes || old.header.history?.seal !== head.header.history?.seal) return undefined;
     const mine = new Set(lines.map((l) => l.id));
-    const rest: IndexLine[] = [];
-    const restIds = new Set<number>();
-    let restCompleted = 0;
-    let restDeleted = 0;
-    const restItems = JSON.parse(old.restText) as EntryItem[];
-    const restLines = splitLines(old.restText);
-    restItems.forEach((item, i) => {
-      const id = item[0];
-      restIds.add(id);
-      if (item.length !== 6) return; // unsure: `lines` has it again
-      if (item[5].status === 'completed') restCompleted++;
-      else if (item[5].status === 'deleted') restDeleted++;
-      const task = item[5];
-      if (!mine.has(id))
-        rest.push({ id, line: restLines[i], status: task.status, parent: task.parent, ...(task.blocks.length ? { blocks: task.blocks } : {}) });
-    });
-    const recent = [...lines, ...rest].filter((l) => l.status !== undefined && isClosed(l.status)).length;
+    // Unsure entries of the rest part: `lines` has them again.
+    const rest = restPart(old, mine);
+    const recent = [...lines, ...rest.lines].filter((l) => l.status !== undefined && isClosed(l.status)).length;
     if (recent > MAX_RECENT_CLOSED) return undefined;
     const h = old.header;
-    const held = {
-      closed: rangesWithout(h.closed, new Set([...restIds, ...mine])),
-      completed: h.completed - restCompleted,
-      deleted: h.deleted - restDeleted,
-      kids: h.closedKids.filter((k) => !restIds.has(k[1]) && !mine.has(k[1])),
-      blockers: h.closedBlockers.filter((b) => !restIds.has(b[0]) && !mine.has(b[0])),
-    };
+    const held = heldBeyond(h, rest, mine);
     // The folder's identity stays the old one: this view did not list it, so the next exact pass does.
     const fields = { dir: h.dir, hwm, bad: h.bad, stamp: h.stamp, git: h.git };
-    const bytes = encodeIndex(fields, [...lines, ...rest], { ref: h.history, holds: () => false }, held);
+    const bytes = encodeIndex(fields, [...lines, ...rest.lines], { ref: h.history, holds: () => false }, held);
     // Not a pass over every file: the mtime (when an exact pass last found the index right) stays, unless asked.
     if (!writer.write(boardIndexPath(dir), bytes, verifiedAt ?? old.verifiedAt)) return undefined;
     // Unsure entries are read every time: the bytes do not say what they hold.
@@ -449,11 +427,7 @@ function writeBack(
     if (isErrnoException(error)) return undefined;
     throw error;
   } finally {
-    try {
-      process.getBuiltinModule('node:fs').closeSync(old.fd);
-    } catch {
-      // closed
-    }
+    closeQuiet(old.fd);
   }
 }
 
@@ -512,43 +486,74 @@ export function noteClosedWritten(dir: string, written: readonly Task[]): void {
     openItems.forEach((item, i) => {
       if (item.length === 6) lines.push({ id: item[0], line: openLines[i], status: item[5].status, parent: item[5].parent });
     });
-    const restItems = JSON.parse(old.restText) as EntryItem[];
-    const restLines = splitLines(old.restText);
-    const restIds = new Set<number>();
-    let restCompleted = 0;
-    let restDeleted = 0;
-    restItems.forEach((item, i) => {
-      restIds.add(item[0]);
-      if (item.length !== 6) {
-        if (!ids.has(item[0])) lines.push(unsureLine(item[0]));
-        return;
-      }
-      const task = item[5];
-      if (task.status === 'completed') restCompleted++;
-      else if (task.status === 'deleted') restDeleted++;
-      if (!ids.has(item[0]))
-        lines.push({ id: item[0], line: restLines[i], status: task.status, parent: task.parent, ...(task.blocks.length ? { blocks: task.blocks } : {}) });
-    });
+    const rest = restPart(old, ids);
+    lines.push(...rest.lines, ...rest.unsure.map(unsureLine));
     for (const id of ids) lines.push(unsureLine(id));
     // The marked tasks were closed and still are: counted by what they are now, out of the history's counts.
-    const fromHistory = written.filter((t) => ids.has(t.id) && !restIds.has(t.id));
-    const held = {
-      closed: rangesWithout(h.closed, new Set([...restIds, ...ids])),
-      completed: h.completed - restCompleted - fromHistory.filter((t) => t.status === 'completed').length,
-      deleted: h.deleted - restDeleted - fromHistory.filter((t) => t.status === 'deleted').length,
-      kids: h.closedKids.filter((k) => !restIds.has(k[1]) && !ids.has(k[1])),
-      blockers: h.closedBlockers.filter((b) => !restIds.has(b[0]) && !ids.has(b[0])),
-    };
+    const fromHistory = written.filter((t) => ids.has(t.id) && !rest.ids.has(t.id));
+    const held = heldBeyond(h, rest, ids, {
+      completed: fromHistory.filter((t) => t.status === 'completed').length,
+      deleted: fromHistory.filter((t) => t.status === 'deleted').length,
+    });
     const fields = { dir: h.dir, hwm: h.hwm, bad: h.bad, stamp: h.stamp, git: h.git };
     writer.write(boardIndexPath(dir), encodeIndex(fields, lines, { ref: h.history, holds: () => false }, held), old.verifiedAt);
   } catch (error) {
     if (!isErrnoException(error) && !(error instanceof SyntaxError)) throw error;
   } finally {
     writer.close();
-    try {
-      process.getBuiltinModule('node:fs').closeSync(old.fd);
-    } catch {
-      // closed
+    closeQuiet(old.fd);
+  }
+}
+
+/**
+ * The index's rest part (tasks closed since the history was written, and
+ * unsure ids) without the ids of `skip`: the closed entries as lines, the
+ * unsure ids, every id it held, and how many completed and deleted it counted.
+ */
+function restPart(old: IndexFile, skip: ReadonlySet<number>): { lines: IndexLine[]; unsure: number[]; ids: Set<number>; completed: number; deleted: number } {
+  const out = { lines: [] as IndexLine[], unsure: [] as number[], ids: new Set<number>(), completed: 0, deleted: 0 };
+  const items = JSON.parse(old.restText) as EntryItem[];
+  const lines = splitLines(old.restText);
+  items.forEach((item, i) => {
+    const id = item[0];
+    out.ids.add(id);
+    if (item.length !== 6) {
+      if (!skip.has(id)) out.unsure.push(id);
+      return;
     }
+    const task = item[5];
+    if (task.status === 'completed') out.completed++;
+    else if (task.status === 'deleted') out.deleted++;
+    if (!skip.has(id)) out.lines.push({ id, line: lines[i], status: task.status, parent: task.parent, ...(task.blocks.length ? { blocks: task.blocks } : {}) });
+  });
+  return out;
+}
+
+/**
+ * What the history file holds beyond the lines an index is rewritten from:
+ * the header's closed tasks without the rest part's and `taken` ones, and
+ * `less` more out of the counts (tasks of the history that `taken` holds).
+ */
+function heldBeyond(
+  h: IndexHeader,
+  rest: { ids: ReadonlySet<number>; completed: number; deleted: number },
+  taken: ReadonlySet<number>,
+  less = { completed: 0, deleted: 0 },
+): HeldHistory {
+  const out = (id: number) => rest.ids.has(id) || taken.has(id);
+  return {
+    closed: rangesWithout(h.closed, new Set([...rest.ids, ...taken])),
+    completed: h.completed - rest.completed - less.completed,
+    deleted: h.deleted - rest.deleted - less.deleted,
+    kids: h.closedKids.filter((k) => !out(k[1])),
+    blockers: h.closedBlockers.filter((b) => !out(b[0])),
+  };
+}
+
+function closeQuiet(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // closed
   }
 }
