@@ -265,9 +265,16 @@ export function encodeHistory(lines: string[]): Buffer {
 }
 
 /** IndexHeader.content: the parts' CRC, the history's seal, the bad names. */
-function contentKey(openText: string, restText: string, history: HistoryRef | null, bad: string[]): string {
+function contentKey(entries: IndexLine[], openText: string, restText: string, history: HistoryRef | null, bad: string[], held: boolean): string {
   crc32 ??= process.getBuiltinModule('node:zlib').crc32;
-  return `${crc32(restText, crc32(openText)).toString(16)}-${history?.seal ?? ''}-${bad.join('/')}`;
+  // Written from every entry (an exact pass): their lines in id order, wherever each is kept (history or rest part).
+  if (!held) {
+    let crc = 0;
+    for (const e of entries) crc = crc32(e.line, crc32('\n', crc));
+    return `${crc.toString(16)}-${bad.join('/')}`;
+  }
+  // Written from the open work alone (open-view.ts): the parts and the history they go with.
+  return `v${crc32(restText, crc32(openText)).toString(16)}-${history?.seal ?? ''}-${bad.join('/')}`;
 }
 
 /** The closed children and the closed blockers of open tasks: from the entries, and what `held` says of the history's. */
@@ -342,7 +349,7 @@ export function encodeIndex(
   }
   const openText = `[${open.join(',\n')}]\n`;
   const restText = `[${rest.join(',\n')}]\n`;
-  const content = contentKey(openText, restText, history.ref, fields.bad);
+  const content = contentKey(entries, openText, restText, history.ref, fields.bad, held !== undefined);
   // openBytes depends on the header's own length: settle it in a few passes.
   const header: IndexHeader = {
     format: FORMAT,
@@ -367,9 +374,13 @@ export function encodeIndex(
     rest: rest.length,
   };
   let headerText = '';
-  for (let pass = 0; pass < 3; pass++) {
+  // Until the number written is the one it measures: a length that crosses a power of ten (998 bytes with
+  // "openBytes":0, 1,000 with 998 in it, 1,001 with 1000) takes a third look, and three passes stopped one short,
+  // leaving a header that named the open part one byte off (the next reader found it unusable).
+  const openLength = Buffer.byteLength(openText);
+  for (;;) {
     headerText = JSON.stringify(header) + '\n';
-    const openBytes = Buffer.byteLength(headerText) + Buffer.byteLength(openText);
+    const openBytes = Buffer.byteLength(headerText) + openLength;
     if (openBytes === header.openBytes) break;
     header.openBytes = openBytes;
   }
