@@ -264,6 +264,23 @@ export function encodeHistory(lines: string[]): Buffer {
   return Buffer.concat([body, seal(body, body.length)]);
 }
 
+/**
+ * The header's line with `openBytes` set to what it measures, header
+ * included, until the number written is the one it measures: a length that
+ * crosses a power of ten (998 bytes with "openBytes":0, 1,000 with 998 in
+ * it, 1,001 with 1000) takes a third look, and three passes stopped one
+ * short, leaving a header that named the open part one byte off (the next
+ * reader found the index unusable).
+ */
+function settleHeader(header: IndexHeader, openLength: number): string {
+  for (;;) {
+    const text = JSON.stringify(header) + '\n';
+    const openBytes = Buffer.byteLength(text) + openLength;
+    if (openBytes === header.openBytes) return text;
+    header.openBytes = openBytes;
+  }
+}
+
 /** IndexHeader.content: the parts' CRC, the history's seal, the bad names. */
 function contentKey(entries: IndexLine[], openText: string, restText: string, history: HistoryRef | null, bad: string[], held: boolean): string {
   crc32 ??= process.getBuiltinModule('node:zlib').crc32;
@@ -350,7 +367,7 @@ export function encodeIndex(
   const openText = `[${open.join(',\n')}]\n`;
   const restText = `[${rest.join(',\n')}]\n`;
   const content = contentKey(entries, openText, restText, history.ref, fields.bad, held !== undefined);
-  // openBytes depends on the header's own length: settle it in a few passes.
+  // openBytes depends on the header's own length: settleHeader.
   const header: IndexHeader = {
     format: FORMAT,
     version: VERSION,
@@ -373,17 +390,7 @@ export function encodeIndex(
     open: open.length,
     rest: rest.length,
   };
-  let headerText = '';
-  // Until the number written is the one it measures: a length that crosses a power of ten (998 bytes with
-  // "openBytes":0, 1,000 with 998 in it, 1,001 with 1000) takes a third look, and three passes stopped one short,
-  // leaving a header that named the open part one byte off (the next reader found it unusable).
-  const openLength = Buffer.byteLength(openText);
-  for (;;) {
-    headerText = JSON.stringify(header) + '\n';
-    const openBytes = Buffer.byteLength(headerText) + openLength;
-    if (openBytes === header.openBytes) break;
-    header.openBytes = openBytes;
-  }
+  const headerText = settleHeader(header, Buffer.byteLength(openText));
   const head = Buffer.from(headerText + openText);
   const sealedHead = Buffer.concat([head, seal(head, head.length)]);
   const all = Buffer.concat([sealedHead, Buffer.from(restText)]);
