@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -211,5 +212,39 @@ describe('worktrees (real git)', () => {
     const end = await claim.done;
     expect(end.code, end.stderr).toBe(0);
     expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'in_progress', owner: 'alice', metadata: { branch: 'task/1' } });
+  });
+
+  it("claim --worktree's own worktree add waits out another worktree caught half-written (a merge's scratch checkout made beside it)", () => {
+    const r = tempRepo();
+    cleanup = r.cleanup;
+    tasks(r.repo, ['create', 'Parse AST']);
+    git(r.repo, ['worktree', 'add', '-q', join(r.root, 'other')]);
+    const commondir = join(r.repo, '.git', 'worktrees', 'other', 'commondir');
+    const text = readFileSync(commondir, 'utf8');
+    // git on the PATH, wrapped: the first `git worktree add` meets the other worktree as another git leaves it mid-write
+    // (its commondir still empty), and that git has finished by the next one. Every command is real git's.
+    const bin = join(r.root, 'bin');
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    const adds = join(r.root, 'adds');
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, 'git'),
+      [
+        '#!/bin/sh',
+        'if [ "$1" = worktree ] && [ "$2" = add ]; then',
+        `  echo add >> '${adds}'`,
+        `  if [ "$(wc -l < '${adds}')" -eq 1 ]; then : > '${commondir}'; else printf '%s' '${text.trim()}' > '${commondir}'; fi`,
+        'fi',
+        `exec '${realGit}' "$@"`,
+      ].join('\n') + '\n',
+      { mode: 0o755 },
+    );
+    const claim = tasks(r.repo, ['claim', '1', '--worktree', '--owner', 'alice'], { PATH: `${bin}:${process.env.PATH}` });
+    expect(claim.code, claim.stderr).toBe(0);
+    expect(readFileSync(adds, 'utf8')).toBe('add\nadd\n'); // refused once on the half-written worktree, then made
+    expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'in_progress', owner: 'alice', metadata: { branch: 'task/1' } });
+    const listed = git(r.repo, ['worktree', 'list', '--porcelain']);
+    expect(listed).toContain(`worktree ${join(r.root, 'other')}`);
+    expect(listed).toContain('branch refs/heads/task/1');
   });
 });

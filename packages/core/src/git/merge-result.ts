@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { TasksError } from '../errors.js';
 import { gitAsync } from '../sync/git-locks.js';
-import { isWorktreeListingRace, WORKTREE_LISTING_RETRY_MS } from './worktrees.js';
+import { isWorktreeListingRace, WORKTREE_RACE_RETRY_MS } from './worktrees.js';
 
 /** A git run's outcome as text. */
 interface GitText {
@@ -89,7 +89,7 @@ export async function makeMergedCommit(input: MergeInput): Promise<MergedCommit>
 export async function scratchCheckout(repo: string, commit: string): Promise<string> {
   const path = mkdtempSync(join(tmpdir(), SCRATCH_PREFIX));
   try {
-    await gitText(repo, [...NO_HOOKS, 'worktree', 'add', '--quiet', '--force', '--detach', path, commit]);
+    await pastWorktreeRace(() => gitText(repo, [...NO_HOOKS, 'worktree', 'add', '--quiet', '--force', '--detach', path, commit]));
   } catch (error) {
     rmSync(path, { recursive: true, force: true });
     throw error;
@@ -122,17 +122,22 @@ export async function removeScratch(repo: string, path: string): Promise<void> {
   await gitText(repo, ['worktree', 'prune'], [0, 128]);
 }
 
-/** `git worktree list --porcelain`, asked again while another process adds or removes a worktree (worktrees.ts). */
-async function worktreeListing(repo: string): Promise<string> {
-  const until = Date.now() + WORKTREE_LISTING_RETRY_MS;
+/** `run()`, run again while git fails on another worktree's half-written files (worktrees.ts, isWorktreeListingRace). */
+async function pastWorktreeRace<T>(run: () => Promise<T>): Promise<T> {
+  const until = Date.now() + WORKTREE_RACE_RETRY_MS;
   for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
     try {
-      return (await gitText(repo, ['worktree', 'list', '--porcelain'])).stdout;
+      return await run();
     } catch (error) {
       if (!isWorktreeListingRace(error) || Date.now() >= until) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
+}
+
+/** `git worktree list --porcelain`, asked again while another process adds or removes a worktree. */
+async function worktreeListing(repo: string): Promise<string> {
+  return (await pastWorktreeRace(() => gitText(repo, ['worktree', 'list', '--porcelain']))).stdout;
 }
 
 /** `git worktree list --porcelain`: each worktree's path and branch. */

@@ -102,31 +102,39 @@ interface GitWorktreeEntry {
 }
 
 /**
- * git's listing of worktrees stops on a worktree whose files it finds
- * half-written or half-removed (`failed to read .git/worktrees/task-1/
- * commondir`): another process is adding or removing that worktree right
- * now (a worker's claim, a merge's clean-up). It is asked again for a few
- * seconds instead of failing the command.
+ * git stops on a worktree whose files it finds half-written or half-removed
+ * (`failed to read .git/worktrees/task-1/commondir`) wherever it looks at
+ * every worktree: `git worktree list`, and `git worktree add`, which checks
+ * the new one's path and branch against the others before it writes
+ * anything. Another process is adding or removing that worktree right now
+ * (a worker's claim, a merge's scratch checkout), so the command is run
+ * again for a while instead of failing; a worktree record a killed git left
+ * half-written is still refused, in git's words, once the while is over.
  */
-export const WORKTREE_LISTING_RETRY_MS = 3000;
+export const WORKTREE_RACE_RETRY_MS = 10_000;
 
-/** Whether a failed `git worktree list` met another worktree's files in the middle of an add or a remove. */
+/** Whether a failed git met another worktree's files in the middle of an add or a remove. */
 export function isWorktreeListingRace(error: unknown): boolean {
   return error instanceof TasksError && error.code === 'E_GIT' && /(failed|unable) to read \S*worktrees[\\/]/.test(error.message);
 }
 
-/** `git worktree list --porcelain`'s output, asked again while another worktree is being added or removed. */
-function worktreeListing(repo: string): string {
-  const until = Date.now() + WORKTREE_LISTING_RETRY_MS;
+/** `run()`, run again while it fails on another worktree's half-written files (isWorktreeListingRace). */
+function pastWorktreeRace<T>(run: () => T): T {
+  const until = Date.now() + WORKTREE_RACE_RETRY_MS;
   for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
     try {
-      return runGit(repo, ['worktree', 'list', '--porcelain']);
+      return run();
     } catch (error) {
       if (!isWorktreeListingRace(error) || Date.now() >= until) throw error;
       // A synchronous pause: the callers are synchronous, and the other git takes milliseconds.
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
     }
   }
+}
+
+/** `git worktree list --porcelain`'s output, asked again while another worktree is being added or removed. */
+function worktreeListing(repo: string): string {
+  return pastWorktreeRace(() => runGit(repo, ['worktree', 'list', '--porcelain']));
 }
 
 /** `git worktree list --porcelain`, parsed. */
@@ -200,8 +208,13 @@ export function createTaskWorktree(store: TaskStore, plan: TaskWorktreePlan, opt
     const madeFolder = !existsSync(folder);
     mkdirSync(folder, { recursive: true });
     try {
-      if (reuse) runGit(repo, ['worktree', 'add', plan.path, plan.branch]);
-      else runGit(repo, ['worktree', 'add', '-b', plan.branch, plan.path, options.base ?? 'HEAD']);
+      // git refuses before it writes anything when another worktree is half-made; the branch is looked at again
+      // each time all the same, so an attempt that got as far as making it is not refused for it on the next.
+      pastWorktreeRace(() =>
+        reuse || branchExists(repo, plan.branch)
+          ? runGit(repo, ['worktree', 'add', plan.path, plan.branch])
+          : runGit(repo, ['worktree', 'add', '-b', plan.branch, plan.path, options.base ?? 'HEAD']),
+      );
     } catch (error) {
       // Nothing left behind: the worktrees folder made for this one goes again (when still empty).
       if (madeFolder)
