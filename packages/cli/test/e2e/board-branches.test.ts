@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TASKS_BIN, cleanEnv, readTaskFile, tasks } from '../helpers.js';
+import { readTaskFile, tasks } from '../helpers.js';
+import { columnsOf as columnsOfTitles, hasTmux, tmuxBoards } from '../tmux-board.js';
 import { git, tempRepo } from '../agents-helpers.js';
 
 /**
@@ -12,10 +12,9 @@ import { git, tempRepo } from '../agents-helpers.js';
  * commits; the test types with send-keys and polls capture-pane.
  */
 
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
-const SOCKET = `dotasks-branches-${process.pid}`;
-const WIDTH = 160;
-const HEIGHT = 40;
+const boards = tmuxBoards(`dotasks-branches-${process.pid}`, { width: 160, height: 40 });
+const { tmux, screenWhere } = boards;
+const startBoard = (name: string, board: string, owner: string) => boards.start(name, board, owner);
 
 const IDENTITY = {
   GIT_AUTHOR_NAME: 'dotasks test',
@@ -24,48 +23,8 @@ const IDENTITY = {
   GIT_COMMITTER_EMAIL: 'test@dotasks.invalid',
 };
 
-function tmux(...args: string[]): string {
-  const r = spawnSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8', env: cleanEnv() });
-  if (r.status !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
-const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-
-/** Starts `tasks board` in a tmux session; after it exits the pane says `board exited N`. */
-function startBoard(name: string, board: string, owner: string): void {
-  const command = `${quote(process.execPath)} ${quote(TASKS_BIN)} board --dir ${quote(board)}; echo "board exited $?"; sleep 600`;
-  tmux('new-session', '-d', '-s', name, '-x', String(WIDTH), '-y', String(HEIGHT), '-e', `TASKS_OWNER=${owner}`, '-e', 'NO_COLOR=1', command);
-}
-
-const screen = (name: string) => tmux('capture-pane', '-p', '-t', name);
-
-/** Waits until the screen passes `check` (which throws until then); returns that screen. */
-async function screenWhere(name: string, check: (text: string) => void, timeout = 10_000): Promise<string> {
-  return vi.waitFor(
-    () => {
-      const text = screen(name);
-      check(text);
-      return text;
-    },
-    { timeout, interval: 20 },
-  );
-}
-
 const TITLES = ['Ready', 'Blocked', 'In progress', 'Review', 'Done'] as const;
-
-/** The text of each column, found by slicing the screen where the column titles are. */
-function columnsOf(text: string): Record<(typeof TITLES)[number], string> {
-  const lines = text.split('\n');
-  const titleLine = lines.find((l) => l.includes('Ready (')) ?? '';
-  const starts = TITLES.map((t) => titleLine.indexOf(`${t} (`) - 1);
-  const out = {} as Record<(typeof TITLES)[number], string>;
-  TITLES.forEach((title, i) => {
-    const end = i + 1 < starts.length ? starts[i + 1] : undefined;
-    out[title] = lines.map((l) => l.slice(starts[i], end)).join('\n');
-  });
-  return out;
-}
+const columnsOf = (text: string) => columnsOfTitles(text, TITLES);
 
 type Repo = ReturnType<typeof tempRepo>;
 
@@ -88,7 +47,7 @@ function taskWithWork(r: Repo, subject: string, owner: string, files: Record<str
 describe.skipIf(!hasTmux)('tasks board shows the task branches', () => {
   let cleanup = () => {};
   afterEach(() => {
-    spawnSync('tmux', ['-L', SOCKET, 'kill-server'], { env: cleanEnv() });
+    boards.killServer();
     cleanup();
   });
 
@@ -135,6 +94,8 @@ describe.skipIf(!hasTmux)('tasks board shows the task branches', () => {
     tmux('send-keys', '-t', 'g1', 'Enter');
     await screenWhere('g1', (s) => expect(s).toContain('branch: task/1 → main: ahead 1 · behind 1 · conflicts'));
     tmux('send-keys', '-t', 'g1', 'Escape');
+    // Back on the columns before the next key: an Escape and an arrow in one read are one key to a terminal (Alt and the arrow).
+    await screenWhere('g1', (s) => expect(columnsOf(s)['In progress']).toContain('› #1 parser'));
 
     // To the Review lane, then a: #2 is approved as bob and goes to Done with its branch line.
     tmux('send-keys', '-t', 'g1', 'Right');

@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskStore } from '@dotasks/core';
-import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tasksAsync, tempBoard, traceLoads } from '../helpers.js';
+import { readTaskFile, tasks, tasksAsync, tempBoard, traceLoads } from '../helpers.js';
+import { columnsOf as columnsOfTitles, hasTmux, tmuxBoards } from '../tmux-board.js';
 
 /**
  * `tasks board` through a real pseudo-terminal: tmux runs it on its own
@@ -12,58 +12,22 @@ import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tasksAsync, tempBoard, traceL
  * capture-pane, polling until what it expects is there.
  */
 
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 const SOCKET = `dotasks-board-${process.pid}`;
-const WIDTH = 120;
-const HEIGHT = 40;
-
-function tmux(...args: string[]): string {
-  const r = spawnSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8', env: cleanEnv() });
-  if (r.status !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
-const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-
-/** Starts `tasks board` in a tmux session; after it exits the pane says `board exited N`. */
-function startBoard(name: string, board: string, owner: string, width = WIDTH): void {
-  const command = `${quote(process.execPath)} ${quote(TASKS_BIN)} board --dir ${quote(board)}; echo "board exited $?"; sleep 600`;
-  tmux('new-session', '-d', '-s', name, '-x', String(width), '-y', String(HEIGHT), '-e', `TASKS_OWNER=${owner}`, '-e', 'NO_COLOR=1', command);
-}
-
-const screen = (name: string) => tmux('capture-pane', '-p', '-t', name);
-
-/** Waits until the screen passes `check` (which throws until then); returns that screen. */
-async function screenWhere(name: string, check: (text: string) => void, timeout = 10_000): Promise<string> {
-  return vi.waitFor(
-    () => {
-      const text = screen(name);
-      check(text);
-      return text;
-    },
-    { timeout, interval: 20 },
-  );
-}
+const boards = tmuxBoards(SOCKET, { width: 120, height: 40 });
+const { tmux, screenWhere } = boards;
+const startBoard = (name: string, board: string, owner: string, width?: number) => boards.start(name, board, owner, { width });
 
 const TITLES = ['Ready', 'Blocked', 'In progress', 'Done'] as const;
 
 /** The columns of a board that uses review (docs/protocol.md, "Review"). */
 const REVIEW_TITLES = ['Ready', 'Blocked', 'In progress', 'Review', 'Done'] as const;
 
-/** The text of each column, found by slicing the screen where the column titles are. */
+/** The text of each column (of a board without review unless `titles` says otherwise). */
 function columnsOf<T extends string = (typeof TITLES)[number]>(
   text: string,
   titles: readonly T[] = TITLES as readonly string[] as readonly T[],
 ): Record<T, string> {
-  const lines = text.split('\n');
-  const titleLine = lines.find((l) => l.includes('Ready (')) ?? '';
-  const starts = titles.map((t) => titleLine.indexOf(`${t} (`) - 1);
-  const out = {} as Record<T, string>;
-  titles.forEach((title, i) => {
-    const end = i + 1 < starts.length ? starts[i + 1] : undefined;
-    out[title] = lines.map((l) => l.slice(starts[i], end)).join('\n');
-  });
-  return out;
+  return columnsOfTitles(text, titles);
 }
 
 /** The example board of docs/protocol.md, "Output": #1 done, #2 in progress by agent-1, #3 ready, #4 waiting for #2 and #3. */
@@ -81,7 +45,7 @@ async function exampleBoard(board: string): Promise<void> {
 describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
   let cleanup = () => {};
   afterEach(() => {
-    spawnSync('tmux', ['-L', SOCKET, 'kill-server'], { env: cleanEnv() });
+    boards.killServer();
     cleanup();
   });
 
@@ -95,6 +59,7 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
       await screenWhere('b1', (s) => {
         expect(s).toContain('Ready (1)');
         expect(s).toContain('In progress (1)');
+        expect(s).toMatch(/1\/4 done · 1 in progress · 1 ready · 1 blocked/);
       }),
     );
     expect(cols.Ready).toContain('#3 Emit output');
@@ -104,18 +69,18 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     expect(cols['In progress']).toContain('agent-1: transforming');
     expect(cols['In progress']).toMatch(/lease 1[45]:\d\d left/);
     expect(cols.Done).toContain('#1 Parse AST');
-    expect(screen('b1')).toMatch(/1\/4 done · 1 in progress · 1 ready · 1 blocked/);
 
     // Another process completes #3: the board shows it within a second or so, without a key pressed.
     const r = await tasksAsync(t.root, ['done', '3', '--owner', 'ann']);
     expect(r.code).toBe(0);
     const written = Date.now();
-    cols = columnsOf(await screenWhere('b1', (s) => expect(columnsOf(s).Done).toContain('#3 Emit output'), 2_000));
+    const after = await screenWhere('b1', (s) => expect(columnsOf(s).Done).toContain('#3 Emit output'), 2_000);
     const seenAfterMs = Date.now() - written;
     expect(seenAfterMs).toBeLessThan(2_000);
+    cols = columnsOf(after);
     expect(cols.Blocked).toContain('waits for #2');
     expect(cols.Blocked).not.toContain('#3');
-    expect(screen('b1')).toContain('completed #3 by ann');
+    await screenWhere('b1', (s) => expect(s).toContain('completed #3 by ann'));
 
     // Select #2 in In progress and press d: it is completed on disk, and #4 moves to Ready.
     tmux('send-keys', '-t', 'b1', 'l');
@@ -306,9 +271,9 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
 
     // p: all → P0 → P1 → P2 (absent counts as 2) … → P4 → all.
     tmux('send-keys', '-t', 'b3', 'p');
-    cols = columnsOf(await screenWhere('b3', (s) => expect(s).toContain('Ready (1)')));
-    expect(cols.Ready).toContain('#1 Urgent fix');
-    expect(screen('b3')).toContain('P0 only');
+    const p0 = await screenWhere('b3', (s) => expect(s).toContain('Ready (1)'));
+    expect(columnsOf(p0).Ready).toContain('#1 Urgent fix');
+    expect(p0).toContain('P0 only');
     tmux('send-keys', '-t', 'b3', 'p');
     await screenWhere('b3', (s) => expect(s).toContain('Ready (0)'));
     tmux('send-keys', '-t', 'b3', 'p');
