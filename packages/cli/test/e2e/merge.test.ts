@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TaskStore } from '@dotasks/core';
+import { claimWithWorktree, TaskStore } from '@dotasks/core';
 import { createBoardSource } from '@dotasks/terminal-board';
 import { createBoardFeed, type WebState } from '@dotasks/web';
 import { readTaskFile, tasks } from '../helpers.js';
-import { git, startTasks, tempRepo, type TasksProcess } from '../agents-helpers.js';
+import { git, readEventLog, startTasks, tempRepo, type TasksProcess } from '../agents-helpers.js';
 
 /**
  * The way back to main (docs/protocol.md, "The way back to main"), with
@@ -369,6 +369,23 @@ describe('tasks merge of work that requires review', () => {
   });
 });
 
+/** As taskWithWork, in process (creation and the claim are not the subject): task `subject`, claimed with a worktree for `owner`, with a commit. */
+async function taskWithWorkInProcess(r: Repo, store: TaskStore, subject: string, owner: string, files: Record<string, string>): Promise<number> {
+  const { task } = await store.createTask({ subject }, { actor: owner });
+  const claim = await claimWithWorktree(store, task.id, { owner });
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(claim.worktree.path, name), text);
+  git(claim.worktree.path, ['add', '-A']);
+  git(claim.worktree.path, ['commit', '-q', '-m', `${subject}: the work`]);
+  return task.id;
+}
+
+/** A commit on main that no task branch holds: the target moves. */
+function moveMain(r: Repo, name: string): void {
+  writeFileSync(join(r.repo, name), `${name}\n`);
+  git(r.repo, ['add', name]);
+  git(r.repo, ['commit', '-q', '-m', `${name} on main`]);
+}
+
 describe('merged means done', () => {
   it('without a watcher: after a person merges the branch, the next tasks list shows the task completed and its dependent ready', () => {
     const r = repo({ mergedMeansDone: true });
@@ -421,5 +438,78 @@ describe('merged means done', () => {
       interval: 20,
     });
     await vi.waitFor(() => expect(watcher.stderr()).toContain('completed #1: its branch task/1 is merged'), { timeout: 30_000, interval: 20 });
+  });
+
+  describe('on a board that requires review', () => {
+    /** Alice's #1 in progress and Bob's #2 waiting for review, each with a commit; #3 waits for #1. */
+    async function reviewBoard(): Promise<{ r: Repo; store: TaskStore }> {
+      const r = repo({ review: true, mergedMeansDone: true });
+      const store = new TaskStore(r.board);
+      await taskWithWorkInProcess(r, store, 'parser', 'alice', { 'parser.txt': 'parse\n' });
+      await taskWithWorkInProcess(r, store, 'emitter', 'bob', { 'emitter.txt': 'emit\n' });
+      await store.completeTask(2, { actor: 'bob' });
+      await store.createTask({ subject: 'docs', blockedBy: [1] }, { actor: 'carol' });
+      expect(readTaskFile(r.board, 2)).toMatchObject({ status: 'in_progress', review: { state: 'waiting' } });
+      return { r, store };
+    }
+
+    /** A task waiting for review whose branch main holds; `commit`, main when the look saw it, when the test knows it. */
+    const waitsForReview = (owner: string, commit: string = expect.any(String) as string) => ({
+      status: 'in_progress',
+      owner,
+      review: { state: 'waiting' },
+      metadata: { merged: { into: 'main', commit } },
+    });
+
+    it("without a watcher: a person's merge is no verdict; each task waits for review, tasks list says so once, and a rejection stands", async () => {
+      const { r, store } = await reviewBoard();
+      git(r.repo, ['merge', '-q', '--no-edit', 'task/1']);
+      git(r.repo, ['merge', '-q', '--no-edit', 'task/2']);
+      const listed = tasks(r.repo, ['list']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stderr).toBe(
+        "tasks: #1's branch task/1 is merged into main; it waits for review ('tasks approve 1')\n" +
+          "tasks: #2's branch task/2 is merged into main; it waits for review ('tasks approve 2')\n",
+      );
+      expect(readTaskFile(r.board, 1)).toMatchObject(waitsForReview('alice', sha(r.repo, 'main')));
+      expect(readTaskFile(r.board, 2)).toMatchObject(waitsForReview('bob', sha(r.repo, 'main')));
+      expect(readTaskFile(r.board, 3)).toMatchObject({ status: 'pending', blockedBy: [1] });
+      const log = () => readEventLog(r.board).filter((e) => e.task === 1 || e.task === 2);
+      expect(log().filter((e) => e.type === 'completed')).toEqual([]);
+      expect(
+        log()
+          .filter((e) => e.type === 'review.waiting')
+          .map((e) => e.task),
+      ).toEqual([2, 1]);
+
+      // Said once: main moving on does not say it again, and a task sent back is not put back into review by the merge it already had.
+      await store.rejectTask(1, { actor: 'carol', note: 'needs tests' });
+      moveMain(r, 'later.txt');
+      const again = tasks(r.repo, ['list']);
+      expect(again.stderr).toBe('');
+      expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'pending', owner: 'alice', review: { state: 'rejected', by: 'carol' } });
+      expect(log().filter((e) => e.type === 'review.waiting')).toHaveLength(2);
+    });
+
+    it('with tasks watch running: the watcher says the merged tasks wait for review, and completes neither', async () => {
+      const { r } = await reviewBoard();
+      const watcher = startTasks(r.repo, ['watch']);
+      running.push(watcher);
+      await vi.waitFor(() => expect(watcher.stderr()).toContain('watching'), { timeout: 30_000, interval: 20 });
+      git(r.repo, ['merge', '-q', '--no-edit', 'task/1']);
+      git(r.repo, ['merge', '-q', '--no-edit', 'task/2']);
+      await vi.waitFor(
+        () => {
+          expect(watcher.stderr()).toContain("#1's branch task/1 is merged into main; it waits for review ('tasks approve 1')");
+          expect(watcher.stderr()).toContain("#2's branch task/2 is merged into main; it waits for review ('tasks approve 2')");
+        },
+        { timeout: 30_000, interval: 20 },
+      );
+      // The watcher may look between the two merges: each task records the main that held it first.
+      expect(readTaskFile(r.board, 1)).toMatchObject(waitsForReview('alice'));
+      expect(readTaskFile(r.board, 2)).toMatchObject(waitsForReview('bob'));
+      expect(watcher.stderr()).not.toContain('completed #');
+      expect(readEventLog(r.board).filter((e) => e.type === 'completed')).toEqual([]);
+    });
   });
 });
