@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -12,8 +13,9 @@ import { git, readEventLog, startTasks, tempRepo, type TasksProcess } from '../a
  * real git and real `tasks` processes: branch status in `tasks worktree
  * list`, `tasks merge` one at a time through the merge slot (and a slot
  * whose holder froze and died taken over), a conflict that changes nothing,
- * and merged-means-done after a person's `git merge`, with the watcher
- * running and without.
+ * the rebase strategy, and merged-means-done after a person's `git merge`,
+ * with the watcher running and without (on a board that requires review
+ * too).
  */
 
 const IDENTITY = {
@@ -310,6 +312,37 @@ describe('tasks merge', () => {
     const merged = JSON.parse(ok(r.repo, ['merge', String(id), '--owner', 'alice', '--json'])) as { check: { command: string; passed: boolean } };
     expect(merged.check).toMatchObject({ command: 'test -f later.txt && test -f parser.txt', passed: true });
     expect(readTaskFile(r.board, id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('"mergeStrategy": "rebase": a branch behind main is replayed onto it, checked there, and main moves on in a line holding its commits', async () => {
+    const r = repo({ mergeStrategy: 'rebase', verify: 'test -f later.txt && test -f parser.txt' });
+    const store = new TaskStore(r.board);
+    await taskWithWorkInProcess(r, store, 'parser', 'alice', { 'parser.txt': 'parse\n' });
+    const path = join(r.root, 'repo.worktrees', 'task-1');
+    writeFileSync(join(path, 'parser.txt'), 'parse more\n');
+    git(path, ['commit', '-q', '-am', 'parser: more']);
+    const branchTip = sha(r.repo, 'task/1');
+    const before = sha(r.repo, 'main');
+    moveMain(r, 'later.txt');
+    const later = sha(r.repo, 'main');
+    const merged = ok(r.repo, ['merge', '1', '--owner', 'alice']);
+    const main = sha(r.repo, 'main');
+    expect(merged.split('\n')[0]).toBe(
+      `merged task/1 into main (rebased onto it, ${main.slice(0, 12)}) after "test -f later.txt && test -f parser.txt" passed on the result`,
+    );
+    // A line: no merge commit, main's commit and then the task's two, replayed on top of it (new commits, not the branch's).
+    expect(git(r.repo, ['rev-list', '--merges', `${before}..main`]).trim()).toBe('');
+    expect(
+      git(r.repo, ['log', '--format=%s', `${before}..main`])
+        .trim()
+        .split('\n'),
+    ).toEqual(['parser: more', 'parser: the work', 'later.txt on main']);
+    expect(sha(r.repo, 'main~2')).toBe(later);
+    expect(spawnSync('git', ['merge-base', '--is-ancestor', branchTip, 'main'], { cwd: r.repo }).status).toBe(1);
+    expect(git(r.repo, ['show', 'main:parser.txt'])).toBe('parse more\n');
+    expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'completed', metadata: { merged: { into: 'main', commit: main } } });
+    expect(git(r.repo, ['branch', '--list', 'task/*']).trim()).toBe('');
+    expect(existsSync(path)).toBe(false);
   });
 });
 
