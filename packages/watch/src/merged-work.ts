@@ -10,7 +10,8 @@ import type { WatchSession } from './watch-session.js';
  * target's ref in the git folder (the folder of its loose ref, and the git
  * folder itself for packed-refs and a HEAD that switched branch) and, a
  * moment after it changes, completes the open tasks whose branch it now
- * holds, as a job of its queue. The full reconcile's period looks too, for
+ * holds (a task that requires review waits for it instead), as a job of
+ * its queue. The full reconcile's period looks too, for
  * a notification the file system dropped.
  */
 export interface MergedWorkWatch {
@@ -73,6 +74,10 @@ async function settleMergedWork(session: WatchSession): Promise<void> {
   if (session.closed) return;
   for (const done of await completeMergedTasks(session.store, { actor: session.actor })) {
     for (const event of done.result.events) session.events.deliver(event);
-    session.notice(`completed #${done.id}: its branch ${done.branch} is merged ("mergedMeansDone")`);
+    session.notice(
+      done.waitsForReview
+        ? `#${done.id}'s branch ${done.branch} is merged into ${done.into}; it waits for review ('tasks approve ${done.id}')`
+        : `completed #${done.id}: its branch ${done.branch} is merged ("mergedMeansDone")`,
+    );
   }
 }

@@ -51,7 +51,7 @@ describe.skipIf(!hasTmux)('tasks board shows the task branches', () => {
     cleanup();
   });
 
-  it('on the cards and in the detail, follows a commit on main into conflicts, and a approves a task from the Review lane', async () => {
+  it('on the cards and in the detail, follows a commit on main into conflicts, a approves a task from the Review lane, and its card says merged once main holds it', async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
     writeFileSync(join(r.board, 'config.json'), JSON.stringify({ review: true }) + '\n');
@@ -109,6 +109,11 @@ describe.skipIf(!hasTmux)('tasks board shows the task branches', () => {
     expect(cols.Done).toContain('#2 emitter');
     expect(cols.Review).toContain('(none)');
     expect(readTaskFile(r.board, parser)).toMatchObject({ status: 'in_progress', owner: 'alice' });
+
+    // A person merges the approved branch: its Done card says merged, no task file changing.
+    git(r.repo, ['merge', '-q', '--no-edit', 'task/2']);
+    cols = columnsOf(await screenWhere('g1', (s) => expect(columnsOf(s).Done).toContain('⎇ merged task/2')));
+    expect(cols['In progress']).toContain('⎇ ↑1 ↓3 conflicts task/1'); // main's commit, task/2's and the merge
     tmux('send-keys', '-t', 'g1', 'q');
     await screenWhere('g1', (s) => expect(s).toContain('board exited 0'));
   });

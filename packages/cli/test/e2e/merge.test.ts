@@ -1,19 +1,21 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TaskStore } from '@dotasks/core';
+import { claimWithWorktree, TaskStore } from '@dotasks/core';
 import { createBoardSource } from '@dotasks/terminal-board';
 import { createBoardFeed, type WebState } from '@dotasks/web';
 import { readTaskFile, tasks } from '../helpers.js';
-import { git, startTasks, tempRepo, type TasksProcess } from '../agents-helpers.js';
+import { git, readEventLog, startTasks, tempRepo, type TasksProcess } from '../agents-helpers.js';
 
 /**
  * The way back to main (docs/protocol.md, "The way back to main"), with
  * real git and real `tasks` processes: branch status in `tasks worktree
  * list`, `tasks merge` one at a time through the merge slot (and a slot
  * whose holder froze and died taken over), a conflict that changes nothing,
- * and merged-means-done after a person's `git merge`, with the watcher
- * running and without.
+ * the rebase strategy, and merged-means-done after a person's `git merge`,
+ * with the watcher running and without (on a board that requires review
+ * too).
  */
 
 const IDENTITY = {
@@ -311,6 +313,37 @@ describe('tasks merge', () => {
     expect(merged.check).toMatchObject({ command: 'test -f later.txt && test -f parser.txt', passed: true });
     expect(readTaskFile(r.board, id)).toMatchObject({ status: 'completed' });
   });
+
+  it('"mergeStrategy": "rebase": a branch behind main is replayed onto it, checked there, and main moves on in a line holding its commits', async () => {
+    const r = repo({ mergeStrategy: 'rebase', verify: 'test -f later.txt && test -f parser.txt' });
+    const store = new TaskStore(r.board);
+    await taskWithWorkInProcess(r, store, 'parser', 'alice', { 'parser.txt': 'parse\n' });
+    const path = join(r.root, 'repo.worktrees', 'task-1');
+    writeFileSync(join(path, 'parser.txt'), 'parse more\n');
+    git(path, ['commit', '-q', '-am', 'parser: more']);
+    const branchTip = sha(r.repo, 'task/1');
+    const before = sha(r.repo, 'main');
+    moveMain(r, 'later.txt');
+    const later = sha(r.repo, 'main');
+    const merged = ok(r.repo, ['merge', '1', '--owner', 'alice']);
+    const main = sha(r.repo, 'main');
+    expect(merged.split('\n')[0]).toBe(
+      `merged task/1 into main (rebased onto it, ${main.slice(0, 12)}) after "test -f later.txt && test -f parser.txt" passed on the result`,
+    );
+    // A line: no merge commit, main's commit and then the task's two, replayed on top of it (new commits, not the branch's).
+    expect(git(r.repo, ['rev-list', '--merges', `${before}..main`]).trim()).toBe('');
+    expect(
+      git(r.repo, ['log', '--format=%s', `${before}..main`])
+        .trim()
+        .split('\n'),
+    ).toEqual(['parser: more', 'parser: the work', 'later.txt on main']);
+    expect(sha(r.repo, 'main~2')).toBe(later);
+    expect(spawnSync('git', ['merge-base', '--is-ancestor', branchTip, 'main'], { cwd: r.repo }).status).toBe(1);
+    expect(git(r.repo, ['show', 'main:parser.txt'])).toBe('parse more\n');
+    expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'completed', metadata: { merged: { into: 'main', commit: main } } });
+    expect(git(r.repo, ['branch', '--list', 'task/*']).trim()).toBe('');
+    expect(existsSync(path)).toBe(false);
+  });
 });
 
 describe('tasks merge of work that requires review', () => {
@@ -369,6 +402,23 @@ describe('tasks merge of work that requires review', () => {
   });
 });
 
+/** As taskWithWork, in process (creation and the claim are not the subject): task `subject`, claimed with a worktree for `owner`, with a commit. */
+async function taskWithWorkInProcess(r: Repo, store: TaskStore, subject: string, owner: string, files: Record<string, string>): Promise<number> {
+  const { task } = await store.createTask({ subject }, { actor: owner });
+  const claim = await claimWithWorktree(store, task.id, { owner });
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(claim.worktree.path, name), text);
+  git(claim.worktree.path, ['add', '-A']);
+  git(claim.worktree.path, ['commit', '-q', '-m', `${subject}: the work`]);
+  return task.id;
+}
+
+/** A commit on main that no task branch holds: the target moves. */
+function moveMain(r: Repo, name: string): void {
+  writeFileSync(join(r.repo, name), `${name}\n`);
+  git(r.repo, ['add', name]);
+  git(r.repo, ['commit', '-q', '-m', `${name} on main`]);
+}
+
 describe('merged means done', () => {
   it('without a watcher: after a person merges the branch, the next tasks list shows the task completed and its dependent ready', () => {
     const r = repo({ mergedMeansDone: true });
@@ -421,5 +471,78 @@ describe('merged means done', () => {
       interval: 20,
     });
     await vi.waitFor(() => expect(watcher.stderr()).toContain('completed #1: its branch task/1 is merged'), { timeout: 30_000, interval: 20 });
+  });
+
+  describe('on a board that requires review', () => {
+    /** Alice's #1 in progress and Bob's #2 waiting for review, each with a commit; #3 waits for #1. */
+    async function reviewBoard(): Promise<{ r: Repo; store: TaskStore }> {
+      const r = repo({ review: true, mergedMeansDone: true });
+      const store = new TaskStore(r.board);
+      await taskWithWorkInProcess(r, store, 'parser', 'alice', { 'parser.txt': 'parse\n' });
+      await taskWithWorkInProcess(r, store, 'emitter', 'bob', { 'emitter.txt': 'emit\n' });
+      await store.completeTask(2, { actor: 'bob' });
+      await store.createTask({ subject: 'docs', blockedBy: [1] }, { actor: 'carol' });
+      expect(readTaskFile(r.board, 2)).toMatchObject({ status: 'in_progress', review: { state: 'waiting' } });
+      return { r, store };
+    }
+
+    /** A task waiting for review whose branch main holds; `commit`, main when the look saw it, when the test knows it. */
+    const waitsForReview = (owner: string, commit: string = expect.any(String) as string) => ({
+      status: 'in_progress',
+      owner,
+      review: { state: 'waiting' },
+      metadata: { merged: { into: 'main', commit } },
+    });
+
+    it("without a watcher: a person's merge is no verdict; each task waits for review, tasks list says so once, and a rejection stands", async () => {
+      const { r, store } = await reviewBoard();
+      git(r.repo, ['merge', '-q', '--no-edit', 'task/1']);
+      git(r.repo, ['merge', '-q', '--no-edit', 'task/2']);
+      const listed = tasks(r.repo, ['list']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stderr).toBe(
+        "tasks: #1's branch task/1 is merged into main; it waits for review ('tasks approve 1')\n" +
+          "tasks: #2's branch task/2 is merged into main; it waits for review ('tasks approve 2')\n",
+      );
+      expect(readTaskFile(r.board, 1)).toMatchObject(waitsForReview('alice', sha(r.repo, 'main')));
+      expect(readTaskFile(r.board, 2)).toMatchObject(waitsForReview('bob', sha(r.repo, 'main')));
+      expect(readTaskFile(r.board, 3)).toMatchObject({ status: 'pending', blockedBy: [1] });
+      const log = () => readEventLog(r.board).filter((e) => e.task === 1 || e.task === 2);
+      expect(log().filter((e) => e.type === 'completed')).toEqual([]);
+      expect(
+        log()
+          .filter((e) => e.type === 'review.waiting')
+          .map((e) => e.task),
+      ).toEqual([2, 1]);
+
+      // Said once: main moving on does not say it again, and a task sent back is not put back into review by the merge it already had.
+      await store.rejectTask(1, { actor: 'carol', note: 'needs tests' });
+      moveMain(r, 'later.txt');
+      const again = tasks(r.repo, ['list']);
+      expect(again.stderr).toBe('');
+      expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'pending', owner: 'alice', review: { state: 'rejected', by: 'carol' } });
+      expect(log().filter((e) => e.type === 'review.waiting')).toHaveLength(2);
+    });
+
+    it('with tasks watch running: the watcher says the merged tasks wait for review, and completes neither', async () => {
+      const { r } = await reviewBoard();
+      const watcher = startTasks(r.repo, ['watch']);
+      running.push(watcher);
+      await vi.waitFor(() => expect(watcher.stderr()).toContain('watching'), { timeout: 30_000, interval: 20 });
+      git(r.repo, ['merge', '-q', '--no-edit', 'task/1']);
+      git(r.repo, ['merge', '-q', '--no-edit', 'task/2']);
+      await vi.waitFor(
+        () => {
+          expect(watcher.stderr()).toContain("#1's branch task/1 is merged into main; it waits for review ('tasks approve 1')");
+          expect(watcher.stderr()).toContain("#2's branch task/2 is merged into main; it waits for review ('tasks approve 2')");
+        },
+        { timeout: 30_000, interval: 20 },
+      );
+      // The watcher may look between the two merges: each task records the main that held it first.
+      expect(readTaskFile(r.board, 1)).toMatchObject(waitsForReview('alice'));
+      expect(readTaskFile(r.board, 2)).toMatchObject(waitsForReview('bob'));
+      expect(watcher.stderr()).not.toContain('completed #');
+      expect(readEventLog(r.board).filter((e) => e.type === 'completed')).toEqual([]);
+    });
   });
 });

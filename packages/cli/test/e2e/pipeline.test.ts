@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createTasks, readTaskFile } from '../helpers.js';
@@ -57,7 +57,10 @@ describe('the pipeline: workers, a reviewer that merges, main', () => {
   it('20 tasks in a DAG: each reviewed by the reviewer, merged into main in an order the DAG allows, completed once, started from its blockers', async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    writeFileSync(join(r.board, 'config.json'), JSON.stringify({ review: true, verify: 'test -s "task_$TASK_ID.txt"' }) + '\n');
+    // The check logs each run (a passing check writes no event): the task, where it ran, and whether the task waited for review then.
+    const checks = join(r.root, 'checks.log');
+    const verify = `echo "$TASK_ID $(pwd -P) $(grep -c '"state": *"waiting"' "$TASKS_DIR/task_$TASK_ID.json")" >> '${checks}' && test -s "task_$TASK_ID.txt"`;
+    writeFileSync(join(r.board, 'config.json'), JSON.stringify({ review: true, verify }) + '\n');
     await createTasks(
       r.board,
       Array.from({ length: COUNT }, (_, i) => ({ subject: `Task ${i + 1}`, blockedBy: blockersOf(i + 1) })),
@@ -139,6 +142,27 @@ describe('the pipeline: workers, a reviewer that merges, main', () => {
         // And it was claimed only after its blocker completed.
         expect(seqOf('claimed', waiter), edge).toBeGreaterThan(seqOf('completed', blocker));
       }
+
+    // Each task's check ran twice: in its worktree before it went into review (the worker's), then, while it waited, in the
+    // merge's scratch checkout of the merged commit, gone now; nowhere else, never in the main checkout.
+    const runs = readFileSync(checks, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '));
+    // Where a worker's claim puts it: "worktreeDir" by default, next to the repository (its record went with it).
+    const worktreeOf = (id: number) => join(r.root, 'repo.worktrees', `task-${id}`);
+    for (const id of ids) {
+      const mine = runs.filter(([task]) => task === String(id));
+      expect(
+        mine.map(([, cwd, waiting]) => [cwd === worktreeOf(id) ? 'worktree' : cwd, waiting]),
+        `the checks of #${id}`,
+      ).toEqual([
+        ['worktree', '0'],
+        [expect.not.stringMatching(`^${r.root}`), '1'],
+      ]);
+      expect(existsSync(mine[1][1]), `#${id}'s scratch checkout`).toBe(false);
+    }
+    expect(runs).toHaveLength(2 * COUNT);
 
     const reviews = reviewer.done.then((d) => d.stdout);
     const stopped = (await reviews)
