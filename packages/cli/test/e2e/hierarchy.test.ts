@@ -32,19 +32,29 @@ const events = (dir: string) =>
     .map((line) => JSON.parse(line) as { type: string; task?: number; tx?: string; owner?: string });
 
 /** #1 epic → #2 story → #3 and #4 tasks; #5 stands alone. */
-function threeLevels() {
+const THREE_LEVELS = [
+  { subject: 'Epic: payments' },
+  { subject: 'Story: card checkout', parent: 1 },
+  { subject: 'Stripe client', parent: 2 },
+  { subject: 'Webhook handler', parent: 2 },
+  { subject: 'Unrelated' },
+];
+
+/** The three levels, made in process (the core call `create --parent` makes) where the hierarchy, not its making, is the subject. */
+async function threeLevels() {
   const t = board();
-  ok(t.root, ['create', 'Epic: payments']);
-  ok(t.root, ['create', 'Story: card checkout', '--parent', '1']);
-  ok(t.root, ['create', 'Stripe client', '--parent', '2']);
-  ok(t.root, ['create', 'Webhook handler', '--parent', '#2']);
-  ok(t.root, ['create', 'Unrelated']);
+  await createTasks(t.board, THREE_LEVELS);
   return t;
 }
 
 describe('a three-level hierarchy', () => {
   it('keeps the parent in the child only, and files without one keep their bytes', () => {
-    const t = threeLevels();
+    const t = board();
+    ok(t.root, ['create', 'Epic: payments']);
+    ok(t.root, ['create', 'Story: card checkout', '--parent', '1']);
+    ok(t.root, ['create', 'Stripe client', '--parent', '2']);
+    ok(t.root, ['create', 'Webhook handler', '--parent', '#2']);
+    ok(t.root, ['create', 'Unrelated']);
     expect(readTaskFile(t.board, 3)).toMatchObject({ id: 3, parent: 2 });
     expect(Object.keys(readTaskFile(t.board, 3))).toEqual(['id', 'subject', 'description', 'status', 'owner', 'parent', 'blockedBy', 'blocks']);
     // Neither the parent's file nor a task without a parent gets a field.
@@ -56,8 +66,8 @@ describe('a three-level hierarchy', () => {
     expect(file(t.board, 5)).toBe(before);
   });
 
-  it('a parent cannot complete while a child is open, by done, update --status completed or --force', () => {
-    const t = threeLevels();
+  it('a parent cannot complete while a child is open, by done, update --status completed or --force', async () => {
+    const t = await threeLevels();
     const epic = file(t.board, 1);
     const refused = tasks(t.root, ['done', '1']);
     expect(refused.code).toBe(1);
@@ -78,8 +88,8 @@ describe('a three-level hierarchy', () => {
     expect(readTaskFile(t.board, 1).status).toBe('completed');
   });
 
-  it('with completeParents a parent completes itself with its last open child, up two levels, in one transaction', () => {
-    const t = threeLevels();
+  it('with completeParents a parent completes itself with its last open child, up two levels, in one transaction', async () => {
+    const t = await threeLevels();
     writeFileSync(join(t.board, 'config.json'), '{"completeParents": true}\n');
     ok(t.root, ['done', '3'], { TASKS_OWNER: 'ann' });
     expect([1, 2].map((id) => readTaskFile(t.board, id).status)).toEqual(['pending', 'pending']);
@@ -107,8 +117,8 @@ describe('a three-level hierarchy', () => {
     expect(new Set(completed.map((e) => e.tx)).size).toBe(1);
   });
 
-  it('a parent with a check before done: refused before its check runs, and not completed by its children', () => {
-    const t = threeLevels();
+  it('a parent with a check before done: refused before its check runs, and not completed by its children', async () => {
+    const t = await threeLevels();
     const marker = join(t.root, 'checked');
     // The story's own check leaves a mark: it must not run while the story's children are open.
     ok(t.root, ['update', '2', '--verify', `touch ${marker}`]);
@@ -127,8 +137,8 @@ describe('a three-level hierarchy', () => {
     expect(existsSync(marker)).toBe(true);
   });
 
-  it('a cycle of parents is refused, directly and through update, and nothing is written', () => {
-    const t = threeLevels();
+  it('a cycle of parents is refused, directly and through update, and nothing is written', async () => {
+    const t = await threeLevels();
     const before = file(t.board, 1);
     const self = tasks(t.root, ['update', '1', '--parent', '1']);
     expect(self.code).toBe(1);
@@ -142,8 +152,8 @@ describe('a three-level hierarchy', () => {
     expect(file(t.board, 1)).toBe(before);
   });
 
-  it('bad, missing and deleted parents are refused with one line; --parent none clears it', () => {
-    const t = threeLevels();
+  it('bad, missing and deleted parents are refused with one line; --parent none clears it', async () => {
+    const t = await threeLevels();
     expect(tasks(t.root, ['create', 'x', '--parent', '03']).code).toBe(2);
     const missing = tasks(t.root, ['create', 'x', '--parent', '99']);
     expect([missing.code, missing.stderr]).toEqual([1, "tasks: cannot make #99 a parent: it does not exist (see 'tasks list')\n"]);
@@ -157,8 +167,8 @@ describe('a three-level hierarchy', () => {
     expect(readTaskFile(t.board, 4).parent).toBe(1);
   });
 
-  it('a task moved under a parent counts at once, though the board index had it without one', () => {
-    const t = threeLevels();
+  it('a task moved under a parent counts at once, though the board index had it without one', async () => {
+    const t = await threeLevels();
     ok(t.root, ['done', '3']);
     ok(t.root, ['done', '4']);
     ok(t.root, ['list']); // the index now holds #5 as a task of its own
@@ -167,8 +177,8 @@ describe('a three-level hierarchy', () => {
     expect(tasks(t.root, ['claim', '--next', '--json'], { TASKS_OWNER: 'a' }).stdout).toContain('"id": 5');
   });
 
-  it('deleting a parent hands its open children to its own parent', () => {
-    const t = threeLevels();
+  it('deleting a parent hands its open children to its own parent', async () => {
+    const t = await threeLevels();
     ok(t.root, ['done', '3']);
     ok(t.root, ['delete', '2']);
     expect(readTaskFile(t.board, 4).parent).toBe(1);
@@ -222,8 +232,8 @@ describe('readiness and priority', () => {
 });
 
 describe('list --tree and show', () => {
-  it('list --tree indents children under their parents with progress; list and show say it too', () => {
-    const t = threeLevels();
+  it('list --tree indents children under their parents with progress; list and show say it too', async () => {
+    const t = await threeLevels();
     ok(t.root, ['done', '3']);
     expect(ok(t.root, ['list', '--tree']).stdout).toMatchInlineSnapshot(`
       "[ ] #1: Epic: payments (0/1 done)
@@ -247,8 +257,8 @@ describe('list --tree and show', () => {
 });
 
 describe('graph and export', () => {
-  it('graph draws each child to its parent as an edge of its own, and a parent with open children is not ready there', () => {
-    const t = threeLevels();
+  it('graph draws each child to its parent as an edge of its own, and a parent with open children is not ready there', async () => {
+    const t = await threeLevels();
     ok(t.root, ['create', 'After the client', '--blocked-by', '3']);
     ok(t.root, ['done', '3']);
     expect(ok(t.root, ['graph']).stdout).toMatchInlineSnapshot(`
@@ -293,8 +303,8 @@ describe('graph and export', () => {
     ]);
   });
 
-  it('export keeps parent in json and jsonl, says it in markdown, and an import of the export brings the hierarchy back', () => {
-    const t = threeLevels();
+  it('export keeps parent in json and jsonl, says it in markdown, and an import of the export brings the hierarchy back', async () => {
+    const t = await threeLevels();
     ok(t.root, ['done', '3']);
     const exported = JSON.parse(ok(t.root, ['export', '--format', 'json']).stdout).tasks as { id: number; parent?: number }[];
     expect(exported.map((x) => x.parent ?? null)).toEqual([null, 1, 2, 2, null]);
@@ -349,8 +359,8 @@ describe('doctor', () => {
 });
 
 describe('doctor and a parent completed by hand', () => {
-  it('reports a completed parent with open children, at its status, with a hint; deleted and completed children are no matter', () => {
-    const t = threeLevels();
+  it('reports a completed parent with open children, at its status, with a hint; deleted and completed children are no matter', async () => {
+    const t = await threeLevels();
     ok(t.root, ['done', '3']);
     ok(t.root, ['create', 'Dropped', '--parent', '1']);
     ok(t.root, ['delete', '6']);
