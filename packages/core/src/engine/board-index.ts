@@ -1,6 +1,6 @@
 /**
  * The board index: a cache of the parsed task files in
- * `.tasks/.runtime/board-index.v2`, so that reading the board costs what
+ * `.tasks/.runtime/board-index.v3`, so that reading the board costs what
  * changed, not its whole history (docs/decisions.md, "The board index").
  *
  * It is only a cache. Every entry carries the identity its file had when it
