@@ -6,7 +6,7 @@ import { findJsonSyntaxError, positionAt } from '../format/json-locate.js';
 
 /**
  * Small readers shared by the import formats (board-import.ts and
- * import-tools.ts): what another tool wrote, read leniently where that is
+ * import-tools.ts, backlog-lists.ts): what another tool wrote, read leniently where that is
  * harmless and refused with a file position where it is not.
  */
 
