@@ -1,7 +1,8 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError, isErrnoException } from '../errors.js';
-import { MAX_NESTING_DEPTH, MAX_TASK_FILE_BYTES, cloneJson, createRecord, describeNesting, findDeepNesting, setOwn } from '../format/format.js';
+import { MAX_TASK_FILE_BYTES, cloneJson, createRecord, setOwn } from '../format/format.js';
+import { MAX_NESTING_DEPTH, describeNesting, findDeepNesting } from '../format/json-nesting.js';
 import { findJsonSyntaxError, positionAt } from '../format/json-locate.js';
 
 /**
