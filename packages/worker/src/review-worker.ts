@@ -29,7 +29,7 @@ import {
   type TaskStore,
 } from '@dotasks/core/internal';
 import { spawnCommand, type CommandExit, type RunningCommand } from './command.js';
-import { waitForChange } from './worker.js';
+import { waitForChange } from './waiting.js';
 
 /** What a reviewer worker does and how (`tasks worker --review`). */
 export interface ReviewWorkerOptions {
