@@ -200,18 +200,19 @@ export function BoardApp(props: BoardAppProps): ReactNode {
     mode === 'detail' && selectedCard
       ? renderDetail(selectedCard, state, { width, height: bodyHeight, scroll: view.detailScroll, now, color })
       : renderColumns(columns, selected, { width, height: bodyHeight, now, color, scroll: view.scroll });
-  return h(Box, { flexDirection: 'column', width, height }, header, body, ...renderStatus(state, view, width, color, columns.shown.includes('review')));
+  return h(Box, { flexDirection: 'column', width, height }, header, body, ...renderStatus(state, columns, view, width, color));
 }
 
-/** The three lines under the columns: counts, the last events, and the key line (or the search, the note, a message). */
+/** The three lines under the columns: the board's counts, the last events, and the key line (or the search, the note, a message). */
 function renderStatus(
   state: BoardState,
+  columns: Columns,
   view: { mode: Mode; search: string; draft?: Draft; message?: Message },
   width: number,
   color: boolean,
-  reviewing: boolean,
 ): ReactNode[] {
   const { mode, search, draft, message } = view;
+  const reviewing = columns.shown.includes('review');
   const counts = countTasks(state.snapshot);
   const live = counts.total - counts.deleted;
   const waiting = reviewing ? state.snapshot.tasks.filter(inReview).length : 0;
@@ -219,8 +220,9 @@ function renderStatus(
     `${counts.completed}/${live} done`,
     `${counts.in_progress - waiting} in progress`,
     ...(reviewing ? [`${waiting} in review`] : []),
-    `${counts.ready} ready`,
-    `${counts.blocked} blocked`,
+    // As the columns stand them (countTasks counts a parent waiting for its children as neither, and an assigned task as not ready).
+    `${columns.pending.ready} ready`,
+    `${columns.pending.blocked} blocked`,
     ...(state.snapshot.problems.length ? [`${state.snapshot.problems.length} bad file${state.snapshot.problems.length > 1 ? 's' : ''}`] : []),
   ].join(' · ');
   const eventsLine = state.events.length ? state.events.slice(-4).reverse().map(describeEvent).join(' · ') : '(no events yet)';
