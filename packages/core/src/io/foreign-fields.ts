@@ -1,9 +1,10 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError, isErrnoException } from '../errors.js';
 import { MAX_TASK_FILE_BYTES, cloneJson, createRecord, setOwn } from '../format/format.js';
 import { MAX_NESTING_DEPTH, describeNesting, findDeepNesting } from '../format/json-nesting.js';
 import { findJsonSyntaxError, positionAt } from '../format/json-locate.js';
+import { readOpenFile } from '../format/task-file.js';
 
 /**
  * Small readers shared by the import formats (board-import.ts and
@@ -74,14 +75,7 @@ export function readSourceText(file: string, options: SourceFileOptions = {}): s
         `${file} is ${(stat.size / 1024 / 1024).toFixed(1)} MB, over the ${limit / 1024 / 1024} MiB an import reads from one ${options.oneTask ? 'task file' : 'file'}; nothing was imported`,
         { file, bytes: stat.size },
       );
-    const buf = Buffer.alloc(stat.size);
-    let off = 0;
-    while (off < buf.length) {
-      const n = readSync(fd, buf, off, buf.length - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    return buf.toString('utf8', 0, off);
+    return readOpenFile(fd, stat.size);
   } finally {
     closeSync(fd);
   }
