@@ -179,7 +179,7 @@ export function subjectOf(value: unknown, description: string, where: string, wa
 }
 
 /** The keys of `obj` that are not in `known`, deep-copied in their order. */
-export function extras(obj: Record<string, unknown>, known: Set<string>): Record<string, unknown> {
+export function extras(obj: Record<string, unknown>, known: ReadonlySet<string>): Record<string, unknown> {
   const out = createRecord();
   for (const key of Object.keys(obj)) if (!known.has(key)) setOwn(out, key, cloneJson(obj[key]));
   return out;
