@@ -169,6 +169,9 @@ export {
   renderTaskLine,
   type SearchHit,
   searchTasks,
+  type TaskHead,
+  taskHead,
   type TaskView,
   toTaskView,
+  viewOpenBlockers,
 } from './views/render.js';

@@ -35,16 +35,24 @@ export const PLAIN_STYLE: RenderStyle = {
 };
 
 /**
- * The documented JSON shape of one task (`--json`, the agent tool). Stable:
- * fields are only ever added. `ready` and `openBlockers` are computed on read.
+ * What every view of a task opens with, in this order: who it is, where it
+ * stands, who holds it (`--json` and the web board; the agent tool's summary
+ * leaves the description out).
  */
-export interface TaskView {
+export interface TaskHead {
   id: number;
   subject: string;
   description: string;
   status: TaskStatus;
   owner: string;
   activeForm: string | null;
+}
+
+/**
+ * The documented JSON shape of one task (`--json`, the agent tool). Stable:
+ * fields are only ever added. `ready` and `openBlockers` are computed on read.
+ */
+export interface TaskView extends TaskHead {
   /** The task it is part of, only when it has one (docs/protocol.md, "Parents"). */
   parent?: number;
   blockedBy: number[];
@@ -89,15 +97,20 @@ export interface BoardCounts {
   blocked: number;
 }
 
+/** The head of every view of a task (TaskHead), its keys in their order. */
+export function taskHead(task: Task): TaskHead {
+  return { id: task.id, subject: task.subject, description: task.description, status: task.status, owner: task.owner, activeForm: task.activeForm ?? null };
+}
+
+/** The ids a task still waits for, as every view gives them: its open blockers (missing ones included), none once it is closed. */
+export function viewOpenBlockers(task: Task, lookup: TaskLookup): number[] {
+  return isClosed(task.status) ? [] : openBlockers(task, lookup);
+}
+
 /** The JSON view of a task. */
 export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
   return {
-    id: task.id,
-    subject: task.subject,
-    description: task.description,
-    status: task.status,
-    owner: task.owner,
-    activeForm: task.activeForm ?? null,
+    ...taskHead(task),
     ...(task.parent !== undefined ? { parent: task.parent } : {}),
     blockedBy: [...task.blockedBy],
     blocks: [...task.blocks],
@@ -105,7 +118,7 @@ export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
     ...presentLinks(task),
     metadata: { ...(task.metadata ?? {}) },
     ready: isReady(task, lookup),
-    openBlockers: isClosed(task.status) ? [] : openBlockers(task, lookup),
+    openBlockers: viewOpenBlockers(task, lookup),
     priority: priorityOf(task),
     labels: [...(task.labels ?? [])],
     notes: (task.notes ?? []).map((n) => ({ ...n })),
