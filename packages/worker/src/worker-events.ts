@@ -5,27 +5,27 @@
  */
 import type { ClaimLossReason, LastError, SyncOptions, TaskStore } from '@dotasks/core/internal';
 
-/** What a worker does and how (the `tasks worker` flags). */
-export interface WorkerOptions {
+/**
+ * What both loops that run a command on claimed tasks take (`tasks worker`
+ * and `tasks worker --review`): the board and who acts on it, the command and
+ * where it runs, when to stop, and how the claim is held while it runs.
+ */
+export interface CommandLoopOptions {
   store: TaskStore;
-  /** The owner every claim is made as. */
+  /** The owner every claim (and, reviewing, every verdict) is made as. */
   owner: string;
   /** The command run for each task: argv, or one string run by the shell (so `$TASK_SUBJECT` expands). */
   command: string[];
-  /** Claim each task with its own git worktree and run the command there. */
-  worktree?: boolean;
-  /** Where the command runs without `worktree` (default: process.cwd()). */
+  /** Where the command runs for a task without a worktree (default: process.cwd()). */
   cwd?: string;
   /** The environment the command starts from (default: process.env). */
   env?: NodeJS.ProcessEnv;
-  /** Stop after this many tasks were taken (done or failed). */
+  /** Stop after this many tasks were taken (done, failed, reviewed or lost). */
   maxTasks?: number;
   /** Stop after this many seconds with nothing to claim. */
   idleExitSeconds?: number;
   /** Lease length, seconds (default: the board's `leaseSeconds`); renewed while the command runs. */
   leaseSeconds?: number;
-  /** After this many failures of one task in this worker, leave it to others (default 2). */
-  maxFailures?: number;
   /** How often to look at the board while waiting, ms (default 200). */
   pollMs?: number;
   /** Time the command's process group gets between SIGTERM and SIGKILL, ms (default 3000). */
@@ -36,18 +36,26 @@ export interface WorkerOptions {
    * task stops the command at once instead of at the next lease renewal.
    */
   claimCheckMs?: number;
+  /** Aborting stops the command's whole process group, gives the claim back and ends the loop. */
+  signal?: AbortSignal;
+  /** The command's stdout and stderr as they come (default: dropped; the tail is kept for lastError). */
+  onOutput?: (chunk: Buffer, task: number) => void;
+}
+
+/** What a worker does and how (the `tasks worker` flags). */
+export interface WorkerOptions extends CommandLoopOptions {
+  /** Claim each task with its own git worktree and run the command there. */
+  worktree?: boolean;
+  /** After this many failures of one task in this worker, leave it to others (default 2). */
+  maxFailures?: number;
   /**
    * Work a board shared through a git remote (`tasks worker --sync`): each
    * claim counts once it is on the remote, and each completion or release is
    * synced as soon as it is made.
    */
   sync?: SyncOptions;
-  /** Aborting stops the command's whole process group, releases the task and ends the loop. */
-  signal?: AbortSignal;
   /** Called with every worker event (see WorkerEvent). */
   onEvent?: (event: WorkerEvent) => void;
-  /** The command's stdout and stderr as they come (default: dropped; the tail is kept for lastError). */
-  onOutput?: (chunk: Buffer, task: number) => void;
 }
 
 /** Why a worker stopped; `verify_failed`: a task whose check kept failing stays in progress for it, so it can take no other (single-in-progress). */
