@@ -169,9 +169,5 @@ export {
   renderTaskLine,
   type SearchHit,
   searchTasks,
-  type TaskHead,
-  taskHead,
-  type TaskView,
-  toTaskView,
-  viewOpenBlockers,
 } from './views/render.js';
+export { type TaskHead, taskHead, type TaskView, toTaskView, viewOpenBlockers } from './views/task-view.js';

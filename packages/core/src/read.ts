@@ -48,13 +48,12 @@ export {
   renderSummary,
   renderTaskLine,
   searchTasks,
-  toTaskView,
   type BoardCounts,
   type BoardView,
   type ListFilter,
   type RenderStyle,
   type SearchHit,
-  type TaskView,
 } from './views/render.js';
+export { toTaskView, type TaskView } from './views/task-view.js';
 export { printable, printableLines, printableTask, printableValue, type PrintableFields } from './views/printable.js';
 export type { BoardSnapshot, TaskProblem } from './store.js';

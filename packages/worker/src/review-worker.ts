@@ -28,7 +28,7 @@ import {
   type Task,
   type TaskStore,
 } from '@dotasks/core/internal';
-import { spawnCommand, type CommandExit, type RunningCommand } from './command.js';
+import { spawnCommand, taskEnv, type CommandExit, type RunningCommand } from './command.js';
 import { waitForChange } from './waiting.js';
 import type { CommandLoopOptions } from './worker-events.js';
 
@@ -307,15 +307,8 @@ function renewReviewClaim(state: ReviewerState, run: ReviewRun, refused: () => v
 
 /** The review command's environment: the task as a worker's command gets it, its owner as TASK_AUTHOR, its result, and the reviewer as TASKS_OWNER. */
 function reviewEnv(state: ReviewerState, task: Task, worktree: string | undefined): NodeJS.ProcessEnv {
-  const { options, store } = state;
   return {
-    ...(options.env ?? process.env),
-    TASK_ID: String(task.id),
-    TASK_SUBJECT: task.subject,
-    TASK_DESCRIPTION: task.description,
-    TASK_FILE: store.taskPath(task.id),
-    TASKS_DIR: store.dir,
-    TASKS_OWNER: state.owner,
+    ...taskEnv(state.options, task),
     TASK_AUTHOR: task.owner,
     TASK_REVIEW: '1',
     ...(task.result !== undefined ? { TASK_RESULT: task.result } : {}),

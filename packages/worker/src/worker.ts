@@ -25,7 +25,7 @@ import {
   type TaskStore,
 } from '@dotasks/core/internal';
 import { MAX_OUT_OF_SCOPE, filesOutOfScope, scopeBaseline, type ScopeBaseline } from './out-of-scope.js';
-import { spawnCommand, type CommandExit, type RunningCommand } from './command.js';
+import { spawnCommand, taskEnv, type CommandExit, type RunningCommand } from './command.js';
 import { checkHeld, prepareAttempt } from './verify.js';
 import { waitForChange, waitingOn } from './waiting.js';
 import type { StopReason, WorkerEvent, WorkerOptions, WorkerSummary } from './worker-events.js';
@@ -465,18 +465,7 @@ function lose(state: WorkerState, id: number, error: unknown): void {
 
 /** The command's environment: the worker's, with TASK_* naming the task, and what the attempt adds (its result file, the upstream results). */
 function commandEnv(state: WorkerState, task: Task, worktree: string | undefined, extra: Record<string, string>): NodeJS.ProcessEnv {
-  const { options, store } = state;
-  const env: NodeJS.ProcessEnv = {
-    ...(options.env ?? process.env),
-    TASK_ID: String(task.id),
-    TASK_SUBJECT: task.subject,
-    TASK_DESCRIPTION: task.description,
-    TASK_FILE: store.taskPath(task.id),
-    TASKS_DIR: store.dir,
-    // `tasks` run by the command acts as the worker's owner.
-    TASKS_OWNER: state.owner,
-    ...extra,
-  };
+  const env: NodeJS.ProcessEnv = { ...taskEnv(state.options, task), ...extra };
   if (worktree) env.TASK_WORKTREE = worktree;
   return env;
 }
