@@ -6,6 +6,7 @@
 // - every proper-lockfile lock passes onCompromised and realpath: false;
 // - no circle of imports among the packages' src files;
 // - no new function over 80 lines (scripts/function-lengths.mjs);
+// - no source file of packages/*/src or packages/web/page over 500 lines, but the tables named in LONG_FILES;
 // - the docs name only files and sections the repository has, and no issue
 //   tracker it does not hold (scripts/lib/doc-refs.mjs).
 // `node scripts/lint.mjs [ROOT]` lints another tree (the lint's own test does).
@@ -23,9 +24,27 @@ function walk(dir, out = []) {
     if (name === 'node_modules' || name === 'dist') continue;
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path, out);
-    else if (/\.(ts|mts|mjs)$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
+    else if (/\.(tsx?|mts|mjs)$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
   }
   return out;
+}
+
+// Files that fit in a head (docs/decisions.md, "Rooms that fit in a head"): a source file (tests aside, which are lists
+// of cases) over FILE_LINES lines is cut along its seams. The exceptions are named here, each with why it stays whole.
+const FILE_LINES = 500;
+const LONG_FILES = new Map([
+  ['packages/cli/src/command-table.ts', 'a table: every command declared once, read by the fast path, yargs, --help and completion'],
+]);
+
+function checkFileLength(rel, text) {
+  if (!/^packages\/[^/]+\/(src|page)\//.test(rel) || /\.test\.tsx?$/.test(rel)) return;
+  const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+  if (LONG_FILES.has(rel)) {
+    if (lines <= FILE_LINES) problems.push(`${rel}: ${lines} lines, no longer over ${FILE_LINES}: take it off LONG_FILES in scripts/lint.mjs`);
+  } else if (lines > FILE_LINES)
+    problems.push(
+      `${rel}: ${lines} lines; cut it along its seams into files of at most ${FILE_LINES}, each with one job (docs/decisions.md, "Rooms that fit in a head")`,
+    );
 }
 
 const EXIT_ALLOWED = /packages\/cli\/src\/(main|cli|run)\.ts$|\/bin\/|supervisor|worker-process|mcp-server/;
@@ -36,8 +55,9 @@ for (const file of walk(join(root, 'packages'))) {
   const base = rel
     .split('/')
     .pop()
-    .replace(/\.(test\.)?(ts|mts|mjs)$/, '');
+    .replace(/\.(test\.)?(tsx?|mts|mjs)$/, '');
   if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(base)) problems.push(`${rel}: file names are kebab-case`);
+  checkFileLength(rel, text);
   if (rel.startsWith('packages/core/src/') && /from ['"](@dotasks\/(cli|watch|agent)|dotasks|chokidar|@modelcontextprotocol\/sdk|yargs)/.test(text))
     problems.push(`${rel}: the core must not import CLI, watcher, agent or MCP code`);
   if (!isTest && rel.includes('/src/') && /process\.exit\(/.test(text) && !EXIT_ALLOWED.test(rel))

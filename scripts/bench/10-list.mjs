@@ -10,7 +10,7 @@
 // Targets: list@1,000 <= 1.5x node -e 0, list@10,000 <= 3x node -e 0,
 // claim --next on the 10,000/9,990-completed board <= 1.5x list@100.
 //
-// Every row is measured with its board index (.runtime/board-index.v2)
+// Every row is measured with its board index (.runtime/board-index.v3)
 // already written by a first, untimed run. A claim trusts the index's
 // completed tasks for FINAL_TRUST_MS after an exact pass and then makes one
 // (a stat of every file): the claim row shows that run in its max, and the

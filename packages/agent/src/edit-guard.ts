@@ -7,6 +7,7 @@
  * purpose, or leave the change to a task of its own). It also keeps hand
  * edits out of the board's own files, which only the tool may write.
  */
+import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { inScope, locateGit, type Task, type TaskStore } from '@dotasks/core/internal';
 import { shellQuote, tasksInProgress, type NudgeCommand } from './guard.js';
@@ -35,6 +36,15 @@ const deny = (reason: string): EditHookDecision => ({
   hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason },
 });
 
+/** The path with its links resolved, where it exists (a payload may name /tmp where the board is under /private/tmp). */
+const realpathOr = (path: string): string => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+};
+
 const inside = (file: string, dir: string): boolean => {
   const rel = relative(dir, file);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
@@ -46,7 +56,9 @@ const inside = (file: string, dir: string): boolean => {
  * a scope and the file (relative to the top of its worktree) is in none of
  * them; undefined lets the call through. A task without paths restricts
  * nothing, an owner with no task in progress is not held, and a file outside
- * any repository is not the board's business.
+ * the board's repository (in no repository, or in another one) is not the
+ * board's business; one in a linked worktree of it is, relative to that
+ * worktree.
  */
 export function decideEditHook(store: TaskStore, owner: string, payload: EditHookPayload, how: NudgeCommand = { owner }): EditHookDecision | undefined {
   const field = payload.tool_name === undefined ? undefined : EDIT_TOOL_FILE_FIELDS[payload.tool_name];
@@ -59,8 +71,12 @@ export function decideEditHook(store: TaskStore, owner: string, payload: EditHoo
     );
   const held = tasksInProgress(store, owner);
   if (held.length === 0 || held.some((task) => !task.paths?.length)) return undefined;
-  const top = locateGit(file)?.worktreeRoot;
-  if (top === undefined || !inside(file, top)) return undefined;
+  const at = locateGit(file);
+  const top = at?.worktreeRoot;
+  if (at === undefined || top === undefined || !inside(file, top)) return undefined;
+  // A file of another repository (a dependency's checkout, a second project) is outside every scope's reach, as one outside any is.
+  const home = locateGit(store.dir);
+  if (home !== undefined && realpathOr(home.mainRoot) !== realpathOr(at.mainRoot)) return undefined;
   const path = relative(top, file).split(sep).join('/');
   if (held.some((task) => inScope(path, task.paths!))) return undefined;
   return deny(outOfScopeReason(path, held, how));

@@ -2,25 +2,21 @@ import {
   boardLookup,
   inReview,
   isReady,
-  openBlockers,
   presentLinks,
   renderAgentBoard,
+  taskHead,
+  viewOpenBlockers,
   type BoardSnapshot,
   type Task,
+  type TaskHead,
   type TaskLookup,
-  type TaskStatus,
   type TaskView,
   type UpstreamResult,
 } from '@dotasks/core/internal';
 import type { TodoAction } from './schema.js';
 
-/** A task in a mutating result or in `list`: no description. */
-export interface TaskSummary {
-  id: number;
-  subject: string;
-  status: TaskStatus;
-  owner: string;
-  activeForm: string | null;
+/** A task in a mutating result or in `list`: the head of every view (TaskHead) without the description, then what it waits for. */
+export interface TaskSummary extends Omit<TaskHead, 'description'> {
   /** The task it is part of, only when it has one. */
   parent?: number;
   /** Open blockers only: what it still waits for. */
@@ -71,14 +67,11 @@ export type TodoResult =
 
 /** A task as results show it, its readiness and open blockers judged against `lookup`. */
 export function summarize(task: Task, lookup: TaskLookup): TaskSummary {
+  const { description: _description, ...head } = taskHead(task);
   return {
-    id: task.id,
-    subject: task.subject,
-    status: task.status,
-    owner: task.owner,
-    activeForm: task.activeForm ?? null,
+    ...head,
     ...(task.parent !== undefined ? { parent: task.parent } : {}),
-    blockedBy: task.status === 'completed' || task.status === 'deleted' ? [] : openBlockers(task, lookup),
+    blockedBy: viewOpenBlockers(task, lookup),
     blocks: [...task.blocks],
     ...(task.paths ? { paths: [...task.paths] } : {}),
     ready: isReady(task, lookup),

@@ -4,7 +4,7 @@ import { hideBin } from 'yargs/helpers';
 import { COMMAND_LIST, GLOBAL_OPTIONS, camel, optionsOf, toNumber, type CommandSpec, type OptionSpec } from './command-table.js';
 import { runCommand } from './handlers.js';
 import { writeOut, type Args } from './run.js';
-import { usageLine, usageOf } from './usage.js';
+import { missingValueLine, usageLine, usageOf } from './usage.js';
 
 /**
  * The full `tasks` command line (yargs), built from the command table
@@ -86,6 +86,9 @@ export function buildCli(args: string[], hooks: CliHooks = {}): Argv {
         const extra = (a['--'] as unknown[] | undefined) ?? [];
         if (extra.length && !(spec.positionals ?? []).some((p) => p.variadic))
           return refuse(`unexpected ${extra.map((word) => `'${word}'`).join(', ')} after --`);
+        // yargs takes `--status` with no value as empty; the words typed say nothing to filter or set by.
+        const missing = missingValueLine(args);
+        if (missing) return (hooks.fail ?? printUsageError)(missing);
         await dispatch(spec, argsFromYargs(spec, a));
       },
     );

@@ -23,12 +23,18 @@ export function editDistance(a: string, b: string): number {
   return d[a.length][b.length];
 }
 
-/** The candidate nearest to `word`, if it is near enough to be what was meant (a third of its letters, at least 1, at most 3). */
+/**
+ * The candidate nearest to `word`, if it is near enough to be what was meant
+ * (a third of its letters, at least 1, at most 3); one that begins with it,
+ * or ends with it after a hyphen, is nearer than any typo.
+ */
 export function nearest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of candidates) {
-    const distance = candidate.startsWith(word) && word.length >= 3 ? 0.5 : editDistance(word, candidate);
+    // A word the candidate starts with, or ends with as its last hyphenated words (`--blocked-by` for update's `--add-blocked-by`).
+    const part = word.length >= 3 && (candidate.startsWith(word) || candidate.endsWith(`-${word}`));
+    const distance = part ? 0.5 : editDistance(word, candidate);
     if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
   }
   const allowed = Math.min(3, Math.max(1, Math.floor(word.length / 3)));
@@ -64,8 +70,13 @@ interface Words {
   unknown: string[];
   /** Options given with the values typed (the last one kept). */
   values: Map<string, string | true>;
-  /** A string or number option at the end with no value. */
+  /** The first string or number option typed with no value: last, or followed by `--` or another flag. */
   missingValue?: string;
+}
+
+/** A word yargs reads as a flag (or the end of the flags), never as the value of the flag before it: `--all`, `-a`, `--`; not `-` nor `-1`. */
+function isFlagWord(word: string): boolean {
+  return word.startsWith('-') && word !== '-' && !/^-\d/.test(word);
 }
 
 /** Splits the words after the command into positionals and options, as the command table declares them. */
@@ -93,8 +104,8 @@ function splitWords(spec: CommandSpec, words: readonly string[]): Words {
       result.values.set(key, true);
       if (/^(true|false)$/.test(words[i + 1] ?? '')) i++;
     } else if (inline !== undefined) result.values.set(key, inline);
-    else if (i + 1 < words.length && words[i + 1] !== '--') result.values.set(key, words[++i]);
-    else result.missingValue = key;
+    else if (i + 1 < words.length && !isFlagWord(words[i + 1])) result.values.set(key, words[++i]);
+    else result.missingValue ??= key;
   }
   return result;
 }
@@ -117,7 +128,7 @@ function commandProblem(spec: CommandSpec, words: readonly string[]): string | u
     const guess = typed.startsWith('--') ? nearest(typed.slice(2), names) : undefined;
     return `unknown flag ${typed} for 'tasks ${spec.name}'${guess ? `; did you mean --${guess}?` : ''} (tasks ${spec.name} --help lists its flags)`;
   }
-  if (split.missingValue) return `--${split.missingValue} needs a value: tasks ${spec.name} --${split.missingValue} VALUE ${moreOn(spec)}`;
+  if (split.missingValue) return missingValueMessage(spec, split.missingValue);
   for (const [key, value] of split.values) {
     const option = optionsOf(spec)[key];
     if (!option?.choices || value === true) continue;
@@ -136,6 +147,10 @@ function commandProblem(spec: CommandSpec, words: readonly string[]): string | u
   if (missing.length > 0) return `'tasks ${spec.name}' needs ${describeMissing(missing)}: tasks ${usageOf(spec)} ${moreOn(spec)}`;
   if (!variadic && split.positionals.length > fixed.length) return `unexpected '${split.positionals[fixed.length]}': tasks ${usageOf(spec)} ${moreOn(spec)}`;
   return undefined;
+}
+
+function missingValueMessage(spec: CommandSpec, key: string): string {
+  return `--${key} needs a value: tasks ${spec.name} --${key} VALUE ${moreOn(spec)}`;
 }
 
 /** The first word that is not a global option: the command, if one was typed. */
@@ -168,6 +183,21 @@ export function describeUsageError(argv: readonly string[]): string | undefined 
     return `unknown command '${found.word}'${guess ? `; did you mean '${guess}'?` : ''} ${COMMANDS_HINT}`;
   }
   return commandProblem(spec, [...argv.slice(0, found.index), ...argv.slice(found.index + 1)]);
+}
+
+/**
+ * The line for a flag that takes a value typed without one (`tasks list
+ * --status`, `--status --all`), or undefined. yargs accepts such a flag as
+ * empty, and the command would then run on nothing (a list unfiltered, a
+ * subject ''); the command line refuses it instead, as it refuses a value
+ * outside a flag's choices.
+ */
+export function missingValueLine(argv: readonly string[]): string | undefined {
+  const found = commandWord(argv);
+  const spec = found && findCommand(found.word);
+  if (!found || !spec) return undefined;
+  const key = splitWords(spec, [...argv.slice(0, found.index), ...argv.slice(found.index + 1)]).missingValue;
+  return key === undefined ? undefined : missingValueMessage(spec, key);
 }
 
 /** A usage error as printed: our line for argv, else yargs' message with where to look. */

@@ -62,14 +62,13 @@ export {
   renderTaskDetail,
   renderTaskLine,
   searchTasks,
-  toTaskView,
   type BoardCounts,
   type BoardView,
   type ListFilter,
   type RenderStyle,
   type SearchHit,
-  type TaskView,
 } from './views/render.js';
+export { toTaskView, type TaskView } from './views/task-view.js';
 export { GRAPH_FORMATS, renderGraph, type GraphFormat, type GraphOptions } from './graph/graph-render.js';
 export { EXPORT_FORMATS, exportBoard, type ExportFormat, type ExportOptions } from './io/board-export.js';
 

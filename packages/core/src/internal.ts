@@ -10,12 +10,14 @@
  */
 export { type BoardConfig, readConfig } from './board-config.js';
 export { BoardGraph } from './consistency/board-graph.js';
-export { applyFinding, checkBoard, checkChangedTask } from './consistency/reconcile.js';
+export { checkBoard, checkChangedTask } from './consistency/reconcile.js';
+export { applyFinding } from './consistency/repair.js';
 export { type BoardFinding } from './consistency/verdicts.js';
 export { diagnoseBoard, repairBoard } from './doctor/doctor.js';
 export { type DoctorChange, type DoctorFinding, type DoctorOptions, type DoctorReport, type FindingCode, type RepairReport } from './doctor/findings.js';
 export { loadBoardSnapshot } from './engine/board-index.js';
-export { blockersAmong, closedAround, loadOpenSnapshot, withClosedRead, type OpenSnapshot } from './engine/open-view.js';
+export { blockersAmong, closedAround, withClosedRead, type OpenSnapshot } from './engine/folded-view.js';
+export { loadOpenSnapshot } from './engine/open-view.js';
 export { BOARD_INDEX_FILE } from './engine/index-file.js';
 export { LIST_SUMMARY_FILE, listSummaryCache, type ReadySummaryCache } from './runtime/list-summary.js';
 export { hashText } from './engine/journal.js';
@@ -114,7 +116,8 @@ export { EXPORT_FORMATS, exportBoard, type ExportFormat, type ExportOptions } fr
 export { importTasks } from './io/board-import.js';
 export { readClaudeTaskList, readTaskStoreFile } from './io/claude-lists.js';
 export { type ForeignList } from './io/import-shapes.js';
-export { readBacklogTasks, readBeadsIssues, readDotasksExport } from './io/import-tools.js';
+export { readBacklogTasks } from './io/backlog-lists.js';
+export { readBeadsIssues, readDotasksExport } from './io/import-tools.js';
 export { type OwnerSource, resolveOwner } from './owner.js';
 export { type ClaimLoss, type ClaimLossReason, type ClaimWatch, watchClaim, type WatchClaimOptions } from './runtime/claim-watch.js';
 export { markNudged } from './runtime/guard-state.js';
@@ -166,6 +169,5 @@ export {
   renderTaskLine,
   type SearchHit,
   searchTasks,
-  type TaskView,
-  toTaskView,
 } from './views/render.js';
+export { type TaskHead, taskHead, type TaskView, toTaskView, viewOpenBlockers } from './views/task-view.js';

@@ -14,7 +14,8 @@ export { resolveOwner } from './owner.js';
 export { boardMergeState } from './git/merge-state.js';
 export { mergedLookDue } from './git/merged-look.js';
 export { loadBoardSnapshot } from './engine/board-index.js';
-export { blockersAmong, closedAround, loadOpenSnapshot, withClosedRead, type OpenSnapshot } from './engine/open-view.js';
+export { blockersAmong, closedAround, withClosedRead, type OpenSnapshot } from './engine/folded-view.js';
+export { loadOpenSnapshot } from './engine/open-view.js';
 export { BOARD_INDEX_FILE } from './engine/index-file.js';
 export { LIST_SUMMARY_FILE, listSummaryCache, type ReadySummaryCache } from './runtime/list-summary.js';
 export { readConfig, type BoardConfig } from './board-config.js';
@@ -47,13 +48,12 @@ export {
   renderSummary,
   renderTaskLine,
   searchTasks,
-  toTaskView,
   type BoardCounts,
   type BoardView,
   type ListFilter,
   type RenderStyle,
   type SearchHit,
-  type TaskView,
 } from './views/render.js';
+export { toTaskView, type TaskView } from './views/task-view.js';
 export { printable, printableLines, printableTask, printableValue, type PrintableFields } from './views/printable.js';
 export type { BoardSnapshot, TaskProblem } from './store.js';

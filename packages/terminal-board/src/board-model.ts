@@ -52,8 +52,13 @@ export interface Card {
   branch?: BranchStatus;
 }
 
-/** The cards of each column, and the columns on screen: Review only on a board that uses review (docs/protocol.md, "Review"). */
-export type Columns = Record<ColumnKey, Card[]> & { readonly shown: readonly ColumnKey[] };
+/**
+ * The cards of each column, and the columns on screen: Review only on a
+ * board that uses review (docs/protocol.md, "Review"). `pending`: the
+ * board's pending tasks as Ready and Blocked stand them, whatever the
+ * search or priority filter shows, for the footer.
+ */
+export type Columns = Record<ColumnKey, Card[]> & { readonly shown: readonly ColumnKey[]; readonly pending: { ready: number; blocked: number } };
 
 /** Options for buildColumns. */
 export interface ColumnOptions {
@@ -106,14 +111,15 @@ export function buildColumns(snapshot: BoardSnapshot, options: ColumnOptions = {
   const cards: Record<ColumnKey, Card[]> = { ready: [], blocked: [], in_progress: [], review: [], done: [] };
   // The Review column shows on a board that uses review: its config says so, or a task requires it or waits for it.
   const usesReview = options.reviewLane === true || snapshot.tasks.some((t) => inReview(t) || (!isClosed(t.status) && t.review?.required === true));
-  const columns: Columns = { ...cards, shown: COLUMN_KEYS.filter((key) => key !== 'review' || usesReview) };
+  const pending = { ready: 0, blocked: 0 };
+  const columns: Columns = { ...cards, shown: COLUMN_KEYS.filter((key) => key !== 'review' || usesReview), pending };
   for (const task of snapshot.tasks) {
+    const waitsFor = task.status === 'pending' ? [...openBlockers(task, lookup), ...(lookup.openChildren?.(task.id) ?? [])] : undefined;
+    if (waitsFor) pending[waitsFor.length ? 'blocked' : 'ready']++;
     if (task.status === 'deleted' || !matchesSearch(task, options.search)) continue;
     if (options.priority !== undefined && priorityOf(task) !== options.priority) continue;
-    if (task.status === 'pending') {
-      const waitsFor = [...openBlockers(task, lookup), ...(lookup.openChildren?.(task.id) ?? [])];
-      columns[waitsFor.length ? 'blocked' : 'ready'].push({ task, waitsFor });
-    } else columns[inReview(task) ? 'review' : task.status === 'in_progress' ? 'in_progress' : 'done'].push(workCard(task, options));
+    if (waitsFor) columns[waitsFor.length ? 'blocked' : 'ready'].push({ task, waitsFor });
+    else columns[inReview(task) ? 'review' : task.status === 'in_progress' ? 'in_progress' : 'done'].push(workCard(task, options));
   }
   for (const key of COLUMN_KEYS) if (key !== 'done') columns[key].sort((a, b) => a.task.id - b.task.id);
   const rank = new Map(

@@ -1,29 +1,24 @@
 import { createElement as h, useEffect, useRef, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { Box, Text, useApp, useInput, useStdout, type Key } from 'ink';
-import { countTasks, inReview, openBlockers, type Task } from '@dotasks/core';
-import { describeBranchStatus } from '@dotasks/core/internal';
+import { countTasks, inReview } from '@dotasks/core';
 import { fitWidth, printable } from '@dotasks/core/terminal';
 import {
   COLUMN_TITLES,
   buildColumns,
   cardDetails,
   cardHeading,
-  cardTitle,
-  familyLines,
   nextPriorityFilter,
   describeEvent,
-  leaseLeft,
   moveSelection,
-  notesOf,
   scrollStart,
   settleSelection,
-  worktreeOf,
   type Card,
   type ColumnKey,
   type Columns,
   type Selection,
 } from './board-model.js';
 import type { BoardSource, BoardState } from './board-source.js';
+import { renderDetail } from './task-detail.js';
 
 /**
  * The Ink view of the board, written with createElement rather than JSX so
@@ -92,15 +87,10 @@ function useClock(): number {
  * A line as the board shows it: printable (a task's escape sequences, bidi
  * controls and invisible characters shown escaped, never sent to the
  * terminal) and cut to `width` cells between grapheme clusters. Every text
- * the board draws passes through here or through `detailLine`.
+ * the board draws passes through here or through `detailLine` (task-detail.ts).
  */
 function fit(text: string, width: number): string {
   return fitWidth(printable(text), width);
-}
-
-/** A line of the detail view, which wraps instead of cutting: tabs become spaces (a terminal would jump to its own tab stops). */
-function detailLine(text: string): string {
-  return printable(text.replace(/\t/g, '    '));
 }
 
 /** A note being typed (mode 'note'), and the task it is for, fixed when `n` was pressed; `reject`: the note of a rejection (`x`). */
@@ -210,18 +200,19 @@ export function BoardApp(props: BoardAppProps): ReactNode {
     mode === 'detail' && selectedCard
       ? renderDetail(selectedCard, state, { width, height: bodyHeight, scroll: view.detailScroll, now, color })
       : renderColumns(columns, selected, { width, height: bodyHeight, now, color, scroll: view.scroll });
-  return h(Box, { flexDirection: 'column', width, height }, header, body, ...renderStatus(state, view, width, color, columns.shown.includes('review')));
+  return h(Box, { flexDirection: 'column', width, height }, header, body, ...renderStatus(state, columns, view, width, color));
 }
 
-/** The three lines under the columns: counts, the last events, and the key line (or the search, the note, a message). */
+/** The three lines under the columns: the board's counts, the last events, and the key line (or the search, the note, a message). */
 function renderStatus(
   state: BoardState,
+  columns: Columns,
   view: { mode: Mode; search: string; draft?: Draft; message?: Message },
   width: number,
   color: boolean,
-  reviewing: boolean,
 ): ReactNode[] {
   const { mode, search, draft, message } = view;
+  const reviewing = columns.shown.includes('review');
   const counts = countTasks(state.snapshot);
   const live = counts.total - counts.deleted;
   const waiting = reviewing ? state.snapshot.tasks.filter(inReview).length : 0;
@@ -229,8 +220,9 @@ function renderStatus(
     `${counts.completed}/${live} done`,
     `${counts.in_progress - waiting} in progress`,
     ...(reviewing ? [`${waiting} in review`] : []),
-    `${counts.ready} ready`,
-    `${counts.blocked} blocked`,
+    // As the columns stand them (countTasks counts a parent waiting for its children as neither, and an assigned task as not ready).
+    `${columns.pending.ready} ready`,
+    `${columns.pending.blocked} blocked`,
     ...(state.snapshot.problems.length ? [`${state.snapshot.problems.length} bad file${state.snapshot.problems.length > 1 ? 's' : ''}`] : []),
   ].join(' · ');
   const eventsLine = state.events.length ? state.events.slice(-4).reverse().map(describeEvent).join(' · ') : '(no events yet)';
@@ -469,62 +461,5 @@ function renderColumns(columns: Columns, selected: Selection, options: LayoutOpt
         ...children,
       );
     }),
-  );
-}
-
-/** The review of a task in its detail: where it stands (and who reviews it now); '' for a task without one. */
-function reviewLine(task: Task, lease: Card['lease']): string {
-  const r = task.review;
-  if (!r) return '';
-  if (inReview(task)) return `review: waits since ${r.since ?? '?'}${lease?.review ? ` · reviewing: ${lease.owner}` : ''} · a approves, x sends it back`;
-  if (r.state === 'approved' || r.state === 'rejected') return `review: ${r.state} by ${r.by || '(nobody)'} at ${r.at ?? '?'}`;
-  return r.required === true ? 'review: required' : r.required === false ? 'review: not required' : '';
-}
-
-function describeTaskRef(id: number, lookup: (id: number) => Task | undefined): string {
-  const task = lookup(id);
-  return task ? `#${id} ${task.subject} (${task.status.replace('_', ' ')})` : `#${id} (missing)`;
-}
-
-/** A task's soft links (docs/protocol.md, "Links"), one line each kind it has: `related: #4 #9`, `found while on #3`, `found here: #7`. */
-function linkLines(task: Task): string[] {
-  const ids = (list: number[] | undefined) => (list ?? []).map((id) => `#${id}`).join(' ');
-  const lines: string[] = [];
-  if (task.related?.length) lines.push(`related: ${ids(task.related)}`);
-  if (task.discoveredFrom?.length) lines.push(`found while on ${ids(task.discoveredFrom)}`);
-  if (task.discovered?.length) lines.push(`found here: ${ids(task.discovered)}`);
-  return lines;
-}
-
-function renderDetail(card: Card, state: BoardState, options: LayoutOptions & { scroll: number }): ReactNode {
-  const { task } = card;
-  const lookup = (id: number) => state.snapshot.byId.get(id);
-  const lines: string[] = [cardTitle(task), `status: ${task.status.replace('_', ' ')}${task.owner ? ` · owner: ${task.owner}` : ''}`];
-  if (task.activeForm) lines.push(`now: ${task.activeForm}`);
-  const review = reviewLine(task, card.lease);
-  if (review) lines.push(review);
-  const left = leaseLeft(card.lease, options.now);
-  if (left) lines.push(`lease: ${left}${card.lease?.pid ? ` · pid ${card.lease.pid}` : ''}${card.lease ? ` · host ${card.lease.host}` : ''}`);
-  const worktree = worktreeOf(card);
-  if (worktree) lines.push(`worktree: ${worktree}`);
-  const branch = state.branches?.get(task.id);
-  if (branch) lines.push(`branch: ${branch.branch} → ${branch.target}: ${describeBranchStatus(branch)}`);
-  const open = task.status === 'pending' ? openBlockers(task, lookup) : [];
-  lines.push(
-    `blocked by: ${task.blockedBy.length ? task.blockedBy.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}${open.length ? ` · waiting for ${open.map((id) => `#${id}`).join(', ')}` : ''}`,
-  );
-  lines.push(`blocks: ${task.blocks.length ? task.blocks.map((id) => describeTaskRef(id, lookup)).join(', ') : '(none)'}`);
-  lines.push(...linkLines(task));
-  lines.push(...familyLines(task, state.snapshot));
-  for (const [key, value] of Object.entries(task.metadata ?? {})) lines.push(`meta.${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
-  lines.push('', ...(task.description ? task.description.split('\n') : ['(no description)']));
-  const notes = notesOf(task);
-  if (notes) lines.push('', `notes (${notes.length}):`, ...notes.map((note) => `- ${note}`));
-  const room = Math.max(1, options.height - 2);
-  const start = Math.min(options.scroll, Math.max(0, lines.length - 1));
-  return h(
-    Box,
-    { flexDirection: 'column', height: options.height, width: options.width, borderStyle: 'single', overflow: 'hidden' },
-    ...lines.slice(start, start + room).map((line, n) => h(Text, { key: n, wrap: 'wrap', bold: options.color && n + start === 0 }, detailLine(line) || ' ')),
   );
 }

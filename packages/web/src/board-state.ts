@@ -7,12 +7,13 @@ import {
   hierarchyOf,
   inReview,
   isReady,
-  openBlockers,
   priorityOf,
   isClosed,
   rankTasks,
   readLeases,
+  taskHead,
   TasksError,
+  viewOpenBlockers,
   type BoardSnapshot,
   type OpenSnapshot,
   type BranchStatus,
@@ -313,15 +314,10 @@ function searchedFields(task: Task): SearchedFields {
 /** One task as the page shows it. `node`: its graph state; a closed task not in the graph is done and off the critical path. */
 function taskView(ctx: ReadContext, task: Task, node: { state: WebTask['state']; critical: boolean }, branches: ReadonlyMap<number, BranchStatus>): WebTask {
   const { lookup, hierarchy, leases, completedSeq } = ctx;
-  const open = task.status === 'pending' || task.status === 'in_progress' ? openBlockers(task, lookup) : [];
+  const open = viewOpenBlockers(task, lookup);
   const children = task.status === 'pending' ? [...(lookup.openChildren?.(task.id) ?? [])] : [];
   const view: WebTask = {
-    id: task.id,
-    subject: task.subject,
-    description: task.description,
-    status: task.status,
-    owner: task.owner,
-    activeForm: task.activeForm ?? null,
+    ...taskHead(task),
     blockedBy: [...task.blockedBy],
     blocks: [...task.blocks],
     openBlockers: open,

@@ -4,7 +4,8 @@
  * and the reviewer's on a task in review (review-worker.ts) both run here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { killGroup } from '@dotasks/core/internal';
+import { killGroup, type Task } from '@dotasks/core/internal';
+import type { CommandLoopOptions } from './worker-events.js';
 
 /** How much of the command's output is kept, for `metadata.lastError` and a review's note. */
 const TAIL_CHARS = 4000;
@@ -81,4 +82,21 @@ function commandExited(child: ChildProcess, onStartError: (message: string) => v
       if (result) resolve(result);
     });
   });
+}
+
+/**
+ * The environment a task's command starts from: the loop's, with TASK_*
+ * naming the task and TASKS_OWNER the loop's owner, so `tasks` run by the
+ * command acts as the worker (or the reviewer) does.
+ */
+export function taskEnv(options: CommandLoopOptions, task: Task): NodeJS.ProcessEnv {
+  return {
+    ...(options.env ?? process.env),
+    TASK_ID: String(task.id),
+    TASK_SUBJECT: task.subject,
+    TASK_DESCRIPTION: task.description,
+    TASK_FILE: options.store.taskPath(task.id),
+    TASKS_DIR: options.store.dir,
+    TASKS_OWNER: options.owner,
+  };
 }

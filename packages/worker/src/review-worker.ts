@@ -28,38 +28,15 @@ import {
   type Task,
   type TaskStore,
 } from '@dotasks/core/internal';
-import { spawnCommand, type CommandExit, type RunningCommand } from './command.js';
-import { waitForChange } from './worker.js';
+import { spawnCommand, taskEnv, type CommandExit, type RunningCommand } from './command.js';
+import { waitForChange } from './waiting.js';
+import type { CommandLoopOptions } from './worker-events.js';
 
-/** What a reviewer worker does and how (`tasks worker --review`). */
-export interface ReviewWorkerOptions {
-  store: TaskStore;
-  /** The reviewer: every review claim and verdict is made as this owner. */
-  owner: string;
-  /** The review command: argv, or one string run by the shell. */
-  command: string[];
-  /** Where the command runs for a task without a worktree (default: process.cwd()). */
-  cwd?: string;
-  /** The environment the command starts from (default: process.env). */
-  env?: NodeJS.ProcessEnv;
+/** What a reviewer worker does and how (`tasks worker --review`): the reviewer is the owner, the command is the review. */
+export interface ReviewWorkerOptions extends CommandLoopOptions {
   /** Exit 0 lands the task (`tasks merge`, which approves it): its branch goes into the merge target; a merge that cannot be made sends it back. */
   merge?: boolean;
-  /** Stop after this many reviews (approved, rejected or lost). */
-  maxTasks?: number;
-  /** Stop after this many seconds with nothing to review. */
-  idleExitSeconds?: number;
-  /** The review claim's lease, seconds (default: the board's `leaseSeconds`); renewed while the command runs. */
-  leaseSeconds?: number;
-  /** How often to look at the board while waiting, ms (default 200). */
-  pollMs?: number;
-  /** Between SIGTERM and SIGKILL for the command's group, ms (default 3000). */
-  killGraceMs?: number;
-  /** How often to check, while the command runs, that the review is still ours, ms (default 500). */
-  claimCheckMs?: number;
-  /** Aborting stops the command's group, gives the review claim back and ends the loop. */
-  signal?: AbortSignal;
   onEvent?: (event: ReviewWorkerEvent) => void;
-  onOutput?: (chunk: Buffer, task: number) => void;
 }
 
 /** Why a reviewer worker stopped. */
@@ -330,15 +307,8 @@ function renewReviewClaim(state: ReviewerState, run: ReviewRun, refused: () => v
 
 /** The review command's environment: the task as a worker's command gets it, its owner as TASK_AUTHOR, its result, and the reviewer as TASKS_OWNER. */
 function reviewEnv(state: ReviewerState, task: Task, worktree: string | undefined): NodeJS.ProcessEnv {
-  const { options, store } = state;
   return {
-    ...(options.env ?? process.env),
-    TASK_ID: String(task.id),
-    TASK_SUBJECT: task.subject,
-    TASK_DESCRIPTION: task.description,
-    TASK_FILE: store.taskPath(task.id),
-    TASKS_DIR: store.dir,
-    TASKS_OWNER: state.owner,
+    ...taskEnv(state.options, task),
     TASK_AUTHOR: task.owner,
     TASK_REVIEW: '1',
     ...(task.result !== undefined ? { TASK_RESULT: task.result } : {}),

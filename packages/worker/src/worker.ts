@@ -1,130 +1,34 @@
+/**
+ * The worker loop (`tasks worker`, runWorker): claim the next ready task,
+ * run the command on it while holding the claim, settle the task by how the
+ * run ended, and go on until nothing can become ready for this owner. What
+ * it is told and tells is worker-events.ts's; waiting for work, waiting.ts's.
+ */
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ClaimError,
   EVENTS_FILE,
-  boardLookup,
   TasksError,
   claimWithSync,
   claimWithWorktree,
   completeMergedTasks,
-  isClosed,
-  isReady,
   readLastSeq,
-  readLeases,
   syncBoard,
-  searchPath,
   holdClaim,
   recordCheckFailure,
   recordRunEnd,
   type CheckRun,
   type HoldOptions,
-  type LastError,
   type ClaimLoss,
-  type ClaimLossReason,
   type ClaimResult,
-  type SyncOptions,
   type Task,
   type TaskStore,
 } from '@dotasks/core/internal';
 import { MAX_OUT_OF_SCOPE, filesOutOfScope, scopeBaseline, type ScopeBaseline } from './out-of-scope.js';
-import { spawnCommand, type CommandExit, type RunningCommand } from './command.js';
+import { spawnCommand, taskEnv, type CommandExit, type RunningCommand } from './command.js';
 import { checkHeld, prepareAttempt } from './verify.js';
-
-/** What a worker does and how (the `tasks worker` flags). */
-export interface WorkerOptions {
-  store: TaskStore;
-  /** The owner every claim is made as. */
-  owner: string;
-  /** The command run for each task: argv, or one string run by the shell (so `$TASK_SUBJECT` expands). */
-  command: string[];
-  /** Claim each task with its own git worktree and run the command there. */
-  worktree?: boolean;
-  /** Where the command runs without `worktree` (default: process.cwd()). */
-  cwd?: string;
-  /** The environment the command starts from (default: process.env). */
-  env?: NodeJS.ProcessEnv;
-  /** Stop after this many tasks were taken (done or failed). */
-  maxTasks?: number;
-  /** Stop after this many seconds with nothing to claim. */
-  idleExitSeconds?: number;
-  /** Lease length, seconds (default: the board's `leaseSeconds`); renewed while the command runs. */
-  leaseSeconds?: number;
-  /** After this many failures of one task in this worker, leave it to others (default 2). */
-  maxFailures?: number;
-  /** How often to look at the board while waiting, ms (default 200). */
-  pollMs?: number;
-  /** Time the command's process group gets between SIGTERM and SIGKILL, ms (default 3000). */
-  killGraceMs?: number;
-  /**
-   * How often to check, while the command runs, that the task is still ours
-   * (not reaped, released or claimed by another), ms (default 500). A lost
-   * task stops the command at once instead of at the next lease renewal.
-   */
-  claimCheckMs?: number;
-  /**
-   * Work a board shared through a git remote (`tasks worker --sync`): each
-   * claim counts once it is on the remote, and each completion or release is
-   * synced as soon as it is made.
-   */
-  sync?: SyncOptions;
-  /** Aborting stops the command's whole process group, releases the task and ends the loop. */
-  signal?: AbortSignal;
-  /** Called with every worker event (see WorkerEvent). */
-  onEvent?: (event: WorkerEvent) => void;
-  /** The command's stdout and stderr as they come (default: dropped; the tail is kept for lastError). */
-  onOutput?: (chunk: Buffer, task: number) => void;
-}
-
-/** Why a worker stopped; `verify_failed`: a task whose check kept failing stays in progress for it, so it can take no other (single-in-progress). */
-export type StopReason = 'drained' | 'max_tasks' | 'idle' | 'aborted' | 'verify_failed';
-
-/** One line of `tasks worker --json`. Every event has `type`, `at` and `owner`. */
-export type WorkerEvent = { at: string; owner: string } & (
-  | { type: 'worker.started'; pid: number; command: string[] }
-  | { type: 'worker.reaped'; tasks: { task: number; owner: string; reason: string }[] }
-  | { type: 'worker.waiting'; inProgress: number[] }
-  | { type: 'worker.sync_failed'; message: string }
-  | { type: 'task.claimed'; task: number; subject: string; worktree?: string; branch?: string }
-  | { type: 'task.completed'; task: number; durationMs: number; unblocked: number[]; outOfScope?: string[]; verify?: string; result?: boolean }
-  /** The command exited 0 (and the check passed) on a task that requires review: it waits for someone else's approval now. */
-  | { type: 'task.in_review'; task: number; durationMs: number; outOfScope?: string[]; verify?: string; result?: boolean }
-  | { type: 'task.failed'; task: number; exitCode: number | null; signal: string | null; durationMs: number; retry: boolean; outOfScope?: string[] }
-  | {
-      type: 'task.verify_failed';
-      task: number;
-      command: string;
-      exitCode: number | null;
-      signal: string | null;
-      timedOut: boolean;
-      durationMs: number;
-      /** The command runs on the task again at once; otherwise the worker gave up on it, and it stays in progress. */
-      retry: boolean;
-    }
-  | { type: 'task.lost'; task: number; message: string; reason?: ClaimLossReason }
-  | { type: 'task.moved'; task: number; from: number }
-  | { type: 'task.interrupted'; task: number }
-  | { type: 'worker.stopped'; reason: StopReason; completed: number[]; failed: number[]; gaveUp: number[]; lost: number[]; inReview?: number[] }
-);
-
-/** What a worker did. */
-export interface WorkerSummary {
-  owner: string;
-  reason: StopReason;
-  /** Tasks this worker completed, in order. */
-  completed: number[];
-  /** Every failed attempt's task id, in order (a task failing twice appears twice). */
-  failed: number[];
-  /** Tasks this worker stopped retrying after maxFailures. */
-  gaveUp: number[];
-  /** Tasks taken from this worker while it held them (reaped, released, claimed by another); it leaves them to others. */
-  lost: number[];
-  /** Tasks it finished into review (docs/protocol.md, "Review"), in order; absent when there were none. */
-  inReview?: number[];
-}
-
-/** `metadata.lastError` of a task whose command failed (the same record a background job leaves). */
-export type { LastError };
+import { waitForChange, waitingOn } from './waiting.js';
+import type { StopReason, WorkerEvent, WorkerOptions, WorkerSummary } from './worker-events.js';
 
 type EventBody = WorkerEvent extends infer E ? (E extends WorkerEvent ? Omit<E, 'at' | 'owner'> : never) : never;
 
@@ -561,18 +465,7 @@ function lose(state: WorkerState, id: number, error: unknown): void {
 
 /** The command's environment: the worker's, with TASK_* naming the task, and what the attempt adds (its result file, the upstream results). */
 function commandEnv(state: WorkerState, task: Task, worktree: string | undefined, extra: Record<string, string>): NodeJS.ProcessEnv {
-  const { options, store } = state;
-  const env: NodeJS.ProcessEnv = {
-    ...(options.env ?? process.env),
-    TASK_ID: String(task.id),
-    TASK_SUBJECT: task.subject,
-    TASK_DESCRIPTION: task.description,
-    TASK_FILE: store.taskPath(task.id),
-    TASKS_DIR: store.dir,
-    // `tasks` run by the command acts as the worker's owner.
-    TASKS_OWNER: state.owner,
-    ...extra,
-  };
+  const env: NodeJS.ProcessEnv = { ...taskEnv(state.options, task), ...extra };
   if (worktree) env.TASK_WORKTREE = worktree;
   return env;
 }
@@ -585,63 +478,4 @@ function startCommand(state: WorkerState, task: Task, worktree: string | undefin
     killGraceMs: options.killGraceMs,
     onOutput: (chunk) => options.onOutput?.(chunk, task.id),
   });
-}
-
-/**
- * The in-progress tasks worth waiting for, or undefined when waiting is
- * pointless: nothing in progress can still make a task ready for `owner`.
- * A task in progress counts when it (transitively) blocks a pending task
- * this owner could take, or when its claim can lapse (a lease that expires
- * or a process that can die) so that the task itself comes back.
- */
-export function waitingOn(store: TaskStore, owner: string, excluded: ReadonlySet<number> = new Set()): number[] | undefined {
-  const snapshot = store.loadBoard();
-  const { tasks } = snapshot;
-  // Knows the open children: a parent waiting for them is not a task to wait for.
-  const lookup = boardLookup(snapshot);
-  const wanted = (t: Task) => t.status === 'pending' && (t.owner === '' || t.owner === owner) && !excluded.has(t.id);
-  const leases = new Map(readLeases(store).map((l) => [l.task, l]));
-  const inProgress = tasks.filter((t) => t.status === 'in_progress');
-  const useful: number[] = [];
-  for (const task of inProgress) {
-    const lease = leases.get(task.id);
-    // (Not one this worker left to others: its coming back is of no use here.)
-    if (task.owner !== owner && lease && (lease.expiresAt !== null || lease.pid !== undefined) && !excluded.has(task.id)) {
-      useful.push(task.id);
-      continue;
-    }
-    // Does finishing it lead, through open tasks, to a pending task we could take?
-    const path = searchPath(
-      task.id,
-      (id) => {
-        const t = lookup(id);
-        return t !== undefined && wanted(t);
-      },
-      {
-        frontier: 'stack',
-        next: (id) => {
-          const t = lookup(id);
-          return t && !isClosed(t.status) ? t.blocks : [];
-        },
-      },
-    );
-    if (path) useful.push(task.id);
-  }
-  // A ready task we did not get (a lost race) is also worth another look.
-  const readyLeft = tasks.some((t) => wanted(t) && isReady(t, lookup, owner));
-  if (useful.length === 0 && !readyLeft) return undefined;
-  return useful;
-}
-
-/** Sleeps until the event log moves past `seq`, at most about a second (leases also lapse by time). */
-export async function waitForChange(eventsFile: string, seq: number, pollMs: number, signal?: AbortSignal): Promise<void> {
-  const deadline = Date.now() + Math.max(1000, pollMs);
-  while (Date.now() < deadline && !signal?.aborted) {
-    try {
-      await sleep(pollMs / 2 + Math.random() * pollMs, undefined, { signal });
-    } catch {
-      return; // aborted
-    }
-    if (readLastSeq(eventsFile) !== seq) return;
-  }
 }

@@ -233,7 +233,10 @@ describe.skipIf(!hasTmux)('tasks board in a terminal', () => {
     await store.createTask({ subject: 'Unrelated' });
     await store.completeTask(4, { actor: 'ann' });
     startBoard('b7', t.board, 'ann');
-    const cols = columnsOf(await screenWhere('b7', (s) => expect(s).toContain('Blocked (2)')));
+    const screen = await screenWhere('b7', (s) => expect(s).toContain('Blocked (2)'));
+    // The footer counts what the columns show: the two parents waiting for their children are blocked.
+    expect(screen).toContain('1/5 done · 0 in progress · 2 ready · 2 blocked');
+    const cols = columnsOf(screen);
     // In Blocked the epic, then its story right under it, indented; each parent with its progress.
     expect(cols.Blocked).toMatch(
       /#1 Release epic \(1\/2 done\)[^\n]*\n[^\n]* {4}waits for #2[^\n]*\n[^\n]* {2}└ #2 Story \(0\/1 done\)[^\n]*\n[^\n]* {6}waits for #3/,

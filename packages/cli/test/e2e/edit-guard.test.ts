@@ -60,6 +60,27 @@ describe('tasks guard --hook claude-edit (a Claude Code PreToolUse hook)', () =>
     expect(hook(t.root, preToolUse(t.root, 'Write', { file_path: '/dev/null/elsewhere.txt', content: '' })).stdout).toBe('');
   });
 
+  it("judges the board's repository only: a file of another repository passes, one of a linked worktree is held", () => {
+    const t = scopedBoard();
+    expect(tasks(t.root, ['claim', '1'], { TASKS_OWNER: 'claude' }).code).toBe(0);
+    // Another repository (here inside the board's folder, as a checkout of a dependency would be): outside every scope's reach.
+    const other = join(t.root, 'vendor', 'other-repo');
+    mkdirSync(other, { recursive: true });
+    git(other, ['init', '-q']);
+    expect(hook(t.root, preToolUse(t.root, 'Edit', { file_path: join(other, 'README.md') }))).toMatchObject({ code: 0, stdout: '' });
+    // The same name in the board's repository is held, and so is a file of a linked worktree of it, relative to that worktree.
+    expect(decision(hook(t.root, preToolUse(t.root, 'Edit', { file_path: join(t.root, 'README.md') })).stdout).permissionDecisionReason).toContain(
+      'README.md is outside the file scope',
+    );
+    git(t.root, ['commit', '-q', '--allow-empty', '-m', 'first']);
+    const linked = join(t.root, 'wt');
+    git(t.root, ['worktree', 'add', '-q', linked]);
+    expect(decision(hook(linked, preToolUse(linked, 'Edit', { file_path: join(linked, 'README.md') })).stdout).permissionDecisionReason).toContain(
+      'README.md is outside the file scope',
+    );
+    expect(hook(linked, preToolUse(linked, 'Edit', { file_path: join(linked, 'src/parser/lexer.ts') })).stdout).toBe('');
+  });
+
   it('holds nobody without a scoped task in progress, and keeps every agent out of the board files', () => {
     const t = scopedBoard();
     const anywhere = preToolUse(t.root, 'Edit', { file_path: join(t.root, 'src/cli.ts') });

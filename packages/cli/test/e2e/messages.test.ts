@@ -69,6 +69,25 @@ describe('usage errors are one line, with a suggestion', () => {
     ]);
   });
 
+  it('a filter flag with no value refuses instead of listing the whole board, wherever it stands', async () => {
+    const t = board();
+    const r = tasks(t.root, ['list', '--status', '--all']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(lines(r.stderr)).toEqual(['tasks: --status needs a value: tasks list --status VALUE (tasks list --help for more)']);
+    expect(await refusal(['ready', '--label', '--', 'x'])).toBe('tasks: --label needs a value: tasks ready --label VALUE (tasks ready --help for more)');
+    expect(await refusal(['list', '--owner'])).toBe('tasks: --owner needs a value: tasks list --owner VALUE (tasks list --help for more)');
+  });
+
+  it('a flag another command spells differently is found by its last words', async () => {
+    expect(await refusal(['update', '1', '--blocked-by', '3'])).toBe(
+      "tasks: unknown flag --blocked-by for 'tasks update'; did you mean --add-blocked-by? (tasks update --help lists its flags)",
+    );
+    expect(await refusal(['update', '1', '--blocks', '3'])).toBe(
+      "tasks: unknown flag --blocks for 'tasks update'; did you mean --add-blocks? (tasks update --help lists its flags)",
+    );
+  });
+
   it('a word too many is named', () => {
     const t = board();
     const r = tasks(t.root, ['show', '1', '2']);
@@ -89,6 +108,14 @@ describe('usage errors are one line, with a suggestion', () => {
       const words = required.map((p) => p.choices?.[0] ?? '1');
       expect(await refusal([spec.name, ...words, '--frobnicate'])).toBe(
         `tasks: unknown flag --frobnicate for 'tasks ${spec.name}' (tasks ${spec.name} --help lists its flags)`,
+      );
+    });
+    // A flag that takes a value, typed without one: refused, never read as "no filter" or as "" (a global one for a command without its own).
+    const valued = Object.keys(spec.options ?? {}).find((name) => spec.options![name].type !== 'boolean') ?? 'dir';
+    it(`tasks ${spec.name} with --${valued} and no value`, async () => {
+      const words = required.map((p) => p.choices?.[0] ?? '1');
+      expect(await refusal([spec.name, ...words, `--${valued}`])).toBe(
+        `tasks: --${valued} needs a value: tasks ${spec.name} --${valued} VALUE (tasks ${spec.name} --help for more)`,
       );
     });
     const own = Object.keys(spec.options ?? {}).find((name) => name.length >= 4);

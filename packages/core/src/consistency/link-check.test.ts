@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyFinding, checkBoard, checkChangedTask } from './reconcile.js';
+import { checkBoard, checkChangedTask } from './reconcile.js';
+import { applyFinding } from './repair.js';
 import { TaskStore } from '../store.js';
 
 // The watcher's judgement of soft links (docs/protocol.md, "Links") on boards written by hand.

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BoardGraph, applyFinding, checkBoard, checkChangedTask, type BoardFinding } from './reconcile.js';
+import { BoardGraph, checkBoard, checkChangedTask, type BoardFinding } from './reconcile.js';
+import { applyFinding } from './repair.js';
 import { TaskStore } from '../store.js';
 
 interface Spec {

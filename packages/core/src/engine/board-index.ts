@@ -1,6 +1,6 @@
 /**
  * The board index: a cache of the parsed task files in
- * `.tasks/.runtime/board-index.v2`, so that reading the board costs what
+ * `.tasks/.runtime/board-index.v3`, so that reading the board costs what
  * changed, not its whole history (docs/decisions.md, "The board index").
  *
  * It is only a cache. Every entry carries the identity its file had when it
@@ -30,28 +30,25 @@ import type { Stats } from 'node:fs';
 import { CorruptTaskError, TasksError, isErrnoException } from '../errors.js';
 import { isClosed, parseTask, type Task } from '../format/format.js';
 import { readTaskFile } from '../format/task-file.js';
+import { encodeIndex } from './index-encode.js';
 import {
   RUNTIME,
   boardHistoryPath,
   boardIndexPath,
-  encodeHistory,
-  encodeIndex,
   indexKeyOf,
-  parseEntries,
-  readIndex,
   splitLines,
   leadingId,
   taskFromRaw,
   taskLine,
-  touch,
   unsureLine,
-  IndexWriter,
   type DirId,
   type EntryItem,
   type HistoryRef,
-  type IndexFile,
   type IndexLine,
 } from './index-file.js';
+import { encodeHistory, writeHistoryFile } from './index-history.js';
+import { parseEntries, readIndex, type IndexFile } from './index-read.js';
+import { IndexWriter, touch } from './index-writer.js';
 import { REFRESH_MS, dirIdOf, gitIndexId, sameDir, sameDirId, sameFileId } from './index-trust.js';
 import type { BoardSnapshot, TaskProblem } from './store-types.js';
 
@@ -115,7 +112,7 @@ export function loadBoardSnapshot(dir: string, options: { claimTrust?: boolean }
     if (changed) {
       const lines = read.lines.map((l) => (typeof l === 'number' ? entries!.lineAt(l) : l));
       const fields = { dir: names.dirId, hwm, bad: names.bad, stamp, git };
-      const bytes = encodeIndex(fields, lines, history.rewrite || !old?.header.history ? writeHistory(dir, writer, lines) : history.kept(old.header.history));
+      const bytes = encodeIndex(fields, lines, history.rewrite || !old?.header.history ? writeHistory(dir, lines) : history.kept(old.header.history));
       writer.write(boardIndexPath(dir), bytes, verifiedAt);
       // A file read every time (unsure: no status in its line) is not in the index's bytes: then they do not name this board.
       if (lines.every((l) => l.status !== undefined)) indexKey = indexKeyOf(bytes);
@@ -164,10 +161,10 @@ function historyKept(
 }
 
 /** Writes every closed task's entry as the history file: the reference to put in the index, and what it holds. */
-function writeHistory(dir: string, writer: IndexWriter, lines: IndexLine[]): { ref: HistoryRef | null; holds(id: number): boolean } {
+function writeHistory(dir: string, lines: IndexLine[]): { ref: HistoryRef | null; holds(id: number): boolean } {
   const closed = lines.filter((l) => l.status !== undefined && isClosed(l.status));
   if (closed.length === 0) return { ref: null, holds: () => false };
-  const ref = writer.writeHistory(boardHistoryPath(dir), encodeHistory(closed.map((l) => l.line)), closed.length);
+  const ref = writeHistoryFile(join(dir, RUNTIME), boardHistoryPath(dir), encodeHistory(closed.map((l) => l.line)), closed.length);
   // encodeIndex asks only of closed tasks, and the new history holds every one.
   return ref ? { ref, holds: () => true } : { ref: null, holds: () => false };
 }

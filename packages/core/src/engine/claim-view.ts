@@ -12,17 +12,9 @@ import { createRecord, isClosed, parseTask, taskFileName, type Task } from '../f
 import { readTaskFile } from '../format/task-file.js';
 import { loadOpenSnapshot, unknownIds } from './open-view.js';
 import { loadBoardSnapshot } from './board-index.js';
-import {
-  RUNTIME,
-  boardIndexPath,
-  inRanges,
-  parseOpenLine,
-  readIndexHead,
-  readIndexVerifiedAt,
-  taskFromRaw,
-  type IndexHead,
-  type IndexHeader,
-} from './index-file.js';
+import { inRanges } from './id-ranges.js';
+import { RUNTIME, boardIndexPath, parseOpenLine, taskFromRaw } from './index-file.js';
+import { readIndexHead, readIndexVerifiedAt, type IndexHead } from './index-read.js';
 import { FINAL_TRUST_MS, REFRESH_TURN, REFRESH_TURN_MS, closedSeen, rmdirQuiet, sameFile, takeRefreshTurn, turnHeld, type ClosedSeen } from './index-trust.js';
 import type { BoardSnapshot } from './store-types.js';
 

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRecord, type Task } from '../format/format.js';
-import { encodeIndex, parseEntries, readIndex, readIndexHead, type IndexLine } from './index-file.js';
+import { encodeIndex } from './index-encode.js';
+import type { IndexLine } from './index-file.js';
+import { parseEntries, readIndex, readIndexHead } from './index-read.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -18,7 +18,9 @@ vi.mock('../format/task-file.js', async (importOriginal) => {
 
 import { loadBoardSnapshot } from './board-index.js';
 import { BOARD_HISTORY_FILE } from './index-file.js';
-import { SWEEP_FILES, blockersAmong, loadOpenSnapshot } from './open-view.js';
+import { blockersAmong } from './folded-view.js';
+import { SWEEP_FILES } from './history-sweep.js';
+import { loadOpenSnapshot } from './open-view.js';
 import { upstreamOf } from './results.js';
 import { createRecord, isClosed, serializeTask, type Task } from '../format/format.js';
 import { boardLookup, hierarchyOf } from '../graph/hierarchy.js';

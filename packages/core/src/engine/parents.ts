@@ -14,7 +14,9 @@ import type { BoardFiles } from './board-files.js';
 import { loadBoardSnapshot } from './board-index.js';
 import type { ClaimView } from './claim-view.js';
 import { unknownIds } from './open-view.js';
-import { boardIndexPath, inRanges, readIndexHead, readIndexHeader } from './index-file.js';
+import { inRanges } from './id-ranges.js';
+import { boardIndexPath } from './index-file.js';
+import { readIndexHead, readIndexHeader } from './index-read.js';
 import type { Transaction } from './transaction.js';
 
 /**

@@ -2,14 +2,11 @@ import { TasksError } from '../errors.js';
 import { scopeProblem, shortGlob } from '../scopes/glob-limits.js';
 import {
   DEFAULT_PRIORITY,
-  MAX_NESTING_DEPTH,
   MAX_PRIORITY,
   MAX_TASK_FILE_BYTES,
   TASK_STATUSES,
   cloneJson,
   createRecord,
-  describeNesting,
-  findDeepNesting,
   normalizeLabels,
   serializeTask,
   setOwn,
@@ -17,6 +14,7 @@ import {
   type TaskNote,
   type TaskStatus,
 } from '../format/format.js';
+import { MAX_NESTING_DEPTH, describeNesting, findDeepNesting } from '../format/json-nesting.js';
 
 /**
  * The rules of a task's life (docs/protocol.md, "Status, edges and

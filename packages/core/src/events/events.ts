@@ -44,34 +44,58 @@ export const EVENTS_FILE = 'events.jsonl';
 
 /** The last seq in the log, read from its tail. */
 export function readLastSeq(file: string): number {
+  let last = 0;
+  eachLineBackwards(file, (line) => {
+    try {
+      const seq = (JSON.parse(line) as { seq?: unknown }).seq;
+      if (typeof seq === 'number') {
+        last = seq;
+        return true;
+      }
+    } catch {
+      // a torn or foreign line: look further back
+    }
+    return false;
+  });
+  return last;
+}
+
+/**
+ * Hands each line of the log at `file` to `visit`, the last first, until
+ * `visit` returns true; a missing log has none. Reads back from the end in
+ * chunks (4 KiB, then larger), so a look at the latest events costs what
+ * they are, not the whole log; a line cut by a chunk's start is carried, as
+ * bytes, to the read before it.
+ */
+function eachLineBackwards(file: string, visit: (line: string) => boolean): void {
   let fd: number;
   try {
     fd = openSync(file, 'r');
   } catch (error) {
-    if (isErrnoException(error, 'ENOENT')) return 0;
+    if (isErrnoException(error, 'ENOENT')) return;
     throw error;
   }
   try {
-    const size = fstatSync(fd).size;
-    let chunk = 4096;
-    for (;;) {
-      const start = Math.max(0, size - chunk);
-      const buf = Buffer.alloc(size - start);
+    let end = fstatSync(fd).size;
+    let carry = Buffer.alloc(0);
+    for (let chunk = 4096; end > 0; chunk = Math.min(chunk * 4, 65536)) {
+      const start = Math.max(0, end - chunk);
+      const buf = Buffer.alloc(end - start);
       readSync(fd, buf, 0, buf.length, start);
-      const lines = buf.toString('utf8').split('\n');
-      // The first piece may be cut in the middle unless we read from 0.
-      for (let i = lines.length - 1; i >= (start === 0 ? 0 : 1); i--) {
-        const line = lines[i].trim();
-        if (!line) continue;
-        try {
-          const seq = (JSON.parse(line) as { seq?: unknown }).seq;
-          if (typeof seq === 'number') return seq;
-        } catch {
-          // a torn or foreign line: look further back
+      let data = carry.length ? Buffer.concat([buf, carry]) : buf;
+      end = start;
+      if (start > 0) {
+        // The first piece may end a line that starts further back: it goes with the next read.
+        const cut = data.indexOf(10);
+        if (cut < 0) {
+          carry = data;
+          continue;
         }
+        carry = data.subarray(0, cut);
+        data = data.subarray(cut + 1);
       }
-      if (start === 0) return 0;
-      chunk *= 4;
+      const lines = data.toString('utf8').split('\n');
+      for (let i = lines.length - 1; i >= 0; i--) if (lines[i].trim() && visit(lines[i])) return;
     }
   } finally {
     closeSync(fd);
@@ -158,42 +182,20 @@ export function parseEvents(text: string, sinceSeq = 0): TaskEvent[] {
  * transaction's events are appended after its journal was written.
  */
 export function loggedEventsOfTx(runtimeDir: string, tx: string, notBefore: string): number {
-  const file = join(runtimeDir, EVENTS_FILE);
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch (error) {
-    if (isErrnoException(error, 'ENOENT')) return 0;
-    throw error;
-  }
-  try {
-    let end = fstatSync(fd).size;
-    let carry = '';
-    let count = 0;
-    const cutoff = Date.parse(notBefore) - 60_000; // clocks of two processes on one host; a minute of slack
-    while (end > 0) {
-      const start = Math.max(0, end - 65536);
-      const buf = Buffer.alloc(end - start);
-      readSync(fd, buf, 0, buf.length, start);
-      const lines = (buf.toString('utf8') + carry).split('\n');
-      carry = start > 0 ? (lines.shift() ?? '') : '';
-      for (let i = lines.length - 1; i >= 0; i--) {
-        if (!lines[i].trim()) continue;
-        let event: { tx?: unknown; at?: unknown; type?: unknown };
-        try {
-          event = JSON.parse(lines[i]) as { tx?: unknown; at?: unknown; type?: unknown };
-        } catch {
-          continue;
-        }
-        if (event.tx === tx && event.type !== 'recovered') count++;
-        else if (typeof event.at === 'string' && Date.parse(event.at) < cutoff) return count;
-      }
-      end = start;
+  let count = 0;
+  const cutoff = Date.parse(notBefore) - 60_000; // clocks of two processes on one host; a minute of slack
+  eachLineBackwards(join(runtimeDir, EVENTS_FILE), (line) => {
+    let event: { tx?: unknown; at?: unknown; type?: unknown };
+    try {
+      event = JSON.parse(line) as { tx?: unknown; at?: unknown; type?: unknown };
+    } catch {
+      return false;
     }
-    return count;
-  } finally {
-    closeSync(fd);
-  }
+    if (event.tx === tx && event.type !== 'recovered') count++;
+    else if (typeof event.at === 'string' && Date.parse(event.at) < cutoff) return true;
+    return false;
+  });
+  return count;
 }
 
 /** The events of transaction `tx` (for a writer whose change another process finished). */

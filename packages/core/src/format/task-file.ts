@@ -33,17 +33,25 @@ export function readTaskFile(path: string): { text: string; stat: Stats } | unde
         1,
         `file is ${(stat.size / 1024 / 1024).toFixed(1)} MB, over the ${MAX_TASK_FILE_BYTES / 1024 / 1024} MiB limit for a task`,
       );
-    const buf = Buffer.alloc(stat.size);
-    let off = 0;
-    while (off < buf.length) {
-      const n = readSync(fd, buf, off, buf.length - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    return { text: buf.toString('utf8', 0, off), stat };
+    return { text: readOpenFile(fd, stat.size), stat };
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The text of an open file `size` bytes long (its fstat's), read from the
+ * start: as much of it as there is, should it have shrunk since.
+ */
+export function readOpenFile(fd: number, size: number): string {
+  const buf = Buffer.alloc(size);
+  let off = 0;
+  while (off < buf.length) {
+    const n = readSync(fd, buf, off, buf.length - off, off);
+    if (n === 0) break;
+    off += n;
+  }
+  return buf.toString('utf8', 0, off);
 }
 
 function notRegular(path: string): CorruptTaskError {

@@ -1,7 +1,8 @@
 import { isClosed, type TaskNote } from '../format/format.js';
 import { openBlockers } from '../graph/graph.js';
 import { boardLookup, hierarchyOf } from '../graph/hierarchy.js';
-import { filterTasks, planningTags, renderSummary, toTaskView } from '../views/render.js';
+import { filterTasks, planningTags, renderSummary } from '../views/render.js';
+import { toTaskView } from '../views/task-view.js';
 import { printableTask } from '../views/printable.js';
 import { cutGraphemes } from '../views/graphemes.js';
 import type { BoardSnapshot } from '../store.js';

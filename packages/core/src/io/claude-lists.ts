@@ -15,7 +15,47 @@ function status(value: unknown, where: string, warnings: string[]): TaskStatus {
   return 'pending';
 }
 
-const CLAUDE_KEYS = new Set(['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata']);
+/** How one kind of list names a task's fields: the two spell two of them differently, and a store's task without a status is pending. */
+interface ListFields {
+  activeForm: string;
+  blockedBy: string;
+  /** The keys it knows; the others are kept (extras). */
+  known: ReadonlySet<string>;
+  /** The status of a task that gives none (or null); without it, such a task is warned about. */
+  missingStatus?: TaskStatus;
+}
+
+const CLAUDE_FIELDS: ListFields = {
+  activeForm: 'activeForm',
+  blockedBy: 'blockedBy',
+  known: new Set(['id', 'subject', 'description', 'status', 'owner', 'activeForm', 'blockedBy', 'blocks', 'metadata']),
+};
+
+const STORE_FIELDS: ListFields = {
+  activeForm: 'active_form',
+  blockedBy: 'blocked_by',
+  known: new Set(['id', 'subject', 'description', 'status', 'owner', 'active_form', 'blocked_by', 'blocks', 'metadata']),
+  missingStatus: 'pending',
+};
+
+/** A task of either list, its fields read by the names that list gives them; `where` names it in warnings. */
+function listTask(raw: Record<string, unknown>, sourceId: string, where: string, fields: ListFields, warnings: string[]): ForeignTask {
+  const description = text(raw.description);
+  const task: ForeignTask = {
+    sourceId,
+    subject: subject(raw.subject, description, where, warnings),
+    description,
+    status: status(fields.missingStatus === undefined ? raw.status : (raw.status ?? fields.missingStatus), where, warnings),
+    owner: text(raw.owner),
+    blockedBy: idList(raw[fields.blockedBy]),
+    blocks: idList(raw.blocks),
+    extra: extras(raw, fields.known),
+  };
+  const activeForm = raw[fields.activeForm];
+  if (typeof activeForm === 'string' && activeForm !== '') task.activeForm = activeForm;
+  if (isObject(raw.metadata)) task.metadata = cloneJson(raw.metadata) as Record<string, unknown>;
+  return task;
+}
 
 /**
  * Reads a Claude Code task list: a folder of `N.json` files (`id` a string,
@@ -43,25 +83,10 @@ export function readClaudeTaskList(dir: string): ForeignList {
     if (!isObject(raw)) throw new TasksError('E_INVALID', `${file}: a task must be a JSON object; nothing was imported`, { file });
     checkSourceNesting(raw, file);
     const sourceId = raw.id === undefined ? name.replace(/\.json$/, '') : String(raw.id);
-    const description = text(raw.description);
-    const task: ForeignTask = {
-      sourceId,
-      subject: subject(raw.subject, description, name, warnings),
-      description,
-      status: status(raw.status, name, warnings),
-      owner: text(raw.owner),
-      blockedBy: idList(raw.blockedBy),
-      blocks: idList(raw.blocks),
-      extra: extras(raw, CLAUDE_KEYS),
-    };
-    if (typeof raw.activeForm === 'string' && raw.activeForm !== '') task.activeForm = raw.activeForm;
-    if (isObject(raw.metadata)) task.metadata = cloneJson(raw.metadata) as Record<string, unknown>;
-    tasks.push(task);
+    tasks.push(listTask(raw, sourceId, name, CLAUDE_FIELDS, warnings));
   }
   return { source: dir, tool: 'claude', tasks, warnings };
 }
-
-const STORE_KEYS = new Set(['id', 'subject', 'description', 'status', 'owner', 'active_form', 'blocked_by', 'blocks', 'metadata']);
 
 /**
  * Reads a single-file task store's `tasks.json` (`{"next_id", "tasks": [{"id": "task_1",
@@ -76,20 +101,7 @@ export function readTaskStoreFile(file: string): ForeignList {
     const where = `tasks[${index}]`;
     if (!isObject(item)) throw new TasksError('E_INVALID', `${file}: ${where} is not an object; nothing was imported`, { file });
     checkSourceNesting(item, `${file}: ${where}`);
-    const description = text(item.description);
-    const task: ForeignTask = {
-      sourceId: item.id === undefined ? `#${index + 1}` : String(item.id),
-      subject: subject(item.subject, description, where, warnings),
-      description,
-      status: status(item.status ?? 'pending', where, warnings),
-      owner: text(item.owner),
-      blockedBy: idList(item.blocked_by),
-      blocks: idList(item.blocks),
-      extra: extras(item, STORE_KEYS),
-    };
-    if (typeof item.active_form === 'string' && item.active_form !== '') task.activeForm = item.active_form;
-    if (isObject(item.metadata)) task.metadata = cloneJson(item.metadata) as Record<string, unknown>;
-    return task;
+    return listTask(item, item.id === undefined ? `#${index + 1}` : String(item.id), where, STORE_FIELDS, warnings);
   });
   if (tasks.length === 0) throw new TasksError('E_NOT_FOUND', `${file} holds no tasks; nothing to import`, { file });
   return { source: file, tool: 'store', tasks, warnings };

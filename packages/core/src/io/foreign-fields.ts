@@ -1,12 +1,14 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError, isErrnoException } from '../errors.js';
-import { MAX_NESTING_DEPTH, MAX_TASK_FILE_BYTES, cloneJson, createRecord, describeNesting, findDeepNesting, setOwn } from '../format/format.js';
+import { MAX_TASK_FILE_BYTES, cloneJson, createRecord, setOwn } from '../format/format.js';
+import { MAX_NESTING_DEPTH, describeNesting, findDeepNesting } from '../format/json-nesting.js';
 import { findJsonSyntaxError, positionAt } from '../format/json-locate.js';
+import { readOpenFile } from '../format/task-file.js';
 
 /**
  * Small readers shared by the import formats (board-import.ts and
- * import-tools.ts): what another tool wrote, read leniently where that is
+ * import-tools.ts, backlog-lists.ts): what another tool wrote, read leniently where that is
  * harmless and refused with a file position where it is not.
  */
 
@@ -73,14 +75,7 @@ export function readSourceText(file: string, options: SourceFileOptions = {}): s
         `${file} is ${(stat.size / 1024 / 1024).toFixed(1)} MB, over the ${limit / 1024 / 1024} MiB an import reads from one ${options.oneTask ? 'task file' : 'file'}; nothing was imported`,
         { file, bytes: stat.size },
       );
-    const buf = Buffer.alloc(stat.size);
-    let off = 0;
-    while (off < buf.length) {
-      const n = readSync(fd, buf, off, buf.length - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    return buf.toString('utf8', 0, off);
+    return readOpenFile(fd, stat.size);
   } finally {
     closeSync(fd);
   }
@@ -184,7 +179,7 @@ export function subjectOf(value: unknown, description: string, where: string, wa
 }
 
 /** The keys of `obj` that are not in `known`, deep-copied in their order. */
-export function extras(obj: Record<string, unknown>, known: Set<string>): Record<string, unknown> {
+export function extras(obj: Record<string, unknown>, known: ReadonlySet<string>): Record<string, unknown> {
   const out = createRecord();
   for (const key of Object.keys(obj)) if (!known.has(key)) setOwn(out, key, cloneJson(obj[key]));
   return out;

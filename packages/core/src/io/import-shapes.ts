@@ -1,6 +1,6 @@
 /**
  * The shapes of an import: a task list as read from another tool (what every
- * reader, claude-lists.ts and import-tools.ts, fills), where it lands, and
+ * reader, claude-lists.ts, backlog-lists.ts and import-tools.ts, fills), where it lands, and
  * what the import plans and reports (board-import.ts).
  */
 import { createRecord, type Task, type TaskStatus } from '../format/format.js';

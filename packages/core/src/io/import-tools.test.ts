@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TasksError } from '../errors.js';
 import { importSource, importTasks, planImport, planningFields, readTaskStoreFile } from './board-import.js';
 import { TaskStore } from '../store.js';
-import { readBacklogTasks, readBeadsIssues, readDotasksExport } from './import-tools.js';
+import { readBacklogTasks } from './backlog-lists.js';
+import { readBeadsIssues, readDotasksExport } from './import-tools.js';
 
 const fixtures = fileURLToPath(new URL('../../test/fixtures/imports/', import.meta.url));
 const backlogProject = join(fixtures, 'backlog-project');

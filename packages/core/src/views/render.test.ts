@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderBoard, toTaskView } from './render.js';
+import { renderBoard } from './render.js';
+import { toTaskView } from './task-view.js';
 import type { BoardSnapshot } from '../store.js';
 import type { Task } from '../format/format.js';
 

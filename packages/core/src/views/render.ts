@@ -1,10 +1,16 @@
-import { DEFAULT_PRIORITY, inReview, isClosed, priorityOf, type Task, type TaskNote, type TaskReview, type TaskStatus } from '../format/format.js';
+/**
+ * The board as text and counts: which tasks a listing shows (filter,
+ * search), their lines, trees and summary, a task in full (`tasks show`),
+ * and a board's counts. A task's JSON shape is task-view.ts's.
+ */
+import { DEFAULT_PRIORITY, inReview, priorityOf, type Task, type TaskStatus } from '../format/format.js';
 import { presentLinks } from '../format/task-links.js';
-import { isReady, openBlockers, readyWith, type TaskLookup } from '../graph/graph.js';
+import { openBlockers, readyWith, type TaskLookup } from '../graph/graph.js';
 import { ancestorsOf, boardLookup, hierarchyOf, type Hierarchy, type Progress } from '../graph/hierarchy.js';
 import { firstRanked } from '../graph/ready-order.js';
 import type { ReadySummaryCache } from '../runtime/list-summary.js';
 import type { BoardSnapshot, TaskProblem } from '../store.js';
+import { toTaskView, type TaskView } from './task-view.js';
 
 const MARKS: Record<TaskStatus, string> = { pending: '[ ]', in_progress: '[>]', completed: '[x]', deleted: '[-]' };
 /** A task waiting for review (docs/protocol.md, "Review"): in progress, its work finished. */
@@ -34,44 +40,6 @@ export const PLAIN_STYLE: RenderStyle = {
   problem: identity,
 };
 
-/**
- * The documented JSON shape of one task (`--json`, the agent tool). Stable:
- * fields are only ever added. `ready` and `openBlockers` are computed on read.
- */
-export interface TaskView {
-  id: number;
-  subject: string;
-  description: string;
-  status: TaskStatus;
-  owner: string;
-  activeForm: string | null;
-  /** The task it is part of, only when it has one (docs/protocol.md, "Parents"). */
-  parent?: number;
-  blockedBy: number[];
-  blocks: number[];
-  /** The task's file scope (globs), only when it declares one. */
-  paths?: string[];
-  /** Soft links (docs/protocol.md, "Links"), each only when it has ids: never part of `ready`. */
-  related?: number[];
-  discoveredFrom?: number[];
-  discovered?: number[];
-  metadata: Record<string, unknown>;
-  ready: boolean;
-  /** Ids in blockedBy that are not completed or deleted (missing ones included). */
-  openBlockers: number[];
-  /** 0 (highest) to 4; 2 when the file has none. */
-  priority: number;
-  labels: string[];
-  /** Oldest first. */
-  notes: TaskNote[];
-  /** The task's own check before done, only when it has one (the board's is in config.json). */
-  verify?: string;
-  /** What the work came to, only when it was given one. */
-  result?: string;
-  /** Whether it requires review and where that stands, only when the file has it (waiting: `status` in_progress and `review.state` waiting). */
-  review?: TaskReview;
-}
-
 /** The documented JSON shape of a board listing. */
 export interface BoardView {
   tasks: TaskView[];
@@ -87,32 +55,6 @@ export interface BoardCounts {
   deleted: number;
   ready: number;
   blocked: number;
-}
-
-/** The JSON view of a task. */
-export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
-  return {
-    id: task.id,
-    subject: task.subject,
-    description: task.description,
-    status: task.status,
-    owner: task.owner,
-    activeForm: task.activeForm ?? null,
-    ...(task.parent !== undefined ? { parent: task.parent } : {}),
-    blockedBy: [...task.blockedBy],
-    blocks: [...task.blocks],
-    ...(task.paths !== undefined ? { paths: [...task.paths] } : {}),
-    ...presentLinks(task),
-    metadata: { ...(task.metadata ?? {}) },
-    ready: isReady(task, lookup),
-    openBlockers: isClosed(task.status) ? [] : openBlockers(task, lookup),
-    priority: priorityOf(task),
-    labels: [...(task.labels ?? [])],
-    notes: (task.notes ?? []).map((n) => ({ ...n })),
-    ...(task.verify !== undefined ? { verify: task.verify } : {}),
-    ...(task.result !== undefined ? { result: task.result } : {}),
-    ...(task.review !== undefined ? { review: { ...task.review } } : {}),
-  };
 }
 
 /** Which tasks a listing shows. */

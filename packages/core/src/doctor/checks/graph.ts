@@ -1,4 +1,5 @@
-import { judgeGraph, settleEdge, type EdgeField, type EdgeVerdict } from '../../consistency/reconcile.js';
+import { judgeGraph, type EdgeField, type EdgeVerdict } from '../../consistency/reconcile.js';
+import { settleEdge } from '../../consistency/repair.js';
 import { formatCycle } from '../../errors.js';
 import { copyTask } from '../../format/format.js';
 import { findTopLevelKey, positionAt } from '../../format/json-locate.js';
@@ -14,7 +15,7 @@ export const graph: DoctorCheck = {
 /**
  * Doctor's findings and planned edits for the graph of the tasks it could
  * read. What is wrong, and which side a repair writes, is decided by
- * `judgeGraph` and `settleEdge` (reconcile.ts), as for the watcher; here
+ * `judgeGraph` (reconcile.ts) and `settleEdge` (repair.ts), as for the watcher; here
  * verdicts only become findings with positions and one-line fixes.
  */
 function diagnoseGraph(scan: Scan): void {
