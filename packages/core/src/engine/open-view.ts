@@ -39,6 +39,7 @@ import {
   rangesWithout,
   readIndex,
   readIndexHead,
+  readIndexHeader,
   splitLines,
   taskFromRaw,
   taskLine,
@@ -469,6 +470,9 @@ export function unknownIds(dir: string, header: IndexHeader, known: (id: number)
 export function noteClosedWritten(dir: string, written: readonly Task[]): void {
   const mark = readHighWaterMarkQuiet(dir);
   if (written.length === 0 || mark === null || mark <= SWEEP_FILES) return;
+  // The header line says which tasks are closed: a change of open tasks only (a create, most completions) reads no more.
+  const closedNow = readIndexHeader(boardIndexPath(dir))?.closed;
+  if (!closedNow || !written.some((t) => inRanges(closedNow, t.id))) return;
   const old = readIndex(boardIndexPath(dir));
   if (!old) return;
   const writer = new IndexWriter(join(dir, RUNTIME));
