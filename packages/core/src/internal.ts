@@ -10,7 +10,7 @@
  */
 export { type BoardConfig, readConfig } from './board-config.js';
 export { BoardGraph } from './consistency/board-graph.js';
-export { applyFinding, checkBoard, checkChangedTask } from './consistency/reconcile.js';
+export { applyFinding, checkBoard, checkChangedTask, type BoardCheck } from './consistency/reconcile.js';
 export { type BoardFinding } from './consistency/verdicts.js';
 export { diagnoseBoard, repairBoard } from './doctor/doctor.js';
 export { type DoctorChange, type DoctorFinding, type DoctorOptions, type DoctorReport, type FindingCode, type RepairReport } from './doctor/findings.js';
