@@ -10,13 +10,17 @@
 //
 // BENCH_HISTORY=N sets the large board's size (default 100,000; building it
 // writes N files and takes a while). BENCH_RUNS (default 5 here) the runs.
+// Last, `tasks watch`: its start to ready, and its CPU while idle with a
+// periodic pass every second (BENCH_IDLE_MS, default 10,000, of it).
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { TaskStore } from '../../packages/core/dist/internal.js';
 import { TASKS_BIN, makeHistoryBoard, median, timeProcess, verdict } from '../lib/bench-util.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 10_000);
+const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
 const LARGE = Number(process.env.BENCH_HISTORY ?? 100_000);
 const OPEN = 100;
 const env = { ...process.env, NO_COLOR: '1', TASKS_OWNER: 'bench' };
@@ -114,6 +118,53 @@ const watchOk = median(watches.large) <= 2000;
 if (!watchOk) failed = true;
 console.log(
   `tasks watch start to ready: 1k ${median(watches.small).toFixed(1)} ms, ${LARGE / 1000}k ${median(watches.large).toFixed(1)} ms (target at ${LARGE / 1000}k <= 2000 ms: ${verdict(watchOk)})`,
+);
+
+/** User and system CPU of a process so far, ms. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime, stime (fields 14 and 15 of the line)
+}
+
+/**
+ * `tasks watch` idle: its CPU over IDLE_MS once ready, with a periodic pass every second (the default is every
+ * 120 s, so the window holds many); the passes that found nothing moved are counted through TASKS_DEBUG, the full
+ * reconciles by their notice, and the start's reconcile time is the watcher's own.
+ */
+function watchIdle(b) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [TASKS_BIN, 'watch', '--reconcile-interval', '1', '--dir', b.dir], {
+      env: { ...env, TASKS_DEBUG: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    let started = false;
+    const count = (re) => err.match(re)?.length ?? 0;
+    child.stderr.on('data', (d) => {
+      err += d;
+      if (started || !err.includes('watching')) return;
+      started = true;
+      // The first pass may still see the start's own writes: the window opens after it.
+      setTimeout(() => {
+        const [cpu0, idle0, full0] = [cpuMs(child.pid), count(/nothing moved/g), count(/reconciled/g)];
+        setTimeout(() => {
+          const r = { cpu: cpuMs(child.pid) - cpu0, idle: count(/nothing moved/g) - idle0, full: count(/reconciled/g) - full0 };
+          r.start = Number(/reconciled \d+ task files in (\d+) ms/.exec(err)?.[1]);
+          child.kill('SIGTERM');
+          child.once('close', () => resolve(r));
+        }, IDLE_MS);
+      }, 1500);
+    });
+    child.once('close', (code) => (started ? undefined : reject(new Error(`tasks watch exited ${code}: ${err}`))));
+  });
+}
+const idle = [await watchIdle(boards[0]), await watchIdle(boards[1])];
+const perPass = (r) => r.cpu / Math.max(1, r.idle + r.full);
+const idleOk = idle[1].full === 0;
+if (!idleOk) failed = true;
+console.log(
+  `tasks watch idle, a pass every 1 s for ${IDLE_MS / 1000} s: 1k ${idle[0].cpu.toFixed(0)} ms of CPU (${idle[0].idle} passes found nothing moved, ${idle[0].full} full reconciles), ` +
+    `${LARGE / 1000}k ${idle[1].cpu.toFixed(0)} ms (${idle[1].idle} and ${idle[1].full}); ${perPass(idle[1]).toFixed(1)} ms a pass at ${LARGE / 1000}k against ${idle[1].start} ms for its start's full reconcile (target: no full reconcile while idle: ${verdict(idleOk)})`,
 );
 for (const b of boards) rmSync(b.root, { recursive: true, force: true });
 process.exitCode = failed ? 1 : 0;

@@ -626,7 +626,12 @@ export const COMMANDS = {
     name: 'watch',
     describe: 'keep the board consistent while files change by hand or by git (until Ctrl-C)',
     options: {
-      'reconcile-interval': { type: 'number', range: 'positive', unit: 'seconds', describe: 'seconds between full reconciles (default 120)' },
+      'reconcile-interval': {
+        type: 'number',
+        range: 'positive',
+        unit: 'seconds',
+        describe: 'seconds between safety passes, each a full reconcile when something changed (default 120)',
+      },
       'reap-interval': { type: 'number', range: 'positive', unit: 'seconds', describe: 'seconds between lease reaps (default 15)' },
       sync: { type: 'boolean', describe: 'also keep the board synced with the git remote (tasks sync): on every local change and every --sync-interval' },
       'sync-interval': {

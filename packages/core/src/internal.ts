@@ -10,7 +10,7 @@
  */
 export { type BoardConfig, readConfig } from './board-config.js';
 export { BoardGraph } from './consistency/board-graph.js';
-export { checkBoard, checkChangedTask } from './consistency/reconcile.js';
+export { checkBoard, checkChangedTask, type BoardCheck } from './consistency/reconcile.js';
 export { applyFinding } from './consistency/repair.js';
 export { type BoardFinding } from './consistency/verdicts.js';
 export { diagnoseBoard, repairBoard } from './doctor/doctor.js';

@@ -19,7 +19,7 @@ export interface PeriodicJob {
   run: () => void;
 }
 
-/** Starts the periodic jobs (full reconcile, reaper, watcher record); returns what stops them. */
+/** Starts the periodic jobs (the periodic pass, reaper, watcher record); returns what stops them. */
 export function startPeriodicJobs(jobs: PeriodicJob[]): () => void {
   const intervals = jobs.filter((job) => job.periodMs > 0).map((job) => setInterval(job.run, job.periodMs));
   return () => {

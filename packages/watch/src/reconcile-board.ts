@@ -3,6 +3,7 @@ import { applyFindings } from './apply-findings.js';
 import { boardExists } from './board-files.js';
 import { newlyCompleted, recordHandCompletions } from './hand-completions.js';
 import type { JobQueue } from './job-queue.js';
+import { fileSystemClock, nothingMoved, quietMark } from './quiet-look.js';
 import type { InvalidFinding } from './watch-events.js';
 import { checkUnderBoardLock, noticeAdopted, type WatchSession } from './watch-session.js';
 
@@ -11,6 +12,7 @@ export function boardGone(session: WatchSession): void {
   if (!session.boardPresent) return;
   session.boardPresent = false;
   session.graph = undefined; // let the memory go; a full reconcile rebuilds it
+  session.quiet = undefined;
   session.adoptAll = true;
   session.changes.clearFiles();
   session.problems.forget();
@@ -28,6 +30,10 @@ export async function reconcileBoard(session: WatchSession): Promise<void> {
   if (session.closed) return;
   if (!boardExists(board)) return boardGone(session);
   const started = Date.now();
+  session.quiet = undefined;
+  const failures = session.failures;
+  // Before the read: a file whose ctime is not older may have changed after it.
+  const since = fileSystemClock(store.runtimeDir);
   let check;
   const previous = session.graph;
   try {
@@ -59,6 +65,18 @@ export async function reconcileBoard(session: WatchSession): Promise<void> {
   session.notice(
     `reconciled ${check.tasks} task file${check.tasks === 1 ? '' : 's'} in ${Date.now() - started} ms (${fixes} fix${fixes === 1 ? '' : 'es'}, ${invalid.length} problem${invalid.length === 1 ? '' : 's'})`,
   );
+  // Stamped after its own locks and fixes; a fix that failed is retried by the next pass's reconcile.
+  if (since !== undefined && session.failures === failures && !session.closed) session.quiet = quietMark(board, since, check);
+}
+
+/**
+ * The periodic safety pass: the full reconcile when something moved since
+ * the last one (or one is owed), else nothing but a few stats (quiet-look.ts).
+ */
+export async function periodicPass(session: WatchSession): Promise<void> {
+  if (session.closed) return;
+  if (session.quiet && session.graph && nothingMoved(session.board, session.quiet)) return session.trace?.('idle');
+  await reconcileBoard(session);
 }
 
 /** The reconcile-on-start: queued like any other job; resolves once it ran, rejects with its failure. */

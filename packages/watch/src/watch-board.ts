@@ -9,7 +9,7 @@ import { createJobQueue, type JobQueue } from './job-queue.js';
 import { watchMergedWork, type MergedWorkWatch } from './merged-work.js';
 import { createProblemMemory } from './problem-memory.js';
 import { reapExpiredLeases, startPeriodicJobs } from './reaper.js';
-import { reconcileBoard, reconcileOnStart } from './reconcile-board.js';
+import { periodicPass, reconcileBoard, reconcileOnStart } from './reconcile-board.js';
 import { createStaleSaveMemory } from './stale-saves.js';
 import { createEventSink, type WatchEvent } from './watch-events.js';
 import type { WatchSession } from './watch-session.js';
@@ -30,7 +30,10 @@ export interface WatchBoardOptions {
   maxWaitMs?: number;
   /** A file is looked at once more this long after its last event, ms (default 300): file events of a burst can be dropped or merged. */
   settleMs?: number;
-  /** Full reconcile period, ms (default 120000; 0 turns it off). */
+  /**
+   * The periodic safety pass, ms (default 120000; 0 turns it off): a full
+   * reconcile when something moved since the last one, else a few stats.
+   */
   reconcileIntervalMs?: number;
   /** Lease reaping period, ms (default 15000; 0 turns it off). */
   reapIntervalMs?: number;
@@ -40,6 +43,8 @@ export interface WatchBoardOptions {
   burstQuietMs?: number;
   /** Take the one-watcher-per-board record (default true). */
   exclusive?: boolean;
+  /** Told of each periodic pass that found nothing moved and read nothing (`tasks watch` logs it under TASKS_DEBUG). */
+  trace?: (what: 'idle') => void;
 }
 
 /** A running watcher. */
@@ -103,7 +108,16 @@ function createWatcher(board: string, options: WatchBoardOptions): RunningWatche
   const notice = (message: string) => options.onNotice?.(message);
   // The parts call back into the session, made last: none of them runs before it exists.
   const isClosed = () => session.closed;
-  const events = createEventSink({ store, actor, onEvent: options.onEvent, boardExists: () => boardExists(board) });
+  const sink = createEventSink({ store, actor, onEvent: options.onEvent, boardExists: () => boardExists(board) });
+  // A failure owes a full reconcile: the next periodic pass retries what failed.
+  const events = {
+    ...sink,
+    reportFailure: (action: string, error: unknown, task?: number) => {
+      session.failures++;
+      session.quiet = undefined;
+      return sink.reportFailure(action, error, task);
+    },
+  };
   const jobs = createJobQueue({ isClosed, onError: events.reportFailure });
   const reconcile = () => jobs.enqueue('reconcile', () => reconcileBoard(session));
   const changes = createChangeDebouncer({
@@ -147,6 +161,9 @@ function createWatcher(board: string, options: WatchBoardOptions): RunningWatche
     graph: undefined,
     boardPresent: true,
     adoptAll: true,
+    quiet: undefined,
+    failures: 0,
+    trace: options.trace,
   };
   return { options, session, jobs, folder, reconcile, parentWatch: undefined, stopPeriodicJobs: () => {} };
 }
@@ -190,13 +207,14 @@ function watchBoardParent(watcher: RunningWatcher, watch: typeof import('chokida
   });
 }
 
-/** The full reconcile, lease reaping and the record's touch, each on its period; the first reap runs now. Returns their stop. */
+/** The periodic pass (a full reconcile when something moved), lease reaping and the record's touch, each on its period; the first reap runs now. Returns their stop. */
 function startWatcherJobs(watcher: RunningWatcher): () => void {
   const { session, options, jobs } = watcher;
   const { store, board, actor } = session;
   const reap = () => jobs.enqueue('reap', () => reapExpiredLeases(store, board, actor, session.events.deliver));
+  const periodic = () => jobs.enqueue('reconcile:periodic', () => periodicPass(session));
   const stop = startPeriodicJobs([
-    { periodMs: options.reconcileIntervalMs ?? 120_000, run: watcher.reconcile },
+    { periodMs: options.reconcileIntervalMs ?? 120_000, run: periodic },
     { periodMs: options.reapIntervalMs ?? 15_000, run: reap },
     {
       periodMs: options.exclusive === false ? 0 : RECORD_TOUCH_MS,

@@ -1,6 +1,7 @@
 import type { BoardGraph, TaskStore, WatcherRecord } from '@dotasks/core/internal';
 import type { ChangeDebouncer } from './change-debouncer.js';
 import type { ProblemMemory } from './problem-memory.js';
+import type { QuietMark } from './quiet-look.js';
 import type { StaleSaveMemory } from './stale-saves.js';
 import type { WatchEventSink } from './watch-events.js';
 
@@ -31,6 +32,12 @@ export interface WatchSession {
    * so the next full reconcile also records claims made by hand.
    */
   adoptAll: boolean;
+  /** What the last full reconcile left for the periodic pass to compare with; none while one is owed (quiet-look.ts). */
+  quiet: QuietMark | undefined;
+  /** Fixes and jobs that failed so far: a reconcile during which one failed leaves no mark, so the next pass retries. */
+  failures: number;
+  /** Told of each periodic pass that found nothing moved (`tasks watch` logs it under TASKS_DEBUG). */
+  trace?: (what: 'idle') => void;
 }
 
 /**

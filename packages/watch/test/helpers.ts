@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, vi } from 'vitest';
 import { TASKS_BIN, cleanEnv } from '../../cli/test/helpers.js';
@@ -76,4 +76,15 @@ export function editTask(board: string, id: number, change: (task: Record<string
     renameSync(`${file}.swp`, file);
   }
   return text;
+}
+
+/**
+ * Moves the board folder's times (a file made and removed in it, under a name
+ * the watcher ignores), as any command's write does: the next periodic pass
+ * then makes a full reconcile, which an idle board does not get.
+ */
+export function nudgeBoard(board: string): void {
+  const file = join(board, '.nudge');
+  writeFileSync(file, '');
+  rmSync(file);
 }

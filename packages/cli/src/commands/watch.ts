@@ -68,6 +68,8 @@ export async function watch(options: WatchOptions, io: StreamOutput = processOut
     onNotice: (m) => io.err(`tasks watch: ${m}`),
     reconcileIntervalMs: options.reconcileInterval === undefined ? undefined : options.reconcileInterval * 1000,
     reapIntervalMs: options.reapInterval === undefined ? undefined : options.reapInterval * 1000,
+    // TASKS_DEBUG: a line for each periodic pass that found nothing moved (how a test sees that an idle board is not read).
+    trace: process.env.TASKS_DEBUG ? () => io.err('tasks watch: periodic pass: nothing moved') : undefined,
   });
   let syncLoop: { close(): Promise<void> } | undefined;
   let lastSyncError: string | undefined;

@@ -80,6 +80,23 @@ describe(`a board of ${N.toLocaleString('en')} tasks, ${OPEN} of them open`, () 
     expect(run(['show', '99950']).stdout).toContain('blockedBy:   #99949');
   });
 
+  it('tasks create takes the next id without listing the board folder or reading the history', () => {
+    // Under strace: the folder is never opened for listing, and the index's history file is not read.
+    const trace = join(board.root, 'create.trace');
+    const s = spawnSync('strace', ['-f', '-qq', '-e', 'trace=openat', '-o', trace, process.execPath, TASKS_BIN, 'create', 'One more step'], {
+      cwd: board.root,
+      env: cleanEnv(),
+      encoding: 'utf8',
+    });
+    expect(s.status, s.stderr).toBe(0);
+    expect(s.stdout).toBe(`created #${N + 1}: One more step\n`);
+    const opens = readFileSync(trace, 'utf8').split('\n');
+    expect(opens.filter((l) => l.includes(`"${board.board}", `) && l.includes('O_DIRECTORY'))).toEqual([]);
+    expect(opens.filter((l) => l.includes('board-history'))).toEqual([]);
+    expect(readFileSync(join(board.board, '.highwatermark'), 'utf8')).toBe(`${N + 1}\n`);
+    expect(run(['list']).stdout).toContain(`[ ] #${N + 1}: One more step`);
+  });
+
   it('a completed task edited by hand is seen by list --all at once', () => {
     reopenInPlace(500);
     const all = run(['list', '--all']).stdout;

@@ -14,7 +14,7 @@ import { SWEEP_FILES } from './history-sweep.js';
 import { inRanges, rangesWithout } from './id-ranges.js';
 import { encodeIndex, type HeldHistory } from './index-encode.js';
 import { RUNTIME, boardIndexPath, openKeyOf, splitLines, unsureLine, type EntryItem, type IndexHeader, type IndexLine } from './index-file.js';
-import { closeIndex, readIndex, type IndexFile, type IndexHead } from './index-read.js';
+import { closeIndex, readIndex, readIndexHeader, type IndexFile, type IndexHead } from './index-read.js';
 import { IndexWriter } from './index-writer.js';
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
@@ -75,6 +75,9 @@ export function writeBack(
 export function noteClosedWritten(dir: string, written: readonly Task[]): void {
   const mark = readHighWaterMarkQuiet(dir);
   if (written.length === 0 || mark === null || mark <= SWEEP_FILES) return;
+  // The header line says which tasks are closed: a change of open tasks only (a create, most completions) reads no more.
+  const closedNow = readIndexHeader(boardIndexPath(dir))?.closed;
+  if (!closedNow || !written.some((t) => inRanges(closedNow, t.id))) return;
   const old = readIndex(boardIndexPath(dir));
   if (!old) return;
   const writer = new IndexWriter(join(dir, RUNTIME));

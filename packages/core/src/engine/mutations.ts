@@ -2,7 +2,6 @@
 // batch), each one transaction (clearing the board: clear.ts); TaskStore (store.ts) delegates here.
 import { ownerFlag } from '../hints.js';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { ClaimError, CorruptTaskError, CycleError, TasksError } from '../errors.js';
 import { createRecord, inReview, isClosed, normalizeIds, type Task, type TaskStatus } from '../format/format.js';
 import { findCycle, openBlockers, type TaskLookup } from '../graph/graph.js';
@@ -29,7 +28,8 @@ import {
   removeId,
 } from './rules.js';
 import type { ActorOptions, BatchItem, CreateTaskInput, MutationResult, UpdateOptions, UpdateTaskInput } from './store-types.js';
-import { HIGHWATERMARK_FILE, type Transaction } from './transaction.js';
+import { allocateId } from './next-id.js';
+import type { Transaction } from './transaction.js';
 /** The id of a task other than `except` that `owner` holds in progress, if any (from claim records). */
 export function findOwnerTask(board: BoardFiles, owner: string, except: Set<number>, view: TaskLookup): number | undefined {
   for (const lease of listLeases(board.runtimeDir)) {
@@ -66,20 +66,6 @@ function checkEdgeTargets(board: BoardFiles, self: number, ids: number[], lookup
     }
     if (task.status === 'deleted') throw new TasksError('E_INVALID', `cannot link to task #${id}: it is deleted`, { id });
   }
-}
-
-/** The next id: above `.highwatermark`, every task file and every task this transaction created. */
-function allocateId(board: BoardFiles, tx: Transaction): number {
-  // Under the board lock no other command adds a file: the folder is listed once per transaction.
-  const present = tx.memo('highestPresent', () => board.listIds().at(-1) ?? 0);
-  const highest = Math.max(tx.readHighWaterMark(), present, tx.highestStagedId());
-  const id = highest + 1;
-  if (!Number.isSafeInteger(id))
-    throw new TasksError(
-      'E_INVALID',
-      `no more ids: the next would be ${id}, above ${Number.MAX_SAFE_INTEGER} (check ${join(board.dir, HIGHWATERMARK_FILE)}; 'tasks doctor --fix' sets it from the board)`,
-    );
-  return id;
 }
 
 /** Creates a task; edges are written on both sides. */

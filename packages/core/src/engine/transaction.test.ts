@@ -195,6 +195,60 @@ describe('the high-water mark', () => {
     });
   }
 
+  /** A task file as a person or another clone would have put it there, not through this board. */
+  const byHand = (store: TaskStore, id: number) => {
+    const text = `${JSON.stringify({ id, subject: `by hand ${id}`, description: '', status: 'pending', owner: '', blockedBy: [], blocks: [] }, null, 2)}\n`;
+    writeFileSync(join(store.dir, `task_${id}.json`), text);
+    return text;
+  };
+
+  it('files just past the mark (a pull that did not raise it, tasks made by hand, a folder): the next id is above them all, none is overwritten', async () => {
+    const store = board();
+    for (const s of ['one', 'two', 'three']) await store.createTask({ subject: s });
+    const four = byHand(store, 4);
+    const six = byHand(store, 6);
+    mkdirSync(join(store.dir, 'task_9.json'));
+    expect((await store.createTask({ subject: 'next' })).task.id).toBe(10);
+    expect(readFileSync(join(store.dir, 'task_4.json'), 'utf8')).toBe(four);
+    expect(readFileSync(join(store.dir, 'task_6.json'), 'utf8')).toBe(six);
+    // A batch hands out ids one after the other, each above them too.
+    const batch = await store.batchWrite([{ subject: 'a' }, { subject: 'b' }]);
+    expect(batch.tasks.map((t) => t.id)).toEqual([11, 12]);
+    expect(readFileSync(join(store.dir, '.highwatermark'), 'utf8')).toBe('12\n');
+  });
+
+  it('a batch that reaches a file past the mark steps above it instead of failing on it', async () => {
+    const store = board();
+    await store.createTask({ subject: 'one' });
+    const far = byHand(store, 150);
+    const batch = await store.batchWrite(Array.from({ length: 160 }, (_, i) => ({ subject: `t${i}` })));
+    const ids = batch.tasks.map((t) => t.id);
+    expect(new Set(ids).size).toBe(160);
+    expect(ids).not.toContain(150);
+    expect(readFileSync(join(store.dir, 'task_150.json'), 'utf8')).toBe(far);
+  });
+
+  it('without a mark, ids go on above every file present, never into a gap someone removed by hand', async () => {
+    const store = board();
+    for (let i = 0; i < 3; i++) await store.createTask({ subject: `t${i}` });
+    const far = byHand(store, 400);
+    rmSync(join(store.dir, '.highwatermark'));
+    for (const id of [1, 2, 3]) rmSync(join(store.dir, `task_${id}.json`));
+    expect((await store.createTask({ subject: 'next' })).task.id).toBe(401);
+    expect(readFileSync(join(store.dir, 'task_400.json'), 'utf8')).toBe(far);
+    expect(readFileSync(join(store.dir, '.highwatermark'), 'utf8')).toBe('401\n');
+  });
+
+  it('a file far past the mark is not looked for (the folder is not listed), and is never overwritten: ids step above it once they near it', async () => {
+    const store = board();
+    await store.createTask({ subject: 'one' });
+    const far = byHand(store, 5000);
+    expect((await store.createTask({ subject: 'two' })).task.id).toBe(2);
+    writeFileSync(join(store.dir, '.highwatermark'), '4990\n');
+    expect((await store.createTask({ subject: 'near it' })).task.id).toBe(5001);
+    expect(readFileSync(join(store.dir, 'task_5000.json'), 'utf8')).toBe(far);
+  });
+
   it('at the largest safe integer refuses to hand out an id above it', async () => {
     const store = board();
     writeFileSync(join(store.dir, '.highwatermark'), `${Number.MAX_SAFE_INTEGER}\n`);

@@ -152,6 +152,13 @@ export class Transaction {
     return parseHighWaterMark(text, join(this.host.dir, HIGHWATERMARK_FILE));
   }
 
+  /** Whether `.highwatermark` exists (or this transaction set it): without it, a new id follows the names present. */
+  hasHighWaterMark(): boolean {
+    if (this.highWaterMark !== undefined) return true;
+    this.need({ board: true });
+    return this.original(HIGHWATERMARK_FILE, () => readFileIfExists(join(this.host.dir, HIGHWATERMARK_FILE))) !== undefined;
+  }
+
   /**
    * Asks for an exact pass over the board once this change is committed and
    * its locks are released, which rewrites the board index: claimNext ranks
