@@ -2,7 +2,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TASKS_BIN, cleanEnv, tasks, type RunResult } from './helpers.js';
+import { TaskStore } from '@dotasks/core';
+import { TASKS_BIN, cleanEnv, type RunResult } from './helpers.js';
 
 /** One line of `.tasks/.runtime/events.jsonl`. */
 export interface LoggedEvent {
@@ -58,8 +59,8 @@ export function tempRepo(): { root: string; repo: string; board: string; cleanup
   mkdirSync(repo);
   git(repo, ['init', '-q', '-b', 'main']);
   writeFileSync(join(repo, 'README.md'), '# test repo\n');
-  const r = tasks(repo, ['init']);
-  if (r.code !== 0) throw new Error(`tasks init failed: ${r.stderr}`);
+  // What `tasks init` does in a repository without a remote, in process (its own tests run the command).
+  TaskStore.init(join(repo, '.tasks'));
   git(repo, ['add', '-A']);
   git(repo, ['commit', '-q', '-m', 'init']);
   return { root, repo, board: join(repo, '.tasks'), cleanup: () => rmSync(root, { recursive: true, force: true }) };

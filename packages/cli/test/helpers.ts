@@ -70,12 +70,14 @@ export function tempBoard(options: { init?: boolean } = {}): { root: string; boa
  * Makes tasks on `board` in process, one after the other, through the core
  * call `tasks create` makes, as the owner a command run beside the board
  * acts as: for a test whose subject is not creation (a `tasks create` each
- * costs a Node start; create's own tests run the command).
+ * costs a Node start; create's own tests run the command). Returns their ids.
  */
-export async function createTasks(board: string, items: (string | CreateTaskInput)[]): Promise<void> {
+export async function createTasks(board: string, items: (string | CreateTaskInput)[]): Promise<number[]> {
   const store = new TaskStore(board);
   const actor = resolveOwner({ cwd: dirname(board), env: cleanEnv() }).owner;
-  for (const item of items) await store.createTask(typeof item === 'string' ? { subject: item } : item, { actor });
+  const ids: number[] = [];
+  for (const item of items) ids.push((await store.createTask(typeof item === 'string' ? { subject: item } : item, { actor })).task.id);
+  return ids;
 }
 
 /** Reads and parses `.tasks/task_N.json`. */

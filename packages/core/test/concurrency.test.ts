@@ -10,7 +10,9 @@ const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
 function runNode(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env } });
+    // Without NODE_EXTRA_CA_CERTS, as the CLI's tests run tasks (cleanEnv): Node parses the bundle it names at every start, and no fixture opens TLS.
+    const { NODE_EXTRA_CA_CERTS: _certs, ...inherited } = process.env;
+    const child = spawn(process.execPath, args, { env: { ...inherited, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -133,7 +135,8 @@ describe('doctor --fix racing claims', () => {
     const { writeFileSync } = await import('node:fs');
     const dir = newBoard();
     const store = new TaskStore(dir);
-    for (let i = 1; i <= 150; i++) await store.createTask({ subject: `t${i}` });
+    // The board in one transaction: the race is between the claims and doctor.
+    await store.batchWrite(Array.from({ length: 150 }, (_, i) => ({ subject: `t${i + 1}` })));
     const stop = join(root, 'stop');
     const doctor = runNode([join(fixtures, 'doctor-loop.mjs'), dir, stop]);
     for (let i = 1; i <= 150; i++) await store.claimTask(i, { owner: `agent-${i}`, lease: { ttlSeconds: 600, pid: process.pid } });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { readTaskFile, tasks, tempBoard } from '../helpers.js';
+import { createTasks, readTaskFile, tasks, tempBoard } from '../helpers.js';
 
 let cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -102,10 +102,9 @@ describe('create, update, edges, done', () => {
     expect(JSON.parse(ok(t.root, ['done', '3', '--json']).stdout).unblocked).toEqual([4]);
   });
 
-  it('update changes every field, metadata, and edges on both sides', () => {
+  it('update changes every field, metadata, and edges on both sides', async () => {
     const t = board();
-    ok(t.root, ['create', 'A']);
-    ok(t.root, ['create', 'B']);
+    await createTasks(t.board, ['A', 'B']);
     ok(t.root, ['create', 'C', '--meta', 'priority=1', '--meta', 'tags=["x"]']);
     ok(
       t.root,
@@ -153,11 +152,9 @@ describe('create, update, edges, done', () => {
     expect(readTaskFile(t.board, 3)).not.toHaveProperty('activeForm');
   });
 
-  it('refuses cycles with the cycle spelled out, and self-edges', () => {
+  it('refuses cycles with the cycle spelled out, and self-edges', async () => {
     const t = board();
-    ok(t.root, ['create', 'one']);
-    ok(t.root, ['create', 'two', '--blocked-by', '1']);
-    ok(t.root, ['create', 'three', '--blocked-by', '2']);
+    await createTasks(t.board, ['one', { subject: 'two', blockedBy: [1] }, { subject: 'three', blockedBy: [2] }]);
     const before = readdirSync(t.board).map((n) => (n.endsWith('.json') ? readFileSync(join(t.board, n), 'utf8') : n));
     const r = tasks(t.root, ['dep', 'add', '1', '3']);
     expect(r.code).toBe(1);
@@ -171,10 +168,9 @@ describe('create, update, edges, done', () => {
     expect(after).toEqual(before);
   });
 
-  it('refuses edges to missing or deleted tasks', () => {
+  it('refuses edges to missing or deleted tasks', async () => {
     const t = board();
-    ok(t.root, ['create', 'one']);
-    ok(t.root, ['create', 'two']);
+    await createTasks(t.board, ['one', 'two']);
     const missing = tasks(t.root, ['create', 'three', '--blocked-by', '9']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('task #9: it does not exist');
@@ -183,10 +179,9 @@ describe('create, update, edges, done', () => {
     expect(tasks(t.root, ['dep', 'add', '1', '2']).stderr).toContain('it is deleted');
   });
 
-  it('delete tombstones: the file stays, it no longer blocks, listings hide it', () => {
+  it('delete tombstones: the file stays, it no longer blocks, listings hide it', async () => {
     const t = board();
-    ok(t.root, ['create', 'one']);
-    ok(t.root, ['create', 'two', '--blocked-by', '1']);
+    await createTasks(t.board, ['one', { subject: 'two', blockedBy: [1] }]);
     expect(ok(t.root, ['delete', '1']).stdout).toContain('unblocked #2: two');
     expect(readTaskFile(t.board, 1).status).toBe('deleted');
     expect(ok(t.root, ['list']).stdout).not.toContain('#1');
@@ -194,14 +189,14 @@ describe('create, update, edges, done', () => {
     expect(ok(t.root, ['ready']).stdout).toContain('#2: two');
   });
 
-  it('status transitions follow docs/protocol.md, "Life cycle"', () => {
+  it('status transitions follow docs/protocol.md, "Life cycle"', async () => {
     const t = board();
-    ok(t.root, ['create', 'one']);
+    await createTasks(t.board, ['one']);
     ok(t.root, ['done', '1']);
     const back = tasks(t.root, ['update', '1', '--status', 'pending']);
     expect(back.code).toBe(1);
     expect(back.stderr).toContain('cannot go from completed to pending');
-    ok(t.root, ['create', 'two']);
+    await createTasks(t.board, ['two']);
     ok(t.root, ['update', '2', '--status', 'in_progress'], { TASKS_OWNER: 'ann' });
     expect(readTaskFile(t.board, 2)).toMatchObject({ status: 'in_progress', owner: 'ann' });
     // A task another owner holds goes back to pending only with --force (compare-and-swap).
@@ -213,10 +208,9 @@ describe('create, update, edges, done', () => {
     expect(tasks(t.root, ['start', '2']).code).toBe(1);
   });
 
-  it('done of a blocked task, or of someone else’s, needs --force', () => {
+  it('done of a blocked task, or of someone else’s, needs --force', async () => {
     const t = board();
-    ok(t.root, ['create', 'one']);
-    ok(t.root, ['create', 'two', '--blocked-by', '1']);
+    await createTasks(t.board, ['one', { subject: 'two', blockedBy: [1] }]);
     const blocked = tasks(t.root, ['done', '2']);
     expect(blocked.code).toBe(1);
     expect(blocked.stderr).toContain('still blocked by #1');
@@ -227,10 +221,9 @@ describe('create, update, edges, done', () => {
     ok(t.root, ['done', '1', '--force'], { TASKS_OWNER: 'bob' });
   });
 
-  it('clear needs --yes, then removes every task file; ids are never handed out again', () => {
+  it('clear needs --yes, then removes every task file; ids are never handed out again', async () => {
     const t = board();
-    ok(t.root, ['create', 'one']);
-    ok(t.root, ['create', 'two']);
+    await createTasks(t.board, ['one', 'two']);
     const refused = tasks(t.root, ['clear']);
     expect(refused.code).toBe(1);
     expect(readdirSync(t.board).filter((n) => n.startsWith('task_'))).toHaveLength(2);
@@ -240,10 +233,9 @@ describe('create, update, edges, done', () => {
     expect(readTaskFile(t.board, 3).subject).toBe('fresh');
   });
 
-  it('ids are never reused after a file is removed by hand', () => {
+  it('ids are never reused after a file is removed by hand', async () => {
     const t = board();
-    ok(t.root, ['create', 'one']);
-    ok(t.root, ['create', 'two']);
+    await createTasks(t.board, ['one', 'two']);
     execFileSync('rm', [join(t.board, 'task_2.json')]);
     ok(t.root, ['create', 'three']);
     expect(readTaskFile(t.board, 3).subject).toBe('three');
@@ -271,10 +263,9 @@ describe('exit statuses and errors (docs/protocol.md, "Exit statuses")', () => {
     expect(subject.stderr).toContain('looks like a subject');
   });
 
-  it('a missing task exits 1 and names the nearest ids', () => {
+  it('a missing task exits 1 and names the nearest ids', async () => {
     const t = board();
-    ok(t.root, ['create', 'one']);
-    ok(t.root, ['create', 'two']);
+    await createTasks(t.board, ['one', 'two']);
     const r = tasks(t.root, ['show', '7']);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe("tasks: task #7 not found (the board has #1…#2; see 'tasks list')\n");
@@ -289,9 +280,9 @@ describe('bad files are reported, never skipped, never overwritten', () => {
     ['id/file name mismatch', '{"id": 5, "subject": "x", "status": "pending"}', /task_2\.json:1:2: "id" is 5 but the file name says 2/],
     ['edge to a missing task', '{"id": 2, "subject": "x", "status": "pending", "blockedBy": ["1"]}', /"blockedBy" must hold positive integer ids, got "1"/],
   ];
-  it.each(cases)('%s', (_name, content, message) => {
+  it.each(cases)('%s', async (_name, content, message) => {
     const t = board();
-    ok(t.root, ['create', 'good one']);
+    await createTasks(t.board, ['good one']);
     writeFileSync(join(t.board, 'task_2.json'), content);
     ok(t.root, ['create', 'three']);
     const list = tasks(t.root, ['list']);

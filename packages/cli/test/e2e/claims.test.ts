@@ -190,15 +190,15 @@ describe('claims (real processes)', () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     await createTasks(t.board, ['One', 'Two']);
-    tasks(t.root, ['claim', '1', '--owner', 'crashed', '--lease', '1']);
-    tasks(t.root, ['start', '2', '--owner', 'human']);
-    await vi.waitFor(
-      () => {
-        const dry = tasks(t.root, ['reap', '--dry-run', '--json']);
-        expect(JSON.parse(dry.stdout)).toEqual({ dryRun: true, reaped: [{ task: 1, owner: 'crashed', reason: 'expired' }] });
-      },
-      { timeout: 30_000, interval: 200 },
-    );
+    // What 'tasks claim 1 --owner crashed --lease 1' and 'tasks start 2 --owner human' do, in process.
+    const store = new TaskStore(t.board);
+    await store.claimTask(1, { owner: 'crashed', lease: { ttlSeconds: 1 } });
+    await store.startTask(2, { owner: 'human', actor: 'human' });
+    // The lease's end read from its record (a reap --dry-run every 200 ms cost a Node start each), then reap says so.
+    const expiresAt = (JSON.parse(readFileSync(join(t.board, '.runtime', 'leases', 'task_1.json'), 'utf8')) as { expiresAt: string }).expiresAt;
+    await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(Date.parse(expiresAt)), { timeout: 30_000, interval: 100 });
+    const dry = tasks(t.root, ['reap', '--dry-run', '--json']);
+    expect(JSON.parse(dry.stdout)).toEqual({ dryRun: true, reaped: [{ task: 1, owner: 'crashed', reason: 'expired' }] });
     expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'in_progress', owner: 'crashed' });
     const reaped = tasks(t.root, ['reap', '--owner', 'janitor']);
     expect(reaped.code).toBe(0);

@@ -2,7 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TASKS_BIN, cleanEnv, collectOutput, readTaskFile, tasks, tempBoard } from '../helpers.js';
+import { TaskStore } from '@dotasks/core';
+import { TASKS_BIN, cleanEnv, collectOutput, createTasks, readTaskFile, tasks, tempBoard } from '../helpers.js';
 
 /** The command a nudge tells the agent to run to complete its task. */
 const doneCommand = (nudge: string): string => /run `([^`]+)`/.exec(nudge)![1];
@@ -19,6 +20,9 @@ const agentEnv = (extraPath: string[] = []): NodeJS.ProcessEnv => {
 const inAgentShell = (root: string, command: string, env: NodeJS.ProcessEnv) =>
   spawnSync('sh', ['-c', command], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
 
+/** `tasks start ID --owner OWNER` in process: the task in progress a guard is then run beside (start has its own tests). */
+const startAs = (board: string, id: number, owner: string) => new TaskStore(board).startTask(id, { owner, actor: owner });
+
 const payload = (session: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ session_id: session, transcript_path: '/tmp/t.jsonl', hook_event_name: 'Stop', stop_hook_active: false, ...extra });
 
@@ -26,10 +30,10 @@ describe('tasks guard', () => {
   let cleanup = () => {};
   afterEach(() => cleanup());
 
-  it('plain: silent exit 0 with nothing in progress, else the nudge with the exact command and exit 1', () => {
+  it('plain: silent exit 0 with nothing in progress, else the nudge with the exact command and exit 1', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Parse AST']);
+    await createTasks(t.board, ['Parse AST']);
     const quiet = tasks(t.root, ['guard', '--owner', 'agent-1']);
     expect(quiet).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(tasks(t.root, ['update', '1', '--status', 'in_progress', '--owner', 'agent-1']).code).toBe(0);
@@ -44,11 +48,10 @@ describe('tasks guard', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ owner: 'agent-1', inProgress: [1] });
   });
 
-  it('--hook claude: blocks once per task per session, then lets the agent stop', () => {
+  it('--hook claude: blocks once per task per session, then lets the agent stop', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Parse AST']);
-    tasks(t.root, ['create', 'Transform AST', '--blocked-by', '1']);
+    await createTasks(t.board, ['Parse AST', { subject: 'Transform AST', blockedBy: [1] }]);
     const env = { TASKS_OWNER: 'claude' };
     const hook = (input: string) => tasks(t.root, ['guard', '--hook', 'claude'], env, input);
 
@@ -75,7 +78,7 @@ describe('tasks guard', () => {
     expect(readdirSync(join(t.board, '.runtime', 'guard')).filter((n) => n.endsWith('.json'))).toHaveLength(2);
   });
 
-  it('--hook claude: finds the board from the payload cwd, and is silent without a board or with a bad payload', () => {
+  it('--hook claude: finds the board from the payload cwd, and is silent without a board or with a bad payload', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     const empty = tempBoard({ init: false });
@@ -84,8 +87,8 @@ describe('tasks guard', () => {
       cleanBoth();
       empty.cleanup();
     };
-    tasks(t.root, ['create', 'Parse AST']);
-    tasks(t.root, ['start', '1', '--owner', 'claude']);
+    await createTasks(t.board, ['Parse AST']);
+    await startAs(t.board, 1, 'claude');
     const fromCwd = tasks(empty.root, ['guard', '--hook', 'claude', '--owner', 'claude'], {}, payload('s9', { cwd: t.root }));
     expect(JSON.parse(fromCwd.stdout).decision).toBe('block');
     expect(tasks(empty.root, ['guard', '--hook', 'claude'], {}, payload('s9'))).toMatchObject({ code: 0, stdout: '' });
@@ -95,12 +98,11 @@ describe('tasks guard', () => {
     expect(garbage.stderr).toContain('not JSON');
   });
 
-  it("--hook claude: the nudge gives a command that completes the task in the agent's shell (its own PATH, no TASKS_OWNER)", () => {
+  it("--hook claude: the nudge gives a command that completes the task in the agent's shell (its own PATH, no TASKS_OWNER)", async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Parse AST']);
-    tasks(t.root, ['create', 'Transform AST']);
-    tasks(t.root, ['start', '1', '--owner', 'claude']);
+    await createTasks(t.board, ['Parse AST', 'Transform AST']);
+    await startAs(t.board, 1, 'claude');
     const hook = (session: string, env: NodeJS.ProcessEnv, bin = TASKS_BIN) => {
       const r = spawnSync(process.execPath, [bin, 'guard', '--hook', 'claude', '--owner', 'claude'], {
         cwd: t.root,
@@ -141,8 +143,8 @@ describe('tasks guard', () => {
   it('--hook claude: empty, closed or silent stdin does not block', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Parse AST']);
-    tasks(t.root, ['start', '1', '--owner', 'claude']);
+    await createTasks(t.board, ['Parse AST']);
+    await startAs(t.board, 1, 'claude');
     const args = [TASKS_BIN, 'guard', '--hook', 'claude', '--owner', 'claude'];
     const started = Date.now();
     // < /dev/null

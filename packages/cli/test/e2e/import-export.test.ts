@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync, existsSync } from 'node
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readTaskFile, tasks, tempBoard } from '../helpers.js';
+import { createTasks, readTaskFile, tasks, tempBoard } from '../helpers.js';
 
 function run(cwd: string, args: string[]): string {
   const r = tasks(cwd, args);
@@ -74,17 +74,16 @@ describe('tasks import and export', () => {
   let cleanup = () => {};
   afterEach(() => cleanup());
 
-  function board(): { root: string; board: string } {
+  async function board(): Promise<{ root: string; board: string }> {
     const t = tempBoard();
     cleanup = t.cleanup;
-    // Something already on the board, so imported ids must move.
-    run(t.root, ['create', 'Existing task']);
-    run(t.root, ['create', 'Another one']);
+    // Something already on the board, so imported ids must move (made in process: create has its own tests).
+    await createTasks(t.board, ['Existing task', 'Another one']);
     return t;
   }
 
-  it('imports a Claude Code task list onto the next free ids with edges on both sides', () => {
-    const t = board();
+  it('imports a Claude Code task list onto the next free ids with edges on both sides', async () => {
+    const t = await board();
     const list = join(t.root, 'claude-list');
     writeClaudeList(list);
 
@@ -128,8 +127,8 @@ describe('tasks import and export', () => {
     expect(run(t.root, ['create', 'After the import'])).toContain('created #7');
   });
 
-  it("imports a single-file store's tasks.json, rewriting task_N ids and blocked_by", () => {
-    const t = board();
+  it("imports a single-file store's tasks.json, rewriting task_N ids and blocked_by", async () => {
+    const t = await board();
     const file = join(t.root, 'tasks.json');
     writeFileSync(file, JSON.stringify(STORE_FILE, null, 2));
     const json = JSON.parse(run(t.root, ['import', 'store', file, '--json'])) as { mapping: unknown[] };
@@ -156,8 +155,8 @@ describe('tasks import and export', () => {
     expect(tasks(t.root, ['doctor']).code).toBe(0);
   });
 
-  it('refuses a list with a cycle and writes nothing', () => {
-    const t = board();
+  it('refuses a list with a cycle and writes nothing', async () => {
+    const t = await board();
     const file = join(t.root, 'tasks.json');
     writeFileSync(
       file,
@@ -175,8 +174,8 @@ describe('tasks import and export', () => {
     expect(existsSync(join(t.board, 'task_3.json'))).toBe(false);
   });
 
-  it('exports json, jsonl and markdown', () => {
-    const t = board();
+  it('exports json, jsonl and markdown', async () => {
+    const t = await board();
     run(t.root, ['create', 'Run tests', '--blocked-by', '1,2', '--description', 'unit and e2e\nwith coverage']);
     run(t.root, ['start', '1', '--owner', 'agent-1', '--active-form', 'working']);
     run(t.root, ['update', '3', '--priority', '0', '--label', 'release,ci', '--path', 'test/**']);
@@ -207,8 +206,8 @@ describe('tasks import and export', () => {
     `);
   });
 
-  it('imports a Backlog.md project: statuses, owners, dependencies as edges, archived and draft tasks left out with a note', () => {
-    const t = board();
+  it('imports a Backlog.md project: statuses, owners, dependencies as edges, archived and draft tasks left out with a note', async () => {
+    const t = await board();
     cpSync(join(FIXTURES, 'backlog-project'), join(t.root, 'shop'), { recursive: true });
     const dry = tasks(join(t.root, 'shop'), ['import', 'backlog', '.', '--dry-run']);
     expect(dry.code).toBe(0);
@@ -262,8 +261,8 @@ describe('tasks import and export', () => {
     );
   });
 
-  it('imports beads issues: blocks dependencies become edges, parent-child ones parents, related and discovered-from soft links, tombstones left out', () => {
-    const t = board();
+  it('imports beads issues: blocks dependencies become edges, parent-child ones parents, related and discovered-from soft links, tombstones left out', async () => {
+    const t = await board();
     const file = join(t.root, 'issues.jsonl');
     cpSync(join(FIXTURES, 'beads-project', '.beads', 'issues.jsonl'), file);
     const r = tasks(t.root, ['import', 'beads', file, '--json']);
@@ -299,8 +298,8 @@ describe('tasks import and export', () => {
     expect(again.stdout).toContain('bd-c41e -> #12: Refund flow (blocked by #10)');
   });
 
-  it('round-trips a board through export and import dotasks: the same tasks, ids renumbered consistently', () => {
-    const t = board();
+  it('round-trips a board through export and import dotasks: the same tasks, ids renumbered consistently', async () => {
+    const t = await board();
     run(t.root, ['create', 'Write docs', '--description', 'README\nand the guide', '--blocked-by', '1', '--meta', 'area=docs']);
     run(t.root, ['create', 'Scratch']);
     run(t.root, ['create', 'Release', '--blocked-by', '2,3']);

@@ -2,8 +2,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { listJobViews } from '@dotasks/agent';
 import { TaskStore } from '@dotasks/core';
+import { jobLogPath } from '@dotasks/core/internal';
 import { readTaskFile, tasks, tasksAsync, tempBoard, createTasks } from '../helpers.js';
+import { readEventLog } from '../agents-helpers.js';
 
 interface JobJson {
   id: string;
@@ -49,11 +52,19 @@ describe('background jobs', () => {
 
   const jobs = (root: string): JobJson[] => (JSON.parse(tasks(root, ['jobs', '--json']).stdout) as { jobs: JobJson[] }).jobs;
   const job = (root: string, id: string): JobJson => jobs(root).find((j) => j.id === id)!;
-  const events = (root: string) =>
-    tasks(root, ['events', '--json'])
-      .stdout.trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  /**
+   * What `tasks jobs` shows and `tasks logs` prints, read in process (the calls the commands make), for
+   * the waits: a wait that ran the command every 100 ms started a Node each time. What a test asserts
+   * once the wait is over is read through the command.
+   */
+  const statesNow = (root: string) => listJobViews(new TaskStore(join(root, '.tasks')));
+  const stateNow = (root: string, id: string): string | undefined => statesNow(root).find((j) => j.id === id)?.state;
+  const readJobLog = (root: string, id: string): string => {
+    const path = jobLogPath(new TaskStore(join(root, '.tasks')), id);
+    return existsSync(path) ? readFileSync(path, 'utf8') : '';
+  };
+  /** The event log, read from its file (what `tasks events --json` prints; that command has its tests in claims.test.ts). */
+  const events = (root: string) => readEventLog(join(root, '.tasks'));
 
   it('exit 0 completes the task and unblocks its dependents', async () => {
     const t = tempBoard();
@@ -64,8 +75,8 @@ describe('background jobs', () => {
     const { job: record, claimed } = JSON.parse(started.stdout) as { job: JobJson; claimed: boolean };
     expect(record.id).toBe('bg_000001');
     expect(claimed).toBe(true);
-    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('completed'), WAIT);
-    expect(job(t.root, 'bg_000001')).toMatchObject({ exitCode: 0, unblocked: [2] });
+    await vi.waitFor(() => expect(stateNow(t.root, 'bg_000001')).toBe('completed'), WAIT);
+    expect(job(t.root, 'bg_000001')).toMatchObject({ state: 'completed', exitCode: 0, unblocked: [2] });
     // A success leaves no record on the task (the job record keeps the exit code), as a worker's does not.
     expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'completed', owner: 'ci' });
     expect(readTaskFile(t.board, 1).metadata).toBeUndefined();
@@ -88,7 +99,8 @@ describe('background jobs', () => {
     cleanup = t.cleanup;
     await createTasks(t.board, ['Test']);
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', 'echo compiling; echo "3 tests failed" >&2; exit 3']).code).toBe(0);
-    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('failed'), WAIT);
+    await vi.waitFor(() => expect(stateNow(t.root, 'bg_000001')).toBe('failed'), WAIT);
+    expect(job(t.root, 'bg_000001').state).toBe('failed');
     const task = readTaskFile(t.board, 1) as { status: string; owner: string; metadata: { lastError: Record<string, unknown> }; notes: { text: string }[] };
     expect(task).toMatchObject({ status: 'pending', owner: '' });
     expect(task.metadata.lastError).toMatchObject({ job: 'bg_000001', exitCode: 3, signal: null, owner: 'ci', tail: 'compiling\n3 tests failed' });
@@ -97,7 +109,8 @@ describe('background jobs', () => {
     expect(events(t.root).find((e) => e.type === 'job.finished')).toMatchObject({ status: 'failed', exitCode: 3 });
     // A command that cannot start fails the same way.
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'no-such-command-dotasks']).code).toBe(0);
-    await vi.waitFor(() => expect(job(t.root, 'bg_000002').state).toBe('failed'), WAIT);
+    await vi.waitFor(() => expect(stateNow(t.root, 'bg_000002')).toBe('failed'), WAIT);
+    expect(job(t.root, 'bg_000002').state).toBe('failed');
     expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', metadata: { lastError: { job: 'bg_000002', exitCode: 127 } } });
     expect(tasks(t.root, ['logs', 'bg_000002']).stdout).toContain('cannot start no-such-command-dotasks');
   });
@@ -123,9 +136,10 @@ describe('background jobs', () => {
     const script = `sleep 300 & echo $! >> ${pids}; sh -c 'sleep 300 & echo $! >> ${pids}; wait' & echo $! >> ${pids}; echo $$ >> ${pids}; wait`;
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', script]).code).toBe(0);
     await vi.waitFor(() => expect(existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').length : 0).toBe(4), WAIT);
-    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('running'), WAIT);
+    await vi.waitFor(() => expect(stateNow(t.root, 'bg_000001')).toBe('running'), WAIT);
     const tree = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
     const record = job(t.root, 'bg_000001');
+    expect(record.state).toBe('running');
     leftovers.push(record.pid!);
     for (const pid of tree) expect(running(pid)).toBe(true);
 
@@ -146,8 +160,9 @@ describe('background jobs', () => {
     const script = `sleep 300 & echo "$! $$" > ${pids}.tmp; mv ${pids}.tmp ${pids}; wait`;
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', script]).code).toBe(0);
     await vi.waitFor(() => expect(existsSync(pids)).toBe(true), WAIT);
-    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('running'), WAIT);
+    await vi.waitFor(() => expect(stateNow(t.root, 'bg_000001')).toBe('running'), WAIT);
     const record = job(t.root, 'bg_000001');
+    expect(record.state).toBe('running');
     leftovers.push(record.pid!);
     const tree = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
     for (const pid of tree) expect(running(pid)).toBe(true);
@@ -181,8 +196,9 @@ describe('background jobs', () => {
     writeFileSync(join(t.board, 'config.json'), JSON.stringify({ leaseSeconds: 6 }));
     await createTasks(t.board, ['Long run']);
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sleep', '300']).code).toBe(0);
-    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('running'), WAIT);
+    await vi.waitFor(() => expect(stateNow(t.root, 'bg_000001')).toBe('running'), WAIT);
     const record = job(t.root, 'bg_000001');
+    expect(record.state).toBe('running');
     leftovers.push(record.pid!);
     const leaseFile = join(t.board, '.runtime', 'leases', 'task_1.json');
     const lease = () => JSON.parse(readFileSync(leaseFile, 'utf8')) as { expiresAt: string; pid?: number };
@@ -193,6 +209,8 @@ describe('background jobs', () => {
     expect(JSON.parse(tasks(t.root, ['reap', '--json']).stdout).reaped).toEqual([]);
 
     process.kill(record.supervisorPid!, 'SIGKILL');
+    // Gone first (a wait without a process), then reaped.
+    await vi.waitFor(() => expect(running(record.supervisorPid!)).toBe(false), WAIT);
     await vi.waitFor(() => {
       const reaped = JSON.parse(tasks(t.root, ['reap', '--json']).stdout).reaped as { task: number }[];
       expect(reaped.map((r) => r.task)).toEqual([1]);
@@ -215,7 +233,8 @@ describe('background jobs', () => {
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     const ids = results.map((r) => (JSON.parse(r.stdout) as { job: JobJson }).job.id).sort();
     expect(ids).toEqual(['bg_000001', 'bg_000002', 'bg_000003', 'bg_000004', 'bg_000005']);
-    await vi.waitFor(() => expect(jobs(t.root).map((j) => j.state)).toEqual(Array(n).fill('completed')), WAIT);
+    await vi.waitFor(() => expect(statesNow(t.root).map((j) => j.state)).toEqual(Array(n).fill('completed')), WAIT);
+    expect(jobs(t.root).map((j) => j.state)).toEqual(Array(n).fill('completed'));
     expect(tasks(t.root, ['list']).stdout).toContain(`${n}/${n} done`);
   });
 
@@ -227,7 +246,8 @@ describe('background jobs', () => {
     const script = `echo one; while [ ! -e ${gate} ]; do sleep 0.05; done; echo two`;
     tasks(t.root, ['run', '1', '--owner', 'ci', '--', 'sh', '-c', script]);
     const follow = tasksAsync(t.root, ['logs', 'bg_000001', '--follow']);
-    await vi.waitFor(() => expect(tasks(t.root, ['logs', 'bg_000001']).stdout).toBe('one\n'), WAIT);
+    await vi.waitFor(() => expect(readJobLog(t.root, 'bg_000001')).toBe('one\n'), WAIT);
+    expect(tasks(t.root, ['logs', 'bg_000001']).stdout).toBe('one\n');
     writeFileSync(gate, '');
     const r = await follow;
     expect(r).toMatchObject({ code: 0, stdout: 'one\ntwo\n' });
@@ -241,8 +261,10 @@ describe('background jobs', () => {
     // The command waits for the test, then succeeds.
     const wait = `const fs = require('fs'); const tick = () => (fs.existsSync(${JSON.stringify(go)}) ? process.exit(0) : setTimeout(tick, 20)); tick();`;
     expect(tasks(t.root, ['run', '1', '--owner', 'ci', '--', process.execPath, '-e', wait]).code).toBe(0);
-    await vi.waitFor(() => expect(job(t.root, 'bg_000001').state).toBe('running'), WAIT);
-    const supervisor = job(t.root, 'bg_000001').supervisorPid!;
+    await vi.waitFor(() => expect(stateNow(t.root, 'bg_000001')).toBe('running'), WAIT);
+    const started = job(t.root, 'bg_000001');
+    expect(started.state).toBe('running');
+    const supervisor = started.supervisorPid!;
 
     // Watch the supervisor's attempts at the task's lock (a mkdir, as every lock here is).
     const log = join(t.root, 'strace.log');
@@ -275,7 +297,7 @@ describe('background jobs', () => {
     } finally {
       strace.kill('SIGKILL');
     }
-    await vi.waitFor(() => expect(['completed', 'failed', 'lost']).toContain(job(t.root, 'bg_000001').state), WAIT);
+    await vi.waitFor(() => expect(['completed', 'failed', 'lost']).toContain(stateNow(t.root, 'bg_000001')), WAIT);
     // The completion was checked under the lock: the task is the reaper's doing, not completed by the job that lost it.
     expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '' });
     expect(job(t.root, 'bg_000001').state).toBe('lost');

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readTaskFile, tasks, tempBoard } from '../helpers.js';
+import { TaskStore, resolveOwner } from '@dotasks/core';
+import { cleanEnv, createTasks, readTaskFile, tasks, tempBoard } from '../helpers.js';
 
 // Soft links through the CLI (docs/protocol.md, "Links"): `related` and
 // `discoveredFrom`/`discovered`, on both sides, shown, drawn, repaired, and
@@ -75,10 +76,10 @@ describe('links are written on both sides', () => {
     expect(Object.keys(JSON.parse(plain).task)).not.toContain('related');
   });
 
-  it('a file without links keeps its bytes when a link comes and goes', () => {
+  it('a file without links keeps its bytes when a link comes and goes', async () => {
     const t = board();
-    ok(t.root, ['create', 'A', '--meta', 'k=1']);
-    ok(t.root, ['create', 'B']);
+    // Made in process (create's own tests run the command): the links come and go through update.
+    await createTasks(t.board, [{ subject: 'A', metadata: { k: 1 } }, 'B']);
     const before = readFileSync(join(t.board, 'task_1.json'), 'utf8');
     ok(t.root, ['update', '1', '--related', '2', '--discovered-from', '2']);
     ok(t.root, ['update', '1', '--remove-related', '2', '--remove-discovered-from', '2']);
@@ -86,11 +87,10 @@ describe('links are written on both sides', () => {
     expect(readFileSync(join(t.board, 'task_2.json'), 'utf8')).not.toMatch(/related|discovered/);
   });
 
-  it('refuses bad ids, self-links and missing or deleted tasks with one line, writing nothing', () => {
+  it('refuses bad ids, self-links and missing or deleted tasks with one line, writing nothing', async () => {
     const t = board();
-    ok(t.root, ['create', 'A']);
-    ok(t.root, ['create', 'B']);
-    ok(t.root, ['delete', '2']);
+    await createTasks(t.board, ['A', 'B']);
+    await new TaskStore(t.board).deleteTask(2, { actor: resolveOwner({ cwd: t.root, env: cleanEnv() }).owner });
     const before = files(t.board);
     const refusals: [string[], number, RegExp][] = [
       [['create', 'C', '--related', 'x'], 2, /^tasks: not a task id: 'x'/],

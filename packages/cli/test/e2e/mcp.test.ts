@@ -7,7 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { STRICT_SCHEMA_KEYWORDS } from '@dotasks/agent';
-import { TASKS_BIN, cleanEnv, readTaskFile, tasks, tempBoard, traceLoads } from '../helpers.js';
+import { TASKS_BIN, cleanEnv, createTasks, readTaskFile, tasks, tempBoard, traceLoads } from '../helpers.js';
 
 interface ToolResult {
   isError?: boolean;
@@ -99,7 +99,7 @@ describe('tasks mcp', () => {
   it('serves the board as a resource', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    expect(tasks(t.root, ['create', 'Parse AST']).code).toBe(0);
+    await createTasks(t.board, ['Parse AST']);
     const c = await connect(t.root, {}, ['--owner', 'agent-2']);
     const { resources } = await c.listResources();
     expect(resources.map((r) => r.uri)).toEqual(['tasks://board', 'tasks://board.json']);

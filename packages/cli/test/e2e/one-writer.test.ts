@@ -311,7 +311,8 @@ describe('rename failures injected by strace into a real process', () => {
     expect(hasStrace, 'strace is needed for this test (.ci/run installs it)').toBe(true);
     const b = staleBoard();
     await createTasks(b.board, ['hub', ...[0, 1, 2].map((i) => ({ subject: `dependent ${i}`, blockedBy: [1] }))]);
-    ok(b.root, ['claim', '1', '--owner', 'ann']);
+    // The claim 'tasks claim 1 --owner ann' makes (a lease without a process), in process: the completion is the subject.
+    await new TaskStore(b.board).claimTask(1, { owner: 'ann', lease: {} });
     const digest = () => {
       const h = createHash('sha1');
       for (const name of readdirSync(b.board).sort())
@@ -357,7 +358,7 @@ describe('rename failures injected by strace into a real process', () => {
     expect(hasStrace, 'strace is needed for this test (.ci/run installs it)').toBe(true);
     const b = staleBoard();
     await createTasks(b.board, ['hub', { subject: 'two', blockedBy: [1] }, { subject: 'three', blockedBy: [1] }]);
-    ok(b.root, ['claim', '1', '--owner', 'ann']);
+    await new TaskStore(b.board).claimTask(1, { owner: 'ann', lease: {} });
     const traced = spawnSync('strace', ['-f', '-qq', '-y', '-e', 'trace=fsync,rename,unlink,write', process.execPath, TASKS_BIN, 'done', '1'], {
       cwd: b.root,
       env: cleanEnv({ TASKS_OWNER: 'ann' }),
@@ -415,7 +416,10 @@ describe('a writer killed after its commit point', () => {
     // Renamed but not logged: the files say so already, the log does not.
     expect(readTaskFile(b.board, 1).status).toBe('completed');
     expect(events(b.board).filter((e) => e.type === 'completed')).toEqual([]);
-    // Once its lock is stale (2 s here), doctor reports the change as unfinished rather than in flight.
+    // Once its lock is stale (2 s here), doctor reports the change as unfinished rather than in flight. The lock's
+    // age is watched in process (doctor, run every 250 ms until then, cost a Node start each), then doctor says so.
+    const lockAge = () => Date.now() - (statSync(join(b.board, '.board.lock'), { throwIfNoEntry: false })?.mtimeMs ?? 0);
+    await vi.waitFor(() => expect(lockAge()).toBeGreaterThan(2000), { timeout: 15_000, interval: 100 });
     await vi.waitFor(() => expect(tasks(b.root, ['doctor']).stdout).toMatch(/committed but not finished/), { timeout: 15_000, interval: 250 });
     ok(b.root, ['doctor', '--fix']);
     const log = events(b.board);

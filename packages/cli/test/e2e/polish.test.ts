@@ -1,39 +1,50 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { cpSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { tasks, tempBoard } from '../helpers.js';
+import { createTasks, tasks, tempBoard } from '../helpers.js';
 
 let cleanup = () => {};
 afterEach(() => cleanup());
 
-function board() {
+/** Two tasks, the second waiting for the first, made in process (create's own tests run the command). */
+async function board() {
   const t = tempBoard();
   cleanup = t.cleanup;
-  expect(tasks(t.root, ['create', 'Parse AST']).code).toBe(0);
-  expect(tasks(t.root, ['create', 'Emit: output', '--blocked-by', '1']).code).toBe(0);
+  await createTasks(t.board, ['Parse AST', { subject: 'Emit: output', blockedBy: [1] }]);
   return t;
 }
 
 const ESC = '\u001b[';
 
-/** A board of 3,000 tasks, whose listing is more than twice a pipe's 64 KiB. */
+/**
+ * A board of 3,000 tasks, whose listing is more than twice a pipe's 64 KiB: written once for the file (2.5 s of
+ * CPU), each test gets a copy of its own.
+ */
+let pipeTemplate: ReturnType<typeof tempBoard> | undefined;
+afterAll(() => pipeTemplate?.cleanup());
 async function pipeFillingBoard() {
-  const { TaskStore } = await import('@dotasks/core');
-  const t = tempBoard();
+  if (!pipeTemplate) {
+    const { TaskStore } = await import('@dotasks/core');
+    pipeTemplate = tempBoard();
+    await new TaskStore(pipeTemplate.board).batchWrite(
+      Array.from({ length: 3000 }, (_, i) => ({ subject: `Task ${i + 1}, long enough that 3,000 of them fill a pipe` })),
+    );
+  }
+  const t = tempBoard({ init: false });
   cleanup = t.cleanup;
-  await new TaskStore(t.board).batchWrite(Array.from({ length: 3000 }, (_, i) => ({ subject: `Task ${i + 1}, long enough that 3,000 of them fill a pipe` })));
+  cpSync(pipeTemplate.board, t.board, { recursive: true });
   return t;
 }
 
 describe('everyday polish', () => {
-  it('--version prints our own version', () => {
-    const t = board();
+  it('--version prints our own version', async () => {
+    const t = await board();
     const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string };
     expect(tasks(t.root, ['--version']).stdout).toBe(`${pkg.version}\n`);
   });
 
-  it('colour only when asked for by the terminal; NO_COLOR wins; --json never', () => {
-    const t = board();
+  it('colour only when asked for by the terminal; NO_COLOR wins; --json never', async () => {
+    const t = await board();
     expect(tasks(t.root, ['list']).stdout).not.toContain(ESC); // not a terminal (and NO_COLOR from the helper)
     const forced = tasks(t.root, ['list'], { FORCE_COLOR: '1', NO_COLOR: '' });
     expect(forced.stdout).toContain(`${ESC}1m${ESC}36m[ ] #1: Parse AST`);
@@ -42,8 +53,8 @@ describe('everyday polish', () => {
     expect(tasks(t.root, ['list', '--json'], { FORCE_COLOR: '1', NO_COLOR: '' }).stdout).not.toContain(ESC);
   });
 
-  it('completion prints a bash script and completes task ids', () => {
-    const t = board();
+  it('completion prints a bash script and completes task ids', async () => {
+    const t = await board();
     expect(tasks(t.root, ['completion']).stdout).toContain('complete -o bashdefault -o default -F _tasks_yargs_completions tasks');
     expect(tasks(t.root, ['--get-yargs-completions', 'done', '']).stdout.split('\n')).toEqual(expect.arrayContaining(['1', '2']));
     expect(tasks(t.root, ['--get-yargs-completions', 'show', ''], { SHELL: '/bin/zsh' }).stdout).toContain('2:Emit\\: output');
@@ -51,7 +62,7 @@ describe('everyday polish', () => {
   });
 
   it('every command has an example in its help', async () => {
-    const t = board();
+    const t = await board();
     const help = tasks(t.root, ['--help']).stdout;
     const commands = [...help.matchAll(/^ {2}tasks ([a-z-]+)/gm)].map((m) => m[1]).filter((c) => c !== 'completion');
     expect(commands.length).toBeGreaterThan(30);
@@ -67,8 +78,8 @@ describe('everyday polish', () => {
     for (const command of commands) expect(await helpOf([command, '--help']), command).toContain('Examples:');
   });
 
-  it('first-time mistakes get messages that say what to do', () => {
-    const t = board();
+  it('first-time mistakes get messages that say what to do', async () => {
+    const t = await board();
     expect(tasks(t.root, ['show', '9']).stderr).toContain("(the board has #1…#2; see 'tasks list')");
     expect(tasks(t.root, ['start', 'Parse AST']).stderr).toContain('looks like a subject');
     const outside = tempBoard({ init: false });
@@ -162,7 +173,7 @@ describe('a task file saved with a byte order mark (Notepad)', () => {
   it('is read as it is; doctor calls it non-canonical and --fix drops the mark', async () => {
     const { readFileSync: read, writeFileSync } = await import('node:fs');
     const { join } = await import('node:path');
-    const t = board();
+    const t = await board();
     const file = join(t.board, 'task_1.json');
     writeFileSync(file, '\uFEFF' + read(file, 'utf8').replace('Parse AST', 'Parse the AST'));
     const list = tasks(t.root, ['list']);

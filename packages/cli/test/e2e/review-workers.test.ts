@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
+import { TaskStore, inReview } from '@dotasks/core';
+import { createTasks, readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
 import { git, isAlive, startTasks, tempRepo } from '../agents-helpers.js';
 
 /** Generous: two cores are shared with other builds and tests. */
@@ -14,15 +15,23 @@ const jsonLines = (text: string) =>
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
-/** A board that requires review, with `count` tasks finished by `owner` (each now waiting for review). */
-function boardInReview(root: string, board: string, owners: string[]): void {
+/**
+ * A board that requires review, with a task finished by each of `owners` (each now waiting for review), made in
+ * process through the calls `tasks create`, `tasks start --owner` and `tasks done --owner` make: the reviewers are
+ * the subject (three processes a task made the two reviewers' board of eight cost 2 s of CPU).
+ */
+async function boardInReview(board: string, owners: string[]): Promise<void> {
   writeFileSync(join(board, 'config.json'), JSON.stringify({ review: true }));
-  owners.forEach((owner, i) => {
-    tasks(root, ['create', `Task ${i + 1}`]);
-    tasks(root, ['start', String(i + 1), '--owner', owner]);
-    const done = tasks(root, ['done', String(i + 1), '--owner', owner]);
-    if (!done.stdout.includes('waits for review')) throw new Error(done.stdout + done.stderr);
-  });
+  const store = new TaskStore(board);
+  const ids = await createTasks(
+    board,
+    owners.map((_, i) => `Task ${i + 1}`),
+  );
+  for (const [i, owner] of owners.entries()) {
+    await store.startTask(ids[i], { owner, actor: owner });
+    const done = await store.finishTask(ids[i], { actor: owner });
+    if (!inReview(done.task)) throw new Error(`#${ids[i]} did not enter review`);
+  }
 }
 
 describe('reviewer workers: tasks worker --review -- CMD (real processes)', () => {
@@ -32,7 +41,7 @@ describe('reviewer workers: tasks worker --review -- CMD (real processes)', () =
   it("approves a second owner's task on exit 0 (its dependents unblock), sends another back with the output's tail, never reviews its own", async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    boardInReview(t.root, t.board, ['alice', 'carol', 'rev']);
+    await boardInReview(t.board, ['alice', 'carol', 'rev']);
     tasks(t.root, ['create', 'After 1', '--blocked-by', '1']);
     // #1 was worked in a worktree of its own: the review runs there.
     mkdirSync(join(t.root, 'wt-1'));
@@ -73,8 +82,7 @@ describe('reviewer workers: tasks worker --review -- CMD (real processes)', () =
     const t = tempBoard();
     cleanup = t.cleanup;
     const count = 8;
-    boardInReview(
-      t.root,
+    await boardInReview(
       t.board,
       Array.from({ length: count }, () => 'alice'),
     );
@@ -105,7 +113,7 @@ describe('reviewer workers: tasks worker --review -- CMD (real processes)', () =
   it("a reviewer that dies loses its review: its claim's process is gone, and the next reviewer takes the task", async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    boardInReview(t.root, t.board, ['alice']);
+    await boardInReview(t.board, ['alice']);
     const pidFile = join(t.root, 'cmd.pid');
     const first = startTasks(t.root, ['worker', '--review', '--owner', 'rev-a', '--', `echo $$ > ${pidFile}; exec sleep 60`]);
     await vi.waitFor(() => expect(existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '').toBe(true), WAIT);
@@ -127,9 +135,7 @@ describe('reviewer workers: tasks worker --review -- CMD (real processes)', () =
   it("a worker's exit 0 on a task that requires review puts it in review (task.in_review) and moves on; its dependents wait for the approval", async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'First', '--review']);
-    tasks(t.root, ['create', 'Second', '--blocked-by', '1']);
-    tasks(t.root, ['create', 'Elsewhere']);
+    await createTasks(t.board, [{ subject: 'First', review: true }, { subject: 'Second', blockedBy: [1] }, 'Elsewhere']);
     const r = await tasksAsync(t.root, ['worker', '--owner', 'w1', '--json', '--idle-exit', '0', '--', 'true']);
     expect(r.code, r.stderr).toBe(0);
     const events = jsonLines(r.stdout);

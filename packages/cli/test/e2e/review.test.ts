@@ -1,11 +1,19 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readTaskFile, tasks, tempBoard } from '../helpers.js';
+import { TaskStore, inReview } from '@dotasks/core';
+import { createTasks, readTaskFile, tasks, tempBoard } from '../helpers.js';
 import { readEventLog } from '../agents-helpers.js';
 
 type Note = { at: string; owner: string; text: string };
 const leaseFile = (board: string, id: number) => join(board, '.runtime', 'leases', `task_${id}.json`);
+
+/** `tasks start ID --owner OWNER` then `tasks done ID --owner OWNER`, in process: a task put in review for a test of what comes after. */
+async function finishedBy(board: string, id: number, owner: string): Promise<void> {
+  const store = new TaskStore(board);
+  await store.startTask(id, { owner, actor: owner });
+  if (!inReview((await store.finishTask(id, { actor: owner })).task)) throw new Error(`#${id} did not enter review`);
+}
 
 describe('review before done: tasks done, review, approve and reject (real processes)', () => {
   let cleanup = () => {};
@@ -82,13 +90,11 @@ describe('review before done: tasks done, review, approve and reject (real proce
     expect(json.reviews[0].task.review).toMatchObject({ state: 'waiting' });
   });
 
-  it("the owner's approve or reject is refused with one line (exit 1), so is a task that does not wait; reject needs --note (exit 2); nothing is written", () => {
+  it("the owner's approve or reject is refused with one line (exit 1), so is a task that does not wait; reject needs --note (exit 2); nothing is written", async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Parse AST', '--review']);
-    tasks(t.root, ['create', 'Plain']);
-    tasks(t.root, ['start', '1', '--owner', 'alice']);
-    tasks(t.root, ['done', '1', '--owner', 'alice']);
+    await createTasks(t.board, [{ subject: 'Parse AST', review: true }, 'Plain']);
+    await finishedBy(t.board, 1, 'alice');
     const before = readTaskFile(t.board, 1);
     const events = readEventLog(t.board).length;
 
@@ -125,11 +131,13 @@ describe('review before done: tasks done, review, approve and reject (real proce
     expect(existsSync(leaseFile(t.board, 1))).toBe(false);
   });
 
-  it("a rejection sends the task back to its owner, pending, with the reviewer's note; finished again, it waits again", () => {
+  it("a rejection sends the task back to its owner, pending, with the reviewer's note; finished again, it waits again", async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Parse AST', '--review']);
-    tasks(t.root, ['create', 'Next', '--review']);
+    await createTasks(t.board, [
+      { subject: 'Parse AST', review: true },
+      { subject: 'Next', review: true },
+    ]);
     tasks(t.root, ['claim', '1', '--owner', 'alice']);
     tasks(t.root, ['done', '1', '--owner', 'alice']);
     // Its owner is free again (single-in-progress counts no task in review): alice takes the next one.
@@ -151,13 +159,11 @@ describe('review before done: tasks done, review, approve and reject (real proce
     expect(tasks(t.root, ['approve', '1', '--owner', 'bob']).code).toBe(0);
   });
 
-  it('export and import keep the review, and a file without one reads and writes as before', () => {
+  it('export and import keep the review, and a file without one reads and writes as before', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Waits', '--review']);
-    tasks(t.root, ['create', 'Plain']);
-    tasks(t.root, ['start', '1', '--owner', 'alice']);
-    tasks(t.root, ['done', '1', '--owner', 'alice']);
+    await createTasks(t.board, [{ subject: 'Waits', review: true }, 'Plain']);
+    await finishedBy(t.board, 1, 'alice');
     expect(Object.keys(readTaskFile(t.board, 2))).not.toContain('review');
     const exported = tasks(t.root, ['export']);
     const other = tempBoard();

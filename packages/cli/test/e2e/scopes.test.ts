@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readTaskFile, tasks, tempBoard } from '../helpers.js';
+import { TaskStore } from '@dotasks/core';
+import { createTasks, readTaskFile, tasks, tempBoard } from '../helpers.js';
 import { startTasks } from '../agents-helpers.js';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
@@ -20,15 +21,22 @@ function repoBoard(files: string[]): { root: string; board: string; cleanup: () 
   }
   git(t.root, 'add', '.');
   git(t.root, 'commit', '-q', '-m', 'start');
-  const init = tasks(t.root, ['init']);
-  if (init.code !== 0) throw new Error(init.stderr);
+  // What `tasks init` does in a repository without a remote (its own tests run the command).
+  TaskStore.init(t.board);
   return t;
 }
 
-function create(root: string, subject: string, paths: string[]): number {
+/** `tasks create SUBJECT --path …` as a command, for the create whose checks are the subject. */
+function createCommand(root: string, subject: string, paths: string[]): number {
   const r = tasks(root, ['create', subject, '--json', ...paths.flatMap((p) => ['--path', p])]);
   if (r.code !== 0) throw new Error(r.stderr);
   return (JSON.parse(r.stdout) as { task: { id: number } }).task.id;
+}
+
+/** The same task made in process, through the core call the command makes (the scope is checked there), for a starting board. */
+async function create(root: string, subject: string, paths: string[]): Promise<number> {
+  const [id] = await createTasks(join(root, '.tasks'), [{ subject, ...(paths.length ? { paths } : {}) }]);
+  return id;
 }
 
 describe('file scopes (real processes)', () => {
@@ -50,8 +58,8 @@ describe('file scopes (real processes)', () => {
       [['docs/x.md'], ['docs/*.md']],
     ];
     const overlapping: [number, number][] = [];
-    for (const [i, [first, second]] of pairs.entries()) overlapping.push([create(t.root, `P${i} one`, first), create(t.root, `P${i} two`, second)]);
-    const free = create(t.root, 'No scope', []);
+    for (const [i, [first, second]] of pairs.entries()) overlapping.push([await create(t.root, `P${i} one`, first), await create(t.root, `P${i} two`, second)]);
+    const free = await create(t.root, 'No scope', []);
 
     const log = join(logDir, 'work.log');
     // The command logs its start and end with a timestamp, holding its task for a while in between.
@@ -92,7 +100,7 @@ describe('file scopes (real processes)', () => {
   it('a worker records the files its command changed outside the task paths', { timeout: 60_000 }, async () => {
     const t = repoBoard(['src/a/x.ts', 'src/b/y.ts']);
     cleanup = t.cleanup;
-    const id = create(t.root, 'Work in a', ['src/a/**']);
+    const id = await create(t.root, 'Work in a', ['src/a/**']);
     const script =
       "const fs = require('fs'); fs.writeFileSync('src/a/x.ts', 'changed'); fs.writeFileSync('src/a/new.ts', 'new'); fs.writeFileSync('src/b/y.ts', 'stray'); fs.writeFileSync('stray.txt', 'x');";
     const worker = startTasks(t.root, ['worker', '--owner', 'w', '--json', '--', process.execPath, '-e', script]);
@@ -126,23 +134,27 @@ describe('file scopes (real processes)', () => {
   it('a task with a hostile glob holds back itself alone: four workers finish everything else', { timeout: 240_000 }, async () => {
     const t = repoBoard(['src/a/x.ts', 'src/b/y.ts', 'docs/x.md', LONG_NAME]);
     cleanup = t.cleanup;
-    const hostile = [BRACE_RANGE, BRACE_PRODUCT, BACKTRACKING].map((glob, i) => {
-      const id = create(t.root, `Hostile ${i}`, ['src/a/x.ts']);
+    const hostile: number[] = [];
+    for (const [i, glob] of [BRACE_RANGE, BRACE_PRODUCT, BACKTRACKING].entries()) {
+      const id = await create(t.root, `Hostile ${i}`, ['src/a/x.ts']);
       handEditPaths(t.board, id, [glob]);
-      return id;
-    });
+      hostile.push(id);
+    }
     // One more in progress for an owner who is away: the others' scopes are checked against it on every claim.
-    const away = create(t.root, 'Hostile in progress', ['src/b/y.ts']);
-    expect(tasks(t.root, ['claim', String(away), '--owner', 'away']).code).toBe(0);
+    const away = await create(t.root, 'Hostile in progress', ['src/b/y.ts']);
+    // The claim 'tasks claim ID --owner away' makes (a lease without a process).
+    await new TaskStore(t.board).claimTask(away, { owner: 'away', lease: {} });
     handEditPaths(t.board, away, [BRACE_RANGE]);
-    const good = [
-      create(t.root, 'Good a', ['src/a/**']),
-      create(t.root, 'Good b', ['src/b/**']),
-      create(t.root, 'Good docs', ['docs/**']),
-      create(t.root, 'Good long', ['src/aaa*']),
-      create(t.root, 'Good new', ['src/c/new.ts']),
-      create(t.root, 'No scope', []),
-    ];
+    const good: number[] = [];
+    for (const [subject, paths] of [
+      ['Good a', ['src/a/**']],
+      ['Good b', ['src/b/**']],
+      ['Good docs', ['docs/**']],
+      ['Good long', ['src/aaa*']],
+      ['Good new', ['src/c/new.ts']],
+      ['No scope', []],
+    ] as const)
+      good.push(await create(t.root, subject, [...paths]));
     // A heap small enough that the brace product's old way (expand it all) dies at once instead of taking the machine.
     const env = { NODE_OPTIONS: '--max-old-space-size=256' };
     const workers = Array.from({ length: 4 }, (_, k) =>
@@ -199,7 +211,7 @@ describe('file scopes (real processes)', () => {
     const many = tasks(t.root, ['create', 'Scoped', ...Array.from({ length: 101 }, (_, i) => ['--path', `f${i}`]).flat()]);
     expect(many.stderr).toContain('a scope holds at most 100');
     expect(readdirSync(t.board).filter((f) => f.startsWith('task_'))).toEqual([]);
-    const id = create(t.root, 'Scoped', ['src/**']);
+    const id = createCommand(t.root, 'Scoped', ['src/**']);
     const r = tasks(t.root, ['update', String(id), '--path', '/etc/**']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('is absolute');

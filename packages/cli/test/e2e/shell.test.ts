@@ -2,23 +2,23 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TASKS_BIN, cleanEnv, tasks, tempBoard } from '../helpers.js';
+import { TaskStore, resolveOwner } from '@dotasks/core';
+import { TASKS_BIN, cleanEnv, createTasks, tasks, tempBoard } from '../helpers.js';
 
 let cleanup = () => {};
 afterEach(() => cleanup());
 
-/** #1 completed, #2 open, #3 deleted. */
-function board() {
+/** The owner a command run beside the board acts as. */
+const actorAt = (root: string) => resolveOwner({ cwd: root, env: cleanEnv() }).owner;
+
+/** #1 completed, #2 open, #3 deleted: made in process, through the calls create, done and delete make. */
+async function board() {
   const t = tempBoard();
   cleanup = t.cleanup;
-  for (const args of [
-    ['create', 'Parse AST'],
-    ['create', 'Emit: output', '--blocked-by', '1'],
-    ['create', 'Dropped'],
-    ['done', '1'],
-    ['delete', '3'],
-  ])
-    expect(tasks(t.root, args).code, args.join(' ')).toBe(0);
+  await createTasks(t.board, ['Parse AST', { subject: 'Emit: output', blockedBy: [1] }, 'Dropped']);
+  const store = new TaskStore(t.board);
+  await store.finishTask(1, { actor: actorAt(t.root) });
+  await store.deleteTask(3, { actor: actorAt(t.root) });
   return t;
 }
 
@@ -26,7 +26,7 @@ const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 
 describe('shell completion', () => {
   it.skipIf(!hasTmux)('a real bash offers the task ids after `tasks show ` and completes `tasks done ` to the one open task', async () => {
-    const t = board();
+    const t = await board();
     // A `tasks` on PATH, as an installed bin would be.
     const bin = join(t.root, 'bin');
     mkdirSync(bin);
@@ -62,8 +62,8 @@ describe('shell completion', () => {
     }
   });
 
-  it('zsh and fish get the subjects beside the ids; bash the ids alone; commands and flags from the same table', () => {
-    const t = board();
+  it('zsh and fish get the subjects beside the ids; bash the ids alone; commands and flags from the same table', async () => {
+    const t = await board();
     const ask = (shell: string, ...words: string[]) => tasks(t.root, ['--get-yargs-completions', ...words], { TASKS_COMPLETION_SHELL: shell }).stdout;
     expect(ask('bash', 'show', '')).toBe('1\n2\n');
     expect(ask('zsh', 'show', '')).toBe('1:Parse AST\n2:Emit\\: output\n');
@@ -78,8 +78,8 @@ describe('shell completion', () => {
     expect(ask('fish', 'rea')).toContain('ready\tlist the tasks that can be started now\n');
   });
 
-  it('completion --help prints help; each shell gets its script, by --shell or from SHELL', () => {
-    const t = board();
+  it('completion --help prints help; each shell gets its script, by --shell or from SHELL', async () => {
+    const t = await board();
     const help = tasks(t.root, ['completion', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('--shell');
@@ -92,12 +92,10 @@ describe('shell completion', () => {
 });
 
 describe('a read command given --owner filters by it', () => {
-  it('list, ls and ready show only that owner’s tasks, as --filter-owner does', () => {
+  it('list, ls and ready show only that owner’s tasks, as --filter-owner does', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    expect(tasks(t.root, ['create', 'Mine', '--assign', 'ann']).code).toBe(0);
-    expect(tasks(t.root, ['create', 'Theirs', '--assign', 'bob']).code).toBe(0);
-    expect(tasks(t.root, ['create', 'Nobody’s']).code).toBe(0);
+    await createTasks(t.board, [{ subject: 'Mine', owner: 'ann' }, { subject: 'Theirs', owner: 'bob' }, 'Nobody’s']);
     for (const command of ['list', 'ls']) {
       const r = tasks(t.root, [command, '--owner', 'ann']);
       expect(r.stdout).toContain('#1: Mine');
@@ -113,8 +111,8 @@ describe('a read command given --owner filters by it', () => {
 const hasScript = spawnSync('script', ['--version']).status === 0;
 
 describe('colour', () => {
-  it.skipIf(!hasScript)('list is coloured on a terminal (a real pty, through script), plain through a pipe, and never with NO_COLOR', () => {
-    const t = board();
+  it.skipIf(!hasScript)('list is coloured on a terminal (a real pty, through script), plain through a pipe, and never with NO_COLOR', async () => {
+    const t = await board();
     const onTerminal = (env: Record<string, string>) =>
       spawnSync('script', ['-qec', `"${process.execPath}" "${TASKS_BIN}" list`, '/dev/null'], {
         cwd: t.root,
@@ -134,10 +132,10 @@ describe('colour', () => {
 });
 
 describe('text from the board never reaches the terminal raw', () => {
-  it('a subject with escape sequences is listed, shown and graphed without an ESC byte; --json keeps it', () => {
+  it('a subject with escape sequences is listed, shown and graphed without an ESC byte; --json keeps it', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    expect(tasks(t.root, ['create', 'placeholder', '-d', 'first line\nsecond']).code).toBe(0);
+    await createTasks(t.board, [{ subject: 'placeholder', description: 'first line\nsecond' }]);
     const file = join(t.board, 'task_1.json');
     const subject = '\u001b]0;pwned\u0007\u001b[2J';
     const task = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -163,10 +161,10 @@ describe('text from the board never reaches the terminal raw', () => {
     expect(JSON.parse(tasks(t.root, ['show', '1', '--json']).stdout).subject).toBe(`Evil ${subject}\nsecond line \u009b6n`);
   });
 
-  it('bidi controls and invisible characters are shown escaped by list, show and search; --json keeps them', () => {
+  it('bidi controls and invisible characters are shown escaped by list, show and search; --json keeps them', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    expect(tasks(t.root, ['create', 'placeholder']).code).toBe(0);
+    await createTasks(t.board, ['placeholder']);
     const file = join(t.board, 'task_1.json');
     const subject = 'pay \u202eusd001\u202c to \u2066bob\u2069 \u200fnow\u200e \u061c zero\u200bwidth e\u0301 👍🏽';
     const task = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -185,11 +183,11 @@ describe('text from the board never reaches the terminal raw', () => {
     expect(JSON.parse(tasks(t.root, ['show', '1', '--json']).stdout)).toMatchObject({ subject, owner: 'ann\u202e' });
   });
 
-  it('export --format markdown shows the texts escaped, json keeps them', () => {
+  it('export --format markdown shows the texts escaped, json keeps them', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    expect(tasks(t.root, ['create', 'placeholder']).code).toBe(0);
-    expect(tasks(t.root, ['note', '1', 'placeholder note']).code).toBe(0);
+    await createTasks(t.board, ['placeholder']);
+    await new TaskStore(t.board).addNote(1, 'placeholder note', { actor: actorAt(t.root) });
     const file = join(t.board, 'task_1.json');
     const task = JSON.parse(readFileSync(file, 'utf8')) as { notes: { at: string; owner: string; text: string }[] } & Record<string, unknown>;
     writeFileSync(

@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TaskStore, resolveOwner } from '@dotasks/core';
 import { isRunning } from '@dotasks/core/internal';
-import { readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
+import { cleanEnv, createTasks, readTaskFile, tasks, tasksAsync, tempBoard } from '../helpers.js';
 import { git, readEventLog, startTasks, tempRepo } from '../agents-helpers.js';
 
 /** Generous: two cores are shared with other builds and tests. */
@@ -10,18 +11,20 @@ const WAIT = { timeout: 30_000, interval: 50 };
 
 type Note = { at: string; owner: string; text: string };
 const notesOf = (board: string, id: number) => (readTaskFile(board, id).notes ?? []) as Note[];
+/** `tasks start ID --owner OWNER`, in process (a test's starting board; start has its own tests). */
+const startAs = (board: string, id: number, owner: string) => new TaskStore(board).startTask(id, { owner, actor: owner });
 
 describe('checks before done: tasks done runs the verify command (real processes)', () => {
   let cleanup = () => {};
   afterEach(() => cleanup());
 
-  it('a failing check refuses done (exit 1, one line and the tail), leaves the task in progress with the tail in a note; --force completes it and says so', () => {
+  it('a failing check refuses done (exit 1, one line and the tail), leaves the task in progress with the tail in a note; --force completes it and says so', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     const check = `for i in $(seq 1 60); do echo "line $i"; done; echo "2 tests failed" >&2; exit 3`;
     expect(tasks(t.root, ['create', 'Parse AST', '--verify', check]).code).toBe(0);
-    tasks(t.root, ['create', 'Emit output', '--blocked-by', '1']);
-    tasks(t.root, ['start', '1', '--owner', 'ann']);
+    await createTasks(t.board, [{ subject: 'Emit output', blockedBy: [1] }]);
+    await startAs(t.board, 1, 'ann');
 
     const r = tasks(t.root, ['done', '1', '--owner', 'ann']);
     expect(r.code).toBe(1);
@@ -56,13 +59,11 @@ describe('checks before done: tasks done runs the verify command (real processes
     expect(notesOf(t.board, 1).at(-1)?.text).toBe(`completed without its check (forced): \`${check}\` was not run`);
   });
 
-  it("a passing check completes the task and unblocks; the board's verify applies to a task without its own, which replaces it", () => {
+  it("a passing check completes the task and unblocks; the board's verify applies to a task without its own, which replaces it", async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     writeFileSync(join(t.board, 'config.json'), JSON.stringify({ verify: 'test -f board-ok' }));
-    tasks(t.root, ['create', 'Uses the board check']);
-    tasks(t.root, ['create', 'Has its own', '--verify', 'test -f own-ok']);
-    tasks(t.root, ['create', 'Waits', '--blocked-by', '1']);
+    await createTasks(t.board, ['Uses the board check', { subject: 'Has its own', verify: 'test -f own-ok' }, { subject: 'Waits', blockedBy: [1] }]);
 
     const refused = tasks(t.root, ['done', '1']);
     expect(refused.code).toBe(1);
@@ -89,11 +90,11 @@ describe('checks before done: tasks done runs the verify command (real processes
     });
   });
 
-  it('a check that prints terminal escapes is shown sanitized: on stderr, in the note, in tasks show', () => {
+  it('a check that prints terminal escapes is shown sanitized: on stderr, in the note, in tasks show', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     const check = String.raw`printf '\033]2;pwned\007\033[31mred\033[0m \033[2J\302\2331m bold\nnext\r\n\342\200\256evil\n'; exit 1`;
-    tasks(t.root, ['create', 'Escapes', '--verify', check]);
+    await createTasks(t.board, [{ subject: 'Escapes', verify: check }]);
     const r = tasks(t.root, ['done', '1']);
     expect(r.code).toBe(1);
     // Nothing that acts on a terminal: no ESC, no C1 CSI, no bidi override.
@@ -112,7 +113,7 @@ describe('checks before done: tasks done runs the verify command (real processes
     cleanup = t.cleanup;
     writeFileSync(join(t.board, 'config.json'), JSON.stringify({ verifyTimeoutSeconds: 1 }));
     const pidFile = join(t.root, 'pid');
-    tasks(t.root, ['create', 'Slow', '--verify', `echo started; sh -c 'echo $$ > ${pidFile}; exec sleep 60' & wait`]);
+    await createTasks(t.board, [{ subject: 'Slow', verify: `echo started; sh -c 'echo $$ > ${pidFile}; exec sleep 60' & wait` }]);
     const r = tasks(t.root, ['done', '1']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/tasks: the check of #1 failed \(timed out after \d+ s\)/);
@@ -129,8 +130,8 @@ describe('checks before done: tasks done runs the verify command (real processes
     const started = join(t.root, 'started');
     const go = join(t.root, 'go');
     // The check says it started, then waits for the test (a poll on a file, not a sleep of the test's).
-    tasks(t.root, ['create', 'Contested', '--verify', `touch ${started}; while [ ! -f ${go} ]; do sleep 0.05; done`]);
-    tasks(t.root, ['start', '1', '--owner', 'ann']);
+    await createTasks(t.board, [{ subject: 'Contested', verify: `touch ${started}; while [ ! -f ${go} ]; do sleep 0.05; done` }]);
+    await startAs(t.board, 1, 'ann');
     const done = tasksAsync(t.root, ['done', '1', '--owner', 'ann']);
     await vi.waitFor(() => expect(existsSync(started)).toBe(true), WAIT);
     expect(tasks(t.root, ['release', '1', '--force', '--owner', 'bob']).code).toBe(0);
@@ -141,11 +142,13 @@ describe('checks before done: tasks done runs the verify command (real processes
     expect(readTaskFile(t.board, 1)).toMatchObject({ status: 'pending', owner: '' });
   });
 
-  it('done --result keeps a short result, shown by tasks show and exported; a result too long is refused with nothing written', () => {
+  it('done --result keeps a short result, shown by tasks show and exported; a result too long is refused with nothing written', async () => {
     const t = tempBoard();
     cleanup = t.cleanup;
-    tasks(t.root, ['create', 'Parse AST', '--verify', 'true']);
-    tasks(t.root, ['create', 'Emit', '--blocked-by', '1']);
+    await createTasks(t.board, [
+      { subject: 'Parse AST', verify: 'true' },
+      { subject: 'Emit', blockedBy: [1] },
+    ]);
     const before = readFileSync(join(t.board, 'task_1.json'), 'utf8');
     const long = tasks(t.root, ['done', '1', '--result', 'x'.repeat(2001)]);
     expect(long.code).toBe(1);
@@ -161,16 +164,15 @@ describe('checks before done: tasks done runs the verify command (real processes
     expect(exported.tasks[1]).not.toHaveProperty('verify');
   });
 
-  it('export and import dotasks keep the check and the result; a Claude Code list, which has neither, imports as before', () => {
+  it('export and import dotasks keep the check and the result; a Claude Code list, which has neither, imports as before', async () => {
     const t = tempBoard();
     const other = tempBoard();
     cleanup = () => {
       t.cleanup();
       other.cleanup();
     };
-    tasks(t.root, ['create', 'Parse AST', '--verify', 'npm test -- parser']);
-    tasks(t.root, ['create', 'Plain']);
-    tasks(t.root, ['done', '2', '--result', 'nothing to it']);
+    await createTasks(t.board, [{ subject: 'Parse AST', verify: 'npm test -- parser' }, 'Plain']);
+    await new TaskStore(t.board).finishTask(2, { actor: resolveOwner({ cwd: t.root, env: cleanEnv() }).owner, result: 'nothing to it' });
     writeFileSync(join(t.root, 'board.json'), tasks(t.root, ['export']).stdout);
     const r = tasks(other.root, ['import', 'dotasks', join(t.root, 'board.json')]);
     expect(r.code, r.stderr).toBe(0);
@@ -187,11 +189,13 @@ describe('checks before done: tasks done runs the verify command (real processes
     expect(Object.keys(claude)).not.toContain('result');
   });
 
-  it('runs the check in the task worktree (claim --worktree), else at the top of the repository (real git)', () => {
+  it('runs the check in the task worktree (claim --worktree), else at the top of the repository (real git)', async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    tasks(r.repo, ['create', 'In a worktree', '--verify', 'pwd > "$TASKS_DIR/../where-1"; git rev-parse --abbrev-ref HEAD >> "$TASKS_DIR/../where-1"']);
-    tasks(r.repo, ['create', 'In the repository', '--verify', 'pwd > "$TASKS_DIR/../where-2"']);
+    await createTasks(r.board, [
+      { subject: 'In a worktree', verify: 'pwd > "$TASKS_DIR/../where-1"; git rev-parse --abbrev-ref HEAD >> "$TASKS_DIR/../where-1"' },
+      { subject: 'In the repository', verify: 'pwd > "$TASKS_DIR/../where-2"' },
+    ]);
     const claim = tasks(r.repo, ['claim', '1', '--worktree', '--owner', 'agent-1']);
     expect(claim.code, claim.stderr).toBe(0);
     const worktree = readTaskFile(r.board, 1).metadata as { worktree: string };
@@ -218,8 +222,10 @@ describe('checks before done and results in a worker (real processes, real git)'
   it('a worker whose check fails leaves its task in progress with the tail in a note, and its dependents blocked', async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    tasks(r.repo, ['create', 'Write the parser', '--verify', 'echo "FAIL parser.test.ts"; exit 1']);
-    tasks(r.repo, ['create', 'Use the parser', '--blocked-by', '1']);
+    await createTasks(r.board, [
+      { subject: 'Write the parser', verify: 'echo "FAIL parser.test.ts"; exit 1' },
+      { subject: 'Use the parser', blockedBy: [1] },
+    ]);
     const w = startTasks(r.repo, ['worker', '--worktree', '--owner', 'w1', '--json', '--', 'git commit -q --allow-empty -m "work on $TASK_ID"']);
     const done = await w.done;
     // It gave up on the task: exit 1, the task still its own, in progress.
@@ -251,9 +257,7 @@ describe('checks before done and results in a worker (real processes, real git)'
     const r = tempRepo();
     cleanup = r.cleanup;
     writeFileSync(join(r.board, 'config.json'), JSON.stringify({ verify: 'git log -1 --format=%s | grep -q "work on"' }));
-    tasks(r.repo, ['create', 'Write the parser']);
-    tasks(r.repo, ['create', 'Write the lexer']);
-    tasks(r.repo, ['create', 'Use them', '--blocked-by', '1,2']);
+    await createTasks(r.board, ['Write the parser', 'Write the lexer', { subject: 'Use them', blockedBy: [1, 2] }]);
     const seen = join(r.root, 'upstream.jsonl');
     const command = [
       'git commit -q --allow-empty -m "work on $TASK_ID"',

@@ -5,6 +5,9 @@ import { TaskStore, isRunning } from '@dotasks/core/internal';
 import { TASKS_BIN, createTasks, readTaskFile, tasks, tempBoard } from '../helpers.js';
 import { isAlive, leftovers, readEventLog, startTasks } from '../agents-helpers.js';
 
+/** `tasks start ID --owner OWNER` in process: a person's task in progress, for a worker to wait on (start has its own tests). */
+const startAs = (board: string, id: number, owner: string) => new TaskStore(board).startTask(id, { owner, actor: owner });
+
 /** A seeded random number generator, so a failing DAG can be reproduced. */
 function random(seed: number): () => number {
   let s = seed >>> 0;
@@ -205,7 +208,7 @@ describe('tasks worker (real processes)', () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     await createTasks(t.board, ['Refactor auth', { subject: 'OAuth endpoint', blockedBy: [1] }, 'Unrelated']);
-    tasks(t.root, ['start', '1', '--owner', 'alice']);
+    await startAs(t.board, 1, 'alice');
     const w = startTasks(t.root, ['worker', '--owner', 'bot', '--', 'true']);
     await vi.waitFor(() => expect(w.stderr()).toContain('[bot] nothing ready; waiting for #1'), { timeout: 60_000, interval: 50 });
     expect(readTaskFile(t.board, 3)).toMatchObject({ status: 'completed', owner: 'bot' });
@@ -219,7 +222,7 @@ describe('tasks worker (real processes)', () => {
     const t = tempBoard();
     cleanup = t.cleanup;
     await createTasks(t.board, ['Held by a person', { subject: 'Waits for it', blockedBy: [1] }, 'Free one', 'Free two']);
-    tasks(t.root, ['start', '1', '--owner', 'alice']);
+    await startAs(t.board, 1, 'alice');
     const one = await startTasks(t.root, ['worker', '--owner', 'bot', '--max-tasks', '1', '--json', '--', 'true']).done;
     expect(one.code).toBe(0);
     expect(one.stdout.trim().split('\n').at(-1)).toContain('"reason":"max_tasks"');

@@ -3,18 +3,17 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpath
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { readTaskFile, tasks } from '../helpers.js';
+import { createTasks, readTaskFile, tasks } from '../helpers.js';
 import { git, startTasks, tempRepo } from '../agents-helpers.js';
 
 describe('worktrees (real git)', () => {
   let cleanup = () => {};
   afterEach(() => cleanup());
 
-  it('a claim made in one linked worktree is seen at once from another and from the main checkout', () => {
+  it('a claim made in one linked worktree is seen at once from another and from the main checkout', async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    tasks(r.repo, ['create', 'Parse AST']);
-    tasks(r.repo, ['create', 'Emit output']);
+    await createTasks(r.board, ['Parse AST', 'Emit output']);
     const a = join(r.root, 'agent-a');
     const b = join(r.root, 'agent-b');
     git(r.repo, ['worktree', 'add', '-q', a]);
@@ -38,14 +37,14 @@ describe('worktrees (real git)', () => {
     expect(tasks(r.repo, ['list']).stdout).toContain('[>] #2: Emit output (agent-b)');
   });
 
-  it('in a repository with no commit yet, claim --worktree and worker --worktree say so in one line and leave nothing behind', () => {
+  it('in a repository with no commit yet, claim --worktree and worker --worktree say so in one line and leave nothing behind', async () => {
     const root = realpathSync(mkdtempSync(join(tmpdir(), 'dotasks-nocommit-')));
     cleanup = () => rmSync(root, { recursive: true, force: true });
     const repo = join(root, 'repo');
     mkdirSync(repo);
     git(repo, ['init', '-q', '-b', 'main']);
     expect(tasks(repo, ['init']).code).toBe(0);
-    tasks(repo, ['create', 'first']);
+    await createTasks(join(repo, '.tasks'), ['first']);
     for (const args of [
       ['claim', '1', '--worktree', '--owner', 'alice'],
       ['worker', '--worktree', '--max-tasks', '1', '--owner', 'alice', '--', 'true'],
@@ -63,11 +62,10 @@ describe('worktrees (real git)', () => {
     }
   });
 
-  it('claim --worktree makes a branch and a worktree, records them, and commands inside act on the shared board', () => {
+  it('claim --worktree makes a branch and a worktree, records them, and commands inside act on the shared board', async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    tasks(r.repo, ['create', 'Parse AST']);
-    tasks(r.repo, ['create', 'Transform AST', '--blocked-by', '1']);
+    await createTasks(r.board, ['Parse AST', { subject: 'Transform AST', blockedBy: [1] }]);
     const claim = tasks(r.repo, ['claim', '1', '--worktree', '--owner', 'alice', '--json']);
     expect(claim.code, claim.stderr).toBe(0);
     const out = JSON.parse(claim.stdout) as { worktree: { path: string; branch: string; created: boolean } };
@@ -101,10 +99,10 @@ describe('worktrees (real git)', () => {
     expect(tasks(r.repo, ['worktree', 'list']).stdout).toContain(`#1 completed (alice)  task/1  ${path}  [clean]`);
   });
 
-  it('worktree remove refuses a worktree with uncommitted changes unless --force; the branch stays', () => {
+  it('worktree remove refuses a worktree with uncommitted changes unless --force; the branch stays', async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    tasks(r.repo, ['create', 'Parse AST']);
+    await createTasks(r.board, ['Parse AST']);
     const custom = join(r.root, 'elsewhere', 'parse');
     expect(tasks(r.repo, ['claim', '1', '--worktree', '--path', custom, '--owner', 'bob']).code).toBe(0);
     writeFileSync(join(custom, 'scratch.txt'), 'not committed\n');
@@ -129,11 +127,10 @@ describe('worktrees (real git)', () => {
     expect(tasks(r.repo, ['worktree', 'list']).stdout).toContain('no task worktrees');
   });
 
-  it('worktree remove --force removes only a worktree dotasks made for that task; config values reach git only as values', () => {
+  it('worktree remove --force removes only a worktree dotasks made for that task; config values reach git only as values', async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    tasks(r.repo, ['create', 'Parse AST']);
-    tasks(r.repo, ['create', 'Emit output']);
+    await createTasks(r.board, ['Parse AST', 'Emit output']);
     // Someone's own worktree, with uncommitted work, named by hand in task #1's file.
     const theirs = join(r.root, 'my-experiment');
     git(r.repo, ['worktree', 'add', '-q', theirs]);
@@ -151,17 +148,17 @@ describe('worktrees (real git)', () => {
     expect(existsSync(two)).toBe(true);
     // A branch pattern that would reach git as an option is refused before anything is claimed.
     writeFileSync(join(r.board, 'config.json'), JSON.stringify({ branchPattern: '-f{id}' }) + '\n');
-    tasks(r.repo, ['create', 'Third']);
+    await createTasks(r.board, ['Third']);
     const option = tasks(r.repo, ['claim', '3', '--worktree', '--owner', 'carol']);
     expect(option.code).toBe(1);
     expect(option.stderr).toContain('"-f3", which git does not accept as a branch name');
     expect(readTaskFile(r.board, 3)).toMatchObject({ status: 'pending', owner: '' });
   });
 
-  it('claim --worktree outside git is refused before anything is claimed; a lost claim makes no worktree', () => {
+  it('claim --worktree outside git is refused before anything is claimed; a lost claim makes no worktree', async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    tasks(r.repo, ['create', 'Parse AST']);
+    await createTasks(r.board, ['Parse AST']);
     expect(tasks(r.repo, ['claim', '1', '--owner', 'alice']).code).toBe(0);
     const lost = tasks(r.repo, ['claim', '1', '--worktree', '--owner', 'bob']);
     expect(lost.code).toBe(3);
@@ -180,8 +177,7 @@ describe('worktrees (real git)', () => {
   it('worker --worktree runs each task in its own worktree on its own branch', { timeout: 300_000 }, async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    tasks(r.repo, ['create', 'Parse AST']);
-    tasks(r.repo, ['create', 'Emit output', '--blocked-by', '1']);
+    await createTasks(r.board, ['Parse AST', { subject: 'Emit output', blockedBy: [1] }]);
     // Each task commits a file on its branch, from inside its worktree.
     const cmd = 'echo "$TASK_SUBJECT" > "task-$TASK_ID.txt" && git add . && git -c user.name=w -c user.email=w@x commit -q -m "$TASK_SUBJECT"';
     const w = await startTasks(r.repo, ['worker', '--worktree', '--owner', 'bot', '--', cmd]).done;
@@ -198,7 +194,7 @@ describe('worktrees (real git)', () => {
   it("claim --worktree waits out another worktree's files caught half-written or half-removed (a worktree add or remove running beside it)", async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    tasks(r.repo, ['create', 'Parse AST']);
+    await createTasks(r.board, ['Parse AST']);
     git(r.repo, ['worktree', 'add', '-q', join(r.root, 'other')]);
     // What git's listing finds while another git removes that worktree: its commondir emptied, not yet gone.
     const commondir = join(r.repo, '.git', 'worktrees', 'other', 'commondir');
@@ -214,10 +210,10 @@ describe('worktrees (real git)', () => {
     expect(readTaskFile(r.board, 1)).toMatchObject({ status: 'in_progress', owner: 'alice', metadata: { branch: 'task/1' } });
   });
 
-  it("claim --worktree's own worktree add waits out another worktree caught half-written (a merge's scratch checkout made beside it)", () => {
+  it("claim --worktree's own worktree add waits out another worktree caught half-written (a merge's scratch checkout made beside it)", async () => {
     const r = tempRepo();
     cleanup = r.cleanup;
-    tasks(r.repo, ['create', 'Parse AST']);
+    await createTasks(r.board, ['Parse AST']);
     git(r.repo, ['worktree', 'add', '-q', join(r.root, 'other')]);
     const commondir = join(r.repo, '.git', 'worktrees', 'other', 'commondir');
     const text = readFileSync(commondir, 'utf8');
