@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildCli } from './cli.js';
+import { buildCli, skipHelpCache } from './cli.js';
 import { COMMAND_LIST, camel, checkArgs, optionsOf, type CommandSpec, type OptionSpec } from './command-table.js';
 import { parseFast } from './fast-path.js';
 
@@ -19,12 +19,9 @@ async function viaYargs(argv: string[]): Promise<Outcome> {
       throw new Refused(message);
     },
   }).exitProcess(false);
-  // After running a command's handler, yargs renders the whole help text and keeps it, to print should the handler's
-  // promise reject; that is 80% of a parse here (string widths of every line), and these runs never print help.
-  // Skipping it changes nothing about what is parsed; if a yargs release drops the method, this line says so.
-  const usage = (cli as unknown as { getInternalMethods(): { getUsageInstance(): { cacheHelpMessage(): void } } }).getInternalMethods().getUsageInstance();
-  if (typeof usage.cacheHelpMessage !== 'function') throw new Error('yargs no longer has usage.cacheHelpMessage: remove this shortcut');
-  usage.cacheHelpMessage = () => undefined;
+  // As the CLI does (cli.ts, skipHelpCache): skipping the help text yargs renders after a handler changes nothing
+  // about what is parsed; if a yargs release drops the method, this line says so.
+  if (!skipHelpCache(cli)) throw new Error('yargs no longer has usage.cacheHelpMessage: remove skipHelpCache');
   try {
     await cli.parseAsync();
   } catch (error) {
