@@ -7,7 +7,7 @@ import { TasksError } from '../errors.js';
 import { serializeTask, taskFileName } from '../format/format.js';
 import { syncBoard } from './sync.js';
 import { SyncMemory } from './sync-memory.js';
-import { boardFiles, createRemote, git, pushToBoardBranch, until, type RemoteFixture } from '../../test/git-remote.js';
+import { boardFiles, createRemote, git, onBranch, pushToBoardBranch, until, type RemoteFixture } from '../../test/git-remote.js';
 
 /**
  * The board branch's sharded tree (board-tree.ts) and the sync that finds
@@ -189,5 +189,18 @@ describe('a sync with nothing to do', () => {
     await clockPast(store);
     await syncBoard(store);
     expect(await syncWithoutBoardLock(store)).toMatchObject({ incoming: [], outgoing: [] });
+  });
+
+  it("a look that sends nothing out (a claim by ref looks before it claims) leaves this board's changes for the next sync to push", async () => {
+    fixture = await createRemote();
+    const store = TaskStore.init(join(fixture.clone('clone1'), '.tasks'));
+    await store.createTask({ subject: 'first' });
+    await syncBoard(store);
+    await store.updateTask(1, { description: 'changed here' });
+    await clockPast(store);
+    // A worker finished a task, then found nothing to claim: its look brought the remote in and sent nothing.
+    await syncBoard(store, { keepOut: true });
+    expect((await syncBoard(store)).outgoing).toEqual([{ id: 1, what: 'updated' }]);
+    expect(JSON.parse(git(fixture.bare, 'show', `tasks:${onBranch('task_1.json')}`))).toMatchObject({ description: 'changed here' });
   });
 });

@@ -149,10 +149,20 @@ export function leavesNothing(merged: MergePlan): boolean {
 
 /**
  * After a sync: records its look before the merge when the board still looks
- * the same and the merge left nothing (nothingToDo then ends the next sync
- * early), and forgets any earlier record otherwise.
+ * the same, the merge left nothing and what it had to send went out
+ * (nothingToDo then ends the next sync early), and forgets any earlier
+ * record otherwise.
  */
-export function recordSync(store: TaskStore, where: string, head: string | undefined, before: string | undefined, merged: MergePlan, refs: string): void {
-  const same = head !== undefined && before !== undefined && leavesNothing(merged) && lookAtBoard(store) === before;
+export function recordSync(
+  store: TaskStore,
+  where: string,
+  head: string | undefined,
+  before: string | undefined,
+  merged: MergePlan,
+  { refs, keptOut }: { refs: string; keptOut: boolean },
+): void {
+  // A round that sent nothing out (a claim's look) with changes of this board to send leaves them for the next sync.
+  const sent = !keptOut || merged.outgoing.length === 0;
+  const same = head !== undefined && before !== undefined && sent && leavesNothing(merged) && lookAtBoard(store) === before;
   writeRecord(store.runtimeDir, where, same ? { head: head!, look: before!, ...(refs ? { refs } : {}) } : undefined);
 }

@@ -106,7 +106,7 @@ async function rounds(ctx: SyncContext): Promise<SyncReport> {
     const merged = await mergeRound(ctx, plan);
     if (!merged) continue; // the board changed between the look before the lock and the lock: look again
     if ((await pushRound(ctx, state, plan, merged, keep)) === 'done') {
-      recordSync(ctx.store, ctx.where, report.head, look, merged, refsKey(state.refClaims));
+      recordSync(ctx.store, ctx.where, report.head, look, merged, { refs: refsKey(state.refClaims), keptOut: !!options.keepOut });
       ctx.memory.synced(ctx.store.dir);
       return report;
     }
