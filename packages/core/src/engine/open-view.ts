@@ -116,6 +116,56 @@ export function loadOpenSnapshot(dir: string, options: { foldAt?: number; verify
   return fromIndex(dir, head, options.verify ? Date.now() : undefined) ?? fold(loadBoardSnapshot(dir), foldAt);
 }
 
+/**
+ * The open view's key (OpenSnapshot.indexKey) of a board with a history to
+ * fold, as loadOpenSnapshot would give it, for a sync that only asks whether
+ * anything changed (sync/quiet-sync.ts): when the index still holds every
+ * open file as it is (a stat each, no text parsed, no task built), the key
+ * comes from the header and seal; otherwise the open view is taken (and
+ * writes what it learned). Undefined: no history to fold, or no key.
+ */
+export function openViewKey(dir: string, foldAt = FOLD_HISTORY_AT): string | undefined {
+  const mark = readHighWaterMarkQuiet(dir);
+  if (mark === null || mark <= foldAt) return undefined;
+  const head = readIndexHead(boardIndexPath(dir), (header) => header.completed + header.deleted > foldAt);
+  // The same checks as loadOpenSnapshot, each once (the sweep moves on with every look).
+  const trusted = head !== undefined && sameFileId(head.header.git, gitIndexId(dir)) && !swept(dir, head);
+  const view = !trusted
+    ? fold(loadBoardSnapshot(dir), foldAt)
+    : (unchangedKey(dir, head, mark) ?? fromIndex(dir, head, undefined) ?? fold(loadBoardSnapshot(dir), foldAt));
+  if (typeof view === 'string') return view;
+  return view.history ? view.indexKey : undefined;
+}
+
+/** openKeyOf the index's head when nothing it holds changed: no unsure or unknown id, the same mark, every open file as its entry says. */
+function unchangedKey(dir: string, head: IndexHead, hwm: number): string | undefined {
+  const { header } = head;
+  if (header.unsure.length || header.hwm !== hwm) return undefined;
+  const { unknown, present } = unknownIds(dir, header, (id) => head.open.has(id) || inRanges(header.closed, id));
+  if (present || unknown.size) return undefined;
+  for (const [id, line] of head.open) {
+    const identity = entryIdentity(line);
+    const stat = identity && statSync(join(dir, taskFileName(id)), { throwIfNoEntry: false });
+    if (!stat || !stat.isFile() || !sameFile(identity, stat)) return undefined;
+  }
+  return openKeyOf(header.openBytes, head.seal);
+}
+
+/** The file identity of an entry line `[id,ino,size,mtimeMs,ctimeMs,{…}]`, read without parsing the task. */
+function entryIdentity(line: string): [number, number, number, number] | undefined {
+  const numbers: number[] = [];
+  let at = line.indexOf(',') + 1;
+  while (numbers.length < 4 && at > 0) {
+    const comma = line.indexOf(',', at);
+    if (comma < 0) return undefined;
+    const n = Number(line.slice(at, comma));
+    if (!Number.isFinite(n)) return undefined;
+    numbers.push(n);
+    at = comma + 1;
+  }
+  return numbers.length === 4 ? (numbers as [number, number, number, number]) : undefined;
+}
+
 /** A whole board as a folded view, when it has more than `foldAt` closed tasks. */
 function fold(snapshot: BoardSnapshot, foldAt: number): OpenSnapshot {
   let completed = 0;

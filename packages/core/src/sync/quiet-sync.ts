@@ -8,8 +8,9 @@
  * "No file changed" is a look at every board file's identity (inode, size,
  * mtime, ctime: one stat each, no read), the names in the board folder and
  * in the claim records' folder, folded into one digest; on a board with a
- * large history, the look of the everyday commands instead (the open files
- * and the board index's word for the closed ones, engine/open-view.ts). A sync records the
+ * large history, the look of the everyday commands instead (a stat of each
+ * open file and the board index's word for the closed ones,
+ * engine/open-view.ts, openViewKey). A sync records the
  * digest of the look it made before its merge, and only when the look after
  * its push found the same (its merge wrote nothing here, nobody changed
  * anything meanwhile) and the merge left nothing that time alone changes
@@ -27,7 +28,7 @@ import { idFromFileName } from '../format/format.js';
 import { atomicWriteFile, readFileIfExists } from '../fs/fsio.js';
 import { HIGHWATERMARK_FILE } from '../engine/transaction.js';
 import { readHighWaterMarkQuiet } from '../engine/board-index.js';
-import { FOLD_HISTORY_AT, loadOpenSnapshot } from '../engine/open-view.js';
+import { FOLD_HISTORY_AT, openViewKey } from '../engine/open-view.js';
 import { LEASES_DIR } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import type { MergePlan } from './merge-types.js';
@@ -71,9 +72,9 @@ export function lookAtBoard(store: TaskStore): string | undefined {
   };
   // A large history is looked at as the everyday commands look at it (open-view.ts): the open files, and the
   // index's word for the closed ones, which a git operation, the watcher or the sweep corrects.
-  const open = historyFolded(store) ? loadOpenSnapshot(store.dir) : undefined;
-  if (open?.history && open.indexKey !== undefined) {
-    hash.update(`index\0${open.indexKey}\n`);
+  const openKey = historyFolded(store) ? openViewKey(store.dir) : undefined;
+  if (openKey !== undefined) {
+    hash.update(`index\0${openKey}\n`);
     add(HIGHWATERMARK_FILE, statSync(join(store.dir, HIGHWATERMARK_FILE), { throwIfNoEntry: false }));
   } else {
     // Sorted, so the digest does not depend on the order the folder lists them in.
