@@ -129,8 +129,9 @@ export type FetchOutcome = { outcome: 'fetched'; from?: string } | { outcome: 'm
  * when asked, to build on.
  */
 export async function fetchBoardBranch(remote: string, branch: string, refs: SyncRefs, run: GitRunner, also: string[] = []): Promise<FetchOutcome> {
-  // Not --quiet: git says a refused update (` ! [rejected] … (non-fast-forward)`) only without it.
-  const base = ['fetch', '--no-tags', '--no-write-fetch-head', '--no-progress', '--refmap=', remote];
+  // Not --quiet: git says a refused update (` ! [rejected] … (non-fast-forward)`) only without it. No `git
+  // maintenance --auto` after it (a git process every fetch): the sync keeps the clone packed itself (pack-upkeep.ts).
+  const base = ['fetch', '--no-tags', '--no-write-fetch-head', '--no-progress', '--no-auto-gc', '--refmap=', remote];
   // `also`: more refspecs in the same fetch (the claim refs, claim-refs.ts), pruned: what the remote deleted goes here too.
   const r = await run([...base.slice(0, -1), ...(also.length ? ['--prune'] : []), remote, `refs/heads/${branch}:${refs.tracking}`, ...also]);
   const said = r.stdout.toString('utf8') + r.stderr;

@@ -20,7 +20,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError } from '../errors.js';
 import { atomicWriteFile, ensureFolder, readFileIfExists } from '../fs/fsio.js';
-import { git, lastLine, objectId, out, readObjects, treeBody, writeObjects } from './git-objects.js';
+import { git, lastLine, objectId, out, readObjects, treeBody } from './git-objects.js';
+import { storeObjects } from './object-store.js';
 import type { GitRunner } from './board-branch.js';
 import type { PublishedClaim } from './published-claims.js';
 
@@ -127,25 +128,18 @@ function claimObjects(id: number, text: string, claim: PublishedClaim): { blob: 
   return { blob, tree, commit };
 }
 
-/** Writes the commits of claims into this clone's object store (three git processes however many); their ids, in order. */
+/** Writes the commits of claims into this clone's object store (object-store.ts: by this process, no git); their ids, in order. */
 export function writeClaimCommits(cwd: string, claims: { id: number; text: string; claim: PublishedClaim }[]): string[] {
-  if (claims.length === 0) return [];
   const objects = claims.map((c) => claimObjects(c.id, c.text, c.claim));
-  writeObjects(
+  const ids = storeObjects(
     cwd,
-    'blob',
-    objects.map((o) => o.blob),
+    objects.flatMap((o) => [
+      { type: 'blob' as const, body: o.blob },
+      { type: 'tree' as const, body: o.tree },
+      { type: 'commit' as const, body: o.commit },
+    ]),
   );
-  writeObjects(
-    cwd,
-    'tree',
-    objects.map((o) => o.tree),
-  );
-  return writeObjects(
-    cwd,
-    'commit',
-    objects.map((o) => o.commit),
-  );
+  return ids.filter((_, i) => i % 3 === 2);
 }
 
 /** One claim ref to move: to a commit (created when `expected` is ''), or deleted (`to` undefined); `expected` is the lease. */

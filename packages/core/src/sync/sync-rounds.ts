@@ -21,6 +21,7 @@ import { lookAtRemote, planRound } from './remote-look.js';
 import { pushRound, pushingRef } from './round-push.js';
 import { lookAtBoard, nothingToDo, recordSync, refsKey } from './quiet-sync.js';
 import { processSyncMemory, type SyncMemory } from './sync-memory.js';
+import { keepPacked } from './pack-upkeep.js';
 import type { RoundPlan, SyncContext, SyncOptions, SyncReport } from './sync-types.js';
 
 /** Serializes the syncs of one clone, in the board's runtime folder. */
@@ -108,6 +109,8 @@ async function rounds(ctx: SyncContext): Promise<SyncReport> {
     if ((await pushRound(ctx, state, plan, merged, keep)) === 'done') {
       recordSync(ctx.store, ctx.where, report.head, look, merged, { refs: refsKey(state.refClaims), keptOut: !!options.keepOut });
       ctx.memory.synced(ctx.store.dir);
+      // What this sync pushed and fetched, packed once there is enough of it (pack-upkeep.ts).
+      await keepPacked(ctx.cwd, ctx.run);
       return report;
     }
     pushRefused = true;
