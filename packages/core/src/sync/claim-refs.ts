@@ -20,7 +20,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError } from '../errors.js';
 import { atomicWriteFile, ensureFolder, readFileIfExists } from '../fs/fsio.js';
-import { git, lastLine, objectId, out, readObjects, treeBody } from './git-objects.js';
+import { git, lastLine, objectId, out, readObjects, remember, treeBody, type GitObject } from './git-objects.js';
 import { storeObjects } from './object-store.js';
 import type { GitRunner } from './board-branch.js';
 import type { PublishedClaim } from './published-claims.js';
@@ -62,27 +62,47 @@ export type RefClaims = Map<number, RefClaim>;
 
 const TASK_REF = /^task_([1-9]\d*)$/;
 
-/**
- * The claim refs this clone fetched last, by task; in two git processes. A
- * ref whose claim cannot be read still claims its task (nobody else can
- * create it): it counts as a claim of nobody in particular, with the
- * board's lease, until it is renewed or runs out.
- */
-export function readRefClaims(cwd: string, remote: string, branch: string, clone: string): RefClaims {
+/** A claim ref as listed: its task and commit. */
+export interface ListedClaimRef {
+  id: number;
+  commit: string;
+}
+
+/** The claims of commits this process read or wrote, by commit: a commit never changes, so each is read once. */
+const claimCache = new Map<string, string>();
+
+/** The claim refs this clone fetched last, listed (one git process); their claims are read by claimRefsOf. */
+export function listClaimRefs(cwd: string, remote: string, branch: string): ListedClaimRef[] {
   const prefix = fetchedClaimPrefix(remote, branch);
-  const refs: { id: number; commit: string }[] = [];
+  const refs: ListedClaimRef[] = [];
   for (const line of out(git(cwd, ['for-each-ref', '--format=%(objectname) %(refname)', prefix])).split('\n')) {
     const [commit, name] = line.split(' ');
     const id = TASK_REF.exec(name?.slice(prefix.length) ?? '')?.[1];
     if (commit && id) refs.push({ id: Number(id), commit });
   }
-  const objects = readObjects(
-    cwd,
-    refs.map((r) => `${r.commit}:${CLAIM_FILE}`),
-  );
+  return refs;
+}
+
+/** The names to read with `git cat-file --batch` (readObjects) for the claims of listed refs not read before. */
+export function claimNames(refs: ListedClaimRef[]): string[] {
+  return refs.filter((r) => !claimCache.has(r.commit)).map((r) => `${r.commit}:${CLAIM_FILE}`);
+}
+
+/**
+ * The claims of listed refs, by task, from this process's cache and the
+ * objects read for claimNames. A ref whose claim cannot be read still claims
+ * its task (nobody else can create it): it counts as a claim of nobody in
+ * particular, with the board's lease, until it is renewed or runs out.
+ */
+export function claimRefsOf(refs: ListedClaimRef[], objects: Map<string, GitObject>, clone: string): RefClaims {
   const claims: RefClaims = new Map();
   for (const { id, commit } of refs) {
-    const text = objects.get(`${commit}:${CLAIM_FILE}`)?.body.toString('utf8') ?? '';
+    let text = claimCache.get(commit);
+    if (text === undefined) {
+      const object = objects.get(`${commit}:${CLAIM_FILE}`);
+      text = object?.body.toString('utf8') ?? '';
+      if (object) remember(claimCache, commit, text);
+    }
     let claim: RefClaimRecord = { task: id, owner: '', machine: '', claimedAt: '', expiresAt: '' };
     try {
       const parsed = JSON.parse(text) as RefClaimRecord;
@@ -93,6 +113,12 @@ export function readRefClaims(cwd: string, remote: string, branch: string, clone
     claims.set(id, { id, commit, claim, text, mine: claim.clone === clone });
   }
   return claims;
+}
+
+/** The claim refs this clone fetched last, by task (listClaimRefs and claimRefsOf, in two git processes at most). */
+export function readRefClaims(cwd: string, remote: string, branch: string, clone: string): RefClaims {
+  const refs = listClaimRefs(cwd, remote, branch);
+  return claimRefsOf(refs, readObjects(cwd, claimNames(refs)), clone);
 }
 
 /** This clone's mark (`.runtime/clone-id`), made the first time it is asked for. */
@@ -139,7 +165,9 @@ export function writeClaimCommits(cwd: string, claims: { id: number; text: strin
       { type: 'commit' as const, body: o.commit },
     ]),
   );
-  return ids.filter((_, i) => i % 3 === 2);
+  const commits = ids.filter((_, i) => i % 3 === 2);
+  commits.forEach((commit, i) => remember(claimCache, commit, claims[i].text));
+  return commits;
 }
 
 /** One claim ref to move: to a commit (created when `expected` is ''), or deleted (`to` undefined); `expected` is the lease. */

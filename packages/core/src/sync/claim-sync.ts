@@ -26,6 +26,7 @@ import { git, out } from './git-objects.js';
 import { syncRefs } from './board-branch.js';
 import { claimText, leaseSecondsOf, publishedClaimOf } from './published-claims.js';
 import { listLeases } from '../runtime/leases.js';
+import { readHighWaterMarkQuiet } from '../engine/board-index.js';
 import { cloneIdOf, pushClaimRefs, readRefClaims, remoteClaimCommit, writeClaimCommits, type RefClaims } from './claim-refs.js';
 import type { SyncOptions, SyncReport } from './sync-types.js';
 
@@ -71,21 +72,25 @@ async function claimByRef(store: TaskStore, id: number | undefined, options: Syn
   const remote = sync.remote ?? store.config.syncRemote;
   const branch = sync.branch ?? store.config.syncBranch;
   const later = options.publish === 'later';
-  // What the remote holds, brought in; this clone's own changes go out only when they are due (or right after the claim).
+  const memory = sync.memory ?? processSyncMemory;
   const clone = cloneIdOf(store.runtimeDir);
-  // A due push is tried once: refused (another clone pushed first), the outcomes wait for the next claim. An urgent
-  // one is not: an outcome must reach the branch before its claim ref runs out for the other machines.
-  const urgent = later && outcomeUrgent(store, readRefClaims(store.dir, remote, branch, clone));
-  const due = later && (urgent || Date.now() - (lastPushed.get(store.dir) ?? 0) >= OUTCOMES_EVERY_MS);
-  let report = await syncBoard(store, urgent ? sync : due ? { ...sync, onePush: true } : { ...sync, keepOut: true });
+  // What the remote holds, brought in; this clone's own changes go out only when they are due (or right after the
+  // claim). A due push is tried once: refused (another clone pushed first), the outcomes wait for the next claim.
+  const due = later && Date.now() - (lastPushed.get(store.dir) ?? 0) >= OUTCOMES_EVERY_MS;
+  let report = await syncBoard(store, due ? { ...sync, onePush: true } : { ...sync, keepOut: true });
   if (due && !report.deferred) lastPushed.set(store.dir, Date.now());
-  // An id is provisional until it is on the remote: a task created here goes out first (it may move to a free id).
-  if (hasProvisional(store, report)) {
+  // The claim refs and the branch's mark as that sync's look found them (no git to read them again).
+  const seen = memory.lastSeen(store.dir, `${report.remote}/${report.branch}`);
+  // An outcome must reach the branch before its claim ref runs out for the other machines: such a push is not
+  // tried once. And an id is provisional until it is on the remote: a task created here goes out first (it may
+  // move to a free id).
+  const urgent = later && (report.deferred || !due) && outcomeUrgent(store, seen?.refClaims ?? new Map());
+  if (urgent || hasProvisional(store, report, seen?.branchMark)) {
     report = await syncBoard(store, sync);
     lastPushed.set(store.dir, Date.now());
     id = report.renumbered.find((r) => r.from === id)?.to ?? id;
   }
-  const refs = readRefClaims(store.dir, remote, branch, clone);
+  const refs = memory.lastSeen(store.dir, `${report.remote}/${report.branch}`)?.refClaims ?? readRefClaims(store.dir, remote, branch, clone);
   // Every ref but a live claim of this clone's: another's claim, or the marker of a closed task.
   const taken = new Set([...refs.values()].filter((r) => !r.mine || r.claim.closed).map((r) => r.id));
   if (id !== undefined && taken.has(id)) throw lostTo(id, refs.get(id)!.claim.owner);
@@ -159,8 +164,15 @@ async function releaseHere(store: TaskStore, id: number, owner: string, reason: 
   await store.releaseTask(id, { actor: owner, heldBy: owner, reason }).catch(() => undefined);
 }
 
-/** Whether this board has a task the board branch does not (yet): a provisional id. */
-function hasProvisional(store: TaskStore, report: SyncReport): boolean {
+/**
+ * Whether this board has a task the board branch does not (yet): a
+ * provisional id. The ids this clone hands out go above the high-water mark
+ * it last merged, which the branch has: with its own mark not above the
+ * branch's, none is provisional, and no git is asked.
+ */
+function hasProvisional(store: TaskStore, report: SyncReport, branchMark: number | undefined): boolean {
+  const mark = readHighWaterMarkQuiet(store.dir);
+  if (branchMark !== undefined && mark !== null && mark <= branchMark) return false;
   const synced = syncRefs(report.remote, report.branch).synced;
   const r = git(store.dir, ['ls-tree', '-r', '--full-tree', '--name-only', synced], { allowFail: true });
   const published = new Set(

@@ -29,7 +29,7 @@ import { atomicWriteFile, readFileIfExists } from '../fs/fsio.js';
 import { HIGHWATERMARK_FILE } from '../engine/transaction.js';
 import { readHighWaterMarkQuiet } from '../engine/board-index.js';
 import { FOLD_HISTORY_AT, openViewKey } from '../engine/open-view.js';
-import { LEASES_DIR } from '../runtime/leases.js';
+import { LEASES_DIR, listLeases } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import type { MergePlan } from './merge-types.js';
 import { fileSystemNow } from './file-texts.js';
@@ -133,6 +133,28 @@ export function nothingToDo(ctx: SyncContext, state: RemoteState): { quiet: bool
   if (!record || record.head !== head.id || (record.refs ?? '') !== refsKey(state.refClaims)) return { quiet: false };
   const look = lookAtBoard(ctx.store);
   return { quiet: look !== undefined && look === record.look, look };
+}
+
+/**
+ * Whether a look that sends nothing out (a claim's look before it claims,
+ * `keepOut`) has nothing to merge: the branch's head is the commit this
+ * clone last merged, so nothing came in, and no claim of this clone meets
+ * another clone's claim ref (which the merge would withdraw). What this
+ * board changed meanwhile stays for a sync that pushes; other machines'
+ * claims are timed from the next merge that sees them, later than they were
+ * first seen, so never reaped early; and a look reaps nothing anyway.
+ */
+export function nothingCameIn(ctx: SyncContext, state: RemoteState): boolean {
+  const { options } = ctx;
+  if (!options.keepOut || options.republish || options.acceptRewrite || options.home) return false;
+  const { head, synced } = state;
+  if (state.fetch.outcome !== 'fetched' || !head || head.id !== synced?.id || state.pushing) return false;
+  const refs = state.refClaims;
+  if (!refs?.size) return true;
+  return !listLeases(ctx.store.runtimeDir).some((lease) => {
+    const ref = refs.get(lease.task);
+    return ref !== undefined && !ref.mine && !lease.review && !lease.adopted;
+  });
 }
 
 /** Whether a merge left something for the next sync even when nothing changes: see the module comment. */

@@ -9,6 +9,15 @@
 import { isAbsolute, join } from 'node:path';
 import { TasksError } from '../errors.js';
 import { git, out } from './git-objects.js';
+import type { RefClaims } from './claim-refs.js';
+
+/** What a sync's last look at the remote found (remote-look.ts), for the claim that follows it. */
+export interface RemoteSeen {
+  /** The claim refs, as fetched (undefined: claim refs are off). */
+  refClaims?: RefClaims;
+  /** The board branch's high-water mark (undefined: no branch, or no mark on it). */
+  branchMark?: number;
+}
 
 /** The top of a checkout and its common git folder. */
 export interface Repository {
@@ -24,6 +33,17 @@ export class SyncMemory {
   private readonly clockWarned = new Set<string>();
   /** Boards whose home (board-home.ts) this process already checked. */
   readonly homeChecked = new Set<string>();
+  private readonly seen = new Map<string, RemoteSeen>();
+
+  /** Records what a look at the remote branch `where` of the board `dir` found. */
+  sawRemote(dir: string, where: string, seen: RemoteSeen): void {
+    this.seen.set(`${dir}\0${where}`, seen);
+  }
+
+  /** What the last look of this process at the remote branch `where` of the board `dir` found. */
+  lastSeen(dir: string, where: string): RemoteSeen | undefined {
+    return this.seen.get(`${dir}\0${where}`);
+  }
 
   /** Checks what cannot change while a process syncs again and again: that the remote exists and the branch name is usable. */
   checkRemote(cwd: string, remote: string, branch: string): void {

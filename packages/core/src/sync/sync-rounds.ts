@@ -19,7 +19,7 @@ import { renameBranch } from '../git/renumber.js';
 import { checkBoardHome } from './board-home.js';
 import { lookAtRemote, planRound } from './remote-look.js';
 import { pushRound, pushingRef } from './round-push.js';
-import { lookAtBoard, nothingToDo, recordSync, refsKey } from './quiet-sync.js';
+import { lookAtBoard, nothingCameIn, nothingToDo, recordSync, refsKey } from './quiet-sync.js';
 import { processSyncMemory, type SyncMemory } from './sync-memory.js';
 import { keepPacked } from './pack-upkeep.js';
 import type { RoundPlan, SyncContext, SyncOptions, SyncReport } from './sync-types.js';
@@ -99,6 +99,13 @@ async function rounds(ctx: SyncContext): Promise<SyncReport> {
     if (idle.quiet) {
       report.head = state.head!.id;
       ctx.memory.synced(ctx.store.dir);
+      return report;
+    }
+    // A claim's look that finds nothing new on the branch: no merge, no board lock (quiet-sync.ts).
+    if (nothingCameIn(ctx, state)) {
+      report.head = state.head!.id;
+      ctx.memory.synced(ctx.store.dir);
+      await keepPacked(ctx.cwd, ctx.run);
       return report;
     }
     const look = idle.look ?? lookAtBoard(ctx.store);
