@@ -1,8 +1,10 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskStore } from '../store.js';
 import { ClaimError } from '../errors.js';
 import { claimWithSync, syncBoard } from './sync.js';
+import { SyncMemory } from './sync-memory.js';
 import { createRemote, git, onBranch, type RemoteFixture } from '../../test/git-remote.js';
 
 /**
@@ -81,5 +83,29 @@ describe('claims by ref', () => {
     expect(report.withdrawn).toEqual([{ id: 2, owner: 'agent-b', winner: 'agent-c' }]);
     expect(remoteClaims().has(2)).toBe(false);
     expect(b.getTask(2)).toMatchObject({ status: 'in_progress', owner: 'agent-c' });
+  });
+
+  it("a claim's look that finds the branch where this clone left it merges nothing and waits for no board lock; a claim here that meets another clone's ref is still withdrawn by it", async () => {
+    const [a, b] = await setup(2);
+    writeFileSync(join(b.dir, 'config.json'), JSON.stringify({ lockTimeoutSeconds: 1 }) + '\n');
+    const here = new TaskStore(b.dir);
+    for (const subject of ['one', 'two', 'three']) await a.createTask({ subject });
+    await syncBoard(a);
+    await syncBoard(here);
+    // a claims #1 by its ref alone (the branch does not move); b changed a task of its own meanwhile.
+    await claimWithSync(a, 1, { owner: 'agent-a', publish: 'later' });
+    await here.updateTask(3, { description: 'changed here' });
+    // The look before a claim, while another command of b's board holds its lock (the board waits 1 s for it).
+    let look: unknown;
+    await here.transact({ board: true }, async () => {
+      look = await syncBoard(new TaskStore(b.dir), { keepOut: true, memory: new SyncMemory() }).catch((error: unknown) => error);
+    });
+    expect(look).toMatchObject({ rounds: 1, incoming: [], withdrawn: [] });
+    expect(here.getTask(3)).toMatchObject({ description: 'changed here' });
+    // A plain claim here of the task a holds by ref: the look merges, and withdraws it.
+    await here.claimTask(1, { owner: 'agent-b' });
+    const report = await syncBoard(here, { keepOut: true });
+    expect(report.withdrawn).toEqual([{ id: 1, owner: 'agent-b', winner: 'agent-a' }]);
+    expect(here.getTask(1)).toMatchObject({ status: 'pending', owner: '' });
   });
 });

@@ -31,6 +31,11 @@ export const PACK_FROM = 100;
 /** The object folder of each repository this process wrote to (it does not move while a process runs). */
 const objectDirs = new Map<string, string>();
 
+/** Records a repository's object folder, learned with other facts of it (sync-memory.ts, repositoryOf). */
+export function knowObjectsDir(cwd: string, dir: string): void {
+  objectDirs.set(cwd, dir);
+}
+
 /** The repository's object folder, as git names it (a linked worktree's is its main repository's; GIT_OBJECT_DIRECTORY too). */
 export function objectsDir(cwd: string): string {
   let dir = objectDirs.get(cwd);

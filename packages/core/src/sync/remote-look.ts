@@ -60,6 +60,8 @@ export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPu
   const headTree = headRef ? objects.get(`${headRef}^{tree}`) : undefined;
   // The shard folders are read when the round plans its merge (planRound), not for a sync that finds nothing to do.
   if (headRef) learnTree(objects.get(`${headRef}:${TASKS_DIR}`));
+  // The claims folder too: the merge lists it (claimEntriesOf) without asking git again.
+  if (headRef) learnTree(objects.get(`${headRef}:${CLAIMS_DIR}`));
   const refClaims = withRefs ? claimRefsOf(listed, objects, cloneIdOf(ctx.store.runtimeDir)) : undefined;
   const mark = headRef ? Number.parseInt(objects.get(`${headRef}:${HIGHWATERMARK_FILE}`)?.body.toString('utf8') ?? '', 10) : NaN;
   ctx.memory.sawRemote(ctx.store.dir, ctx.where, { refClaims, branchMark: Number.isSafeInteger(mark) ? mark : undefined });

@@ -9,6 +9,7 @@
 import { isAbsolute, join } from 'node:path';
 import { TasksError } from '../errors.js';
 import { git, out } from './git-objects.js';
+import { knowObjectsDir } from './object-store.js';
 import type { RefClaims } from './claim-refs.js';
 
 /** What a sync's last look at the remote found (remote-look.ts), for the claim that follows it. */
@@ -69,8 +70,12 @@ export class SyncMemory {
   repositoryOf(cwd: string): Repository {
     let known = this.repositories.get(cwd);
     if (!known) {
-      const [top, common] = out(git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'])).split('\n');
+      const [top, common, objects] = out(
+        git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--git-path', 'objects']),
+      ).split('\n');
       known = { top, gitDir: isAbsolute(common) ? common : join(cwd, common) };
+      // The object folder, in the same git process: the sync writes its objects there itself (object-store.ts).
+      knowObjectsDir(cwd, objects);
       this.repositories.set(cwd, known);
     }
     return known;
