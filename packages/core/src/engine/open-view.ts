@@ -51,6 +51,7 @@ import {
   type IndexLine,
 } from './index-file.js';
 import { gitIndexId, sameDir, sameFile, sameFileId } from './index-trust.js';
+import type { Stats } from 'node:fs';
 import type { BoardSnapshot, TaskProblem } from './store-types.js';
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
@@ -143,27 +144,36 @@ function unchangedKey(dir: string, head: IndexHead, hwm: number): string | undef
   if (header.unsure.length || header.hwm !== hwm) return undefined;
   const { unknown, present } = unknownIds(dir, header, (id) => head.open.has(id) || inRanges(header.closed, id));
   if (present || unknown.size) return undefined;
+  // `task_N.json` in the board folder, as taskFileName names it (a template: path.join costs as much as the stat's own work).
+  const prefix = join(dir, 'task_');
   for (const [id, line] of head.open) {
-    const identity = entryIdentity(line);
-    const stat = identity && statSync(join(dir, taskFileName(id)), { throwIfNoEntry: false });
-    if (!stat || !stat.isFile() || !sameFile(identity, stat)) return undefined;
+    const stat = statSync(`${prefix}${id}.json`, { throwIfNoEntry: false });
+    if (!stat || !stat.isFile() || !sameIdentity(line, stat)) return undefined;
   }
   return openKeyOf(header.openBytes, head.seal);
 }
 
-/** The file identity of an entry line `[id,ino,size,mtimeMs,ctimeMs,{…}]`, read without parsing the task. */
-function entryIdentity(line: string): [number, number, number, number] | undefined {
-  const numbers: number[] = [];
+/**
+ * Whether an entry line `[id,ino,size,mtimeMs,ctimeMs,{…}]` names the file
+ * identity `stat` has (as sameFile), read without parsing the task: the
+ * integers digit by digit, the times as JSON wrote them.
+ */
+function sameIdentity(line: string, stat: Stats): boolean {
   let at = line.indexOf(',') + 1;
-  while (numbers.length < 4 && at > 0) {
+  const integer = (): number => {
+    let n = 0;
+    let c = line.charCodeAt(at);
+    if (c < 48 || c > 57) return -1;
+    for (; c >= 48 && c <= 57; c = line.charCodeAt(++at)) n = n * 10 + (c - 48);
+    return line.charCodeAt(at++) === 44 ? n : -1;
+  };
+  const time = (): number => {
     const comma = line.indexOf(',', at);
-    if (comma < 0) return undefined;
-    const n = Number(line.slice(at, comma));
-    if (!Number.isFinite(n)) return undefined;
-    numbers.push(n);
+    const n = comma < 0 ? NaN : Number(line.slice(at, comma));
     at = comma + 1;
-  }
-  return numbers.length === 4 ? (numbers as [number, number, number, number]) : undefined;
+    return n;
+  };
+  return at > 0 && integer() === stat.ino && integer() === stat.size && time() === stat.mtimeMs && time() === stat.ctimeMs;
 }
 
 /** A whole board as a folded view, when it has more than `foldAt` closed tasks. */
