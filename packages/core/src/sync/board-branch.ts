@@ -166,10 +166,19 @@ export async function pushCommit(remote: string, branch: string, commit: string,
   throw new TasksError('E_GIT', `git push to ${remote} failed: ${lastLine(push)}`, { remote, branch, stderr: push.stderr });
 }
 
-/** The commit message: what went out, one line each, under a summary line. */
+/** Lines a commit message lists; past them, how many more. */
+export const MESSAGE_LINES = 200;
+
+/**
+ * The commit message: what went out, one line each (the first
+ * MESSAGE_LINES of them), under a summary line. A first sync of 100,000
+ * tasks listed every one: a commit of 1.5 MB that every later sync read
+ * (twice: as the remote's head and as its own base) while it was the head.
+ */
 export function commitMessage(lines: string[]): string {
   const summary = lines.length <= 3 ? lines.join(', ') : `${lines.slice(0, 2).join(', ')} and ${lines.length - 2} more`;
-  return `${summary || 'board'} (${hostname()})\n\n${lines.join('\n')}\n`;
+  const listed = lines.length <= MESSAGE_LINES ? lines : [...lines.slice(0, MESSAGE_LINES), `and ${lines.length - MESSAGE_LINES} more`];
+  return `${summary || 'board'} (${hostname()})\n\n${listed.join('\n')}\n`;
 }
 
 /** Writes a commit of `tree` with `parents`; its entries are remembered under the commit's id too. */

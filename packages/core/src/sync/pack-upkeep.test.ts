@@ -52,7 +52,7 @@ async function boardOf(tasks: number): Promise<{ dir: string; store: TaskStore }
 }
 
 describe("the clone's object store", () => {
-  it('the first sync of a board of 300 tasks writes its objects in one pack, not a loose file each, and git reads every one of them', async () => {
+  it('the first sync of a board of 300 tasks writes its objects in one pack, not a loose file each, git reads every one of them, and its message lists 200 of them', async () => {
     const { dir, store } = await boardOf(300);
     await syncBoard(store);
     const after = objects(dir);
@@ -65,6 +65,10 @@ describe("the clone's object store", () => {
         .split('\n')
         .filter((p) => p.startsWith('tasks/')),
     ).toHaveLength(300);
+    // Its message lists the first 200 changes, not every task: every later sync reads the head commit.
+    const message = git(fixture!.bare, 'log', '-1', '--format=%B', 'tasks').split('\n');
+    expect(message.filter((line) => /^created #\d+$/.test(line))).toHaveLength(200);
+    expect(message).toContain('and 100 more');
   });
 
   it("a sync packs the loose objects once there are enough of them, the repository owner's with its own, and leaves the big pack as it is", async () => {
