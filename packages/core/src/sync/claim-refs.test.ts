@@ -5,6 +5,8 @@ import { TaskStore } from '../store.js';
 import { ClaimError } from '../errors.js';
 import { claimWithSync, syncBoard } from './sync.js';
 import { SyncMemory } from './sync-memory.js';
+import { gitAsync } from './git-locks.js';
+import { pushClaimRefs, writeClaimCommits } from './claim-refs.js';
 import { createRemote, git, onBranch, type RemoteFixture } from '../../test/git-remote.js';
 
 /**
@@ -107,5 +109,23 @@ describe('claims by ref', () => {
     const report = await syncBoard(here, { keepOut: true });
     expect(report.withdrawn).toEqual([{ id: 1, owner: 'agent-b', winner: 'agent-a' }]);
     expect(here.getTask(1)).toMatchObject({ status: 'pending', owner: '' });
+  });
+
+  it("a claim's push says from the remote's listing alone whether another clone's claim is there: the same claim is up to date, another is taken", async () => {
+    const [a] = await setup(1);
+    await a.createTask({ subject: 'one' });
+    await syncBoard(a);
+    const claim = (owner: string) => ({ task: 1, owner, machine: 'm', claimedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:15:00.000Z' });
+    const [mine, theirs] = writeClaimCommits(a.dir, [
+      { id: 1, text: JSON.stringify(claim('agent-a')) + '\n', claim: claim('agent-a') },
+      { id: 1, text: JSON.stringify(claim('agent-b')) + '\n', claim: claim('agent-b') },
+    ]);
+    const run = (args: string[]) => gitAsync(a.dir, args);
+    expect(await pushClaimRefs(run, 'origin', 'tasks', [{ id: 1, to: mine, expected: '' }])).toBe('accepted');
+    // The ref is there with this very commit (another process of this clone pushed it): up to date, accepted.
+    expect(await pushClaimRefs(run, 'origin', 'tasks', [{ id: 1, to: mine, expected: '' }])).toBe('accepted');
+    // Another claim's commit: refused before anything is sent, and known to be another's without asking again.
+    expect(await pushClaimRefs(run, 'origin', 'tasks', [{ id: 1, to: theirs, expected: '' }])).toBe('taken');
+    expect(git(fixture!.bare, 'rev-parse', 'refs/dotasks/claims/tasks/task_1')).toBe(mine);
   });
 });

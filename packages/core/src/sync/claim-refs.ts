@@ -182,6 +182,9 @@ export interface ClaimRefUpdate {
  * Pushes claim ref updates, and with them the board branch's commit when
  * there is one, in one atomic push: all go through, or none (another clone
  * created, renewed or deleted one of the refs first, or pushed the branch).
+ * `taken`: refused before anything was sent, because the remote's refs as it
+ * listed them already broke a lease: another commit under a ref to create
+ * (the same commit would have been up to date, so not this clone's claim).
  */
 export async function pushClaimRefs(
   run: GitRunner,
@@ -189,15 +192,17 @@ export async function pushClaimRefs(
   branch: string,
   updates: ClaimRefUpdate[],
   boardCommit?: string,
-): Promise<'accepted' | 'refused'> {
+): Promise<'accepted' | 'refused' | 'taken'> {
   const leases = updates.map((u) => `--force-with-lease=${claimRef(branch, u.id)}:${u.expected}`);
   const specs = [...(boardCommit ? [`${boardCommit}:refs/heads/${branch}`] : []), ...updates.map((u) => `${u.to ?? ''}:${claimRef(branch, u.id)}`)];
   const push = await run(['push', '--porcelain', '--atomic', ...leases, remote, ...specs]);
   const said = push.stdout.toString('utf8') + push.stderr;
   // `<flag>\t<from>:<to>\t<summary>`: '!' refused (a stale lease, a ref another clone created first, not a fast-forward).
   const lines = said.split('\n').filter((l) => /^[ *=+!-]\t/.test(l));
-  if (lines.some((l) => l.startsWith('!')) || /stale info|atomic push failed|failed to update ref|fetch first|non-fast-forward|\[rejected\]/i.test(said))
-    return 'refused';
+  const refused = lines.filter((l) => l.startsWith('!'));
+  if (refused.length && refused.every((l) => /\t\[rejected\] \((stale info|atomic push failed)\)$/.test(l)) && refused.some((l) => l.endsWith('(stale info)')))
+    return 'taken';
+  if (refused.length || /stale info|atomic push failed|failed to update ref|fetch first|non-fast-forward|\[rejected\]/i.test(said)) return 'refused';
   if (push.status === 0 || (lines.length === specs.length && lines.every((l) => !l.startsWith('!')))) return 'accepted';
   throw new TasksError('E_GIT', `git push to ${remote} failed: ${lastLine(push)}`, { remote, branch, stderr: push.stderr });
 }

@@ -105,16 +105,18 @@ async function claimByRef(store: TaskStore, id: number | undefined, options: Syn
     if (!(result.alreadyHeld && mine?.mine)) {
       const claim = { ...publishedClaimOf(result.lease), clone };
       const [commit] = writeClaimCommits(store.dir, [{ id: result.task.id, text: claimText(claim), claim }]);
-      let pushed: 'accepted' | 'refused';
+      let pushed: 'accepted' | 'refused' | 'taken';
       try {
         pushed = await pushClaimRefs(run, remote, branch, [{ id: result.task.id, to: commit, expected: '' }]);
-        // Refused: another clone's ref, or this clone's own (a sync of another process here published the claim first).
+        // Refused by the remote itself: another clone's ref, or this clone's own (a sync of another process here
+        // published the claim between the remote's listing and the push). `taken` needs no look: the listing had
+        // another commit there (this clone's own would have been up to date).
         if (pushed === 'refused' && (await remoteClaimCommit(run, remote, branch, result.task.id)) === commit) pushed = 'accepted';
       } catch (error) {
         if (!result.alreadyHeld) await releaseHere(store, result.task.id, options.owner, 'the claim could not be published to the remote');
         throw error;
       }
-      if (pushed === 'refused') {
+      if (pushed !== 'accepted') {
         await releaseHere(store, result.task.id, options.owner, 'claimed on the remote by another machine first');
         if (id !== undefined) throw lostTo(id, '');
         lost.add(result.task.id);

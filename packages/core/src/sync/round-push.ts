@@ -63,7 +63,7 @@ export async function pushRound(ctx: SyncContext, state: RemoteState, plan: Roun
   const claimRefs = claimRefUpdates(cwd, merged.claimRefs);
   if (!plan.mustPush && keep.length === 0 && (treeId === undefined || treeId === state.headTree?.id)) {
     // Only claim refs move (a renewal the branch already has, a ref of a task closed on the branch): no commit for them.
-    if (claimRefs.length && (await pushClaimRefs(ctx.run, ctx.remote, ctx.branch, claimRefs)) === 'refused') return 'refused';
+    if (claimRefs.length && (await pushClaimRefs(ctx.run, ctx.remote, ctx.branch, claimRefs)) !== 'accepted') return 'refused';
     if (cameIn.length) await updateRefs(ctx, cameIn);
     report.head = head?.id;
     return 'done';
@@ -78,7 +78,7 @@ export async function pushRound(ctx: SyncContext, state: RemoteState, plan: Roun
   const pushed = claimRefs.length
     ? await pushClaimRefs(ctx.run, ctx.remote, ctx.branch, claimRefs, commit)
     : await pushCommit(ctx.remote, ctx.branch, commit, ctx.run);
-  if (pushed === 'refused') return 'refused';
+  if (pushed !== 'accepted') return 'refused';
   await updateRefs(ctx, [`update ${syncedRef} ${commit}`, `update ${refs.tracking} ${commit}`, `delete ${refs.pushing}`]);
   report.head = commit;
   return 'done';
