@@ -39,6 +39,12 @@ export const OUTCOMES_EVERY_MS = 10_000;
 /** A spread claim picks among at most this many equally ranked ready tasks. */
 const SPREAD = 64;
 
+/** A process that lost a race this recently spreads from its first try (ms): the fleet is claiming together. */
+const CONTENDED_MS = 60_000;
+
+/** When a claim of this process last lost a race, by board. */
+const lastLost = new Map<string, number>();
+
 export interface SyncClaimOptions extends ClaimOptions {
   sync?: SyncOptions;
   /** How machines agree on who holds a task: its claim ref (default), or the board branch alone (before claim refs). */
@@ -118,6 +124,7 @@ async function claimByRef(store: TaskStore, id: number | undefined, options: Syn
       }
       if (pushed !== 'accepted') {
         await releaseHere(store, result.task.id, options.owner, 'claimed on the remote by another machine first');
+        lastLost.set(store.dir, Date.now());
         if (id !== undefined) throw lostTo(id, '');
         lost.add(result.task.id);
         continue;
@@ -192,12 +199,15 @@ function hasProvisional(store: TaskStore, report: SyncReport, branchMark: number
  * the ready tasks of the best rank to leave out of the next try: all before
  * one picked at random among the first SPREAD of them, so clones that claim
  * together spread over the tasks instead of racing for the first again
- * (each lost race costs its clone a push). None before a loss: a claim
- * takes the first ready task, as a claim here does.
+ * (each lost race costs its clone a push). Also for the first try of a
+ * claim within CONTENDED_MS of a lost race of this process: a worker of a
+ * busy fleet would otherwise lose a race to start nearly every claim. None
+ * otherwise: a claim takes the first ready task, as a claim here does.
  */
 function spread(store: TaskStore, owner: string, taken: Set<number>, lost: Set<number>): number[] {
-  if (lost.size === 0) return [];
-  const board = store.loadBoard();
+  if (lost.size === 0 && !(Date.now() - (lastLost.get(store.dir) ?? -Infinity) < CONTENDED_MS)) return [];
+  // The open work is all a ready order needs (a big board's history is not read for it).
+  const board = store.loadOpenWork();
   const ranks = readyOrder(board.tasks, boardLookup(board), owner).filter((r) => !taken.has(r.id) && !lost.has(r.id));
   const best = ranks[0];
   if (!best) return [];
