@@ -31,8 +31,15 @@ export const PACK_FROM = 100;
 /** The object folder of each repository this process wrote to (it does not move while a process runs). */
 const objectDirs = new Map<string, string>();
 
-/** Records a repository's object folder, learned with other facts of it (sync-memory.ts, repositoryOf). */
-export function knowObjectsDir(cwd: string, dir: string): void {
+/**
+ * Records a repository's object folder and object format, learned with other
+ * facts of it (sync-memory.ts, repositoryOf). Ids are SHA-1 here (objectId):
+ * an object written under one into a SHA-256 repository would be lost, so
+ * such a repository is refused, as `hash-object` refused it before.
+ */
+export function knowObjectsDir(cwd: string, dir: string, format: string): void {
+  if (format !== 'sha1')
+    throw new TasksError('E_GIT', `this repository's object format is ${format}; tasks sync works with SHA-1 repositories only`, { format });
   objectDirs.set(cwd, dir);
 }
 
@@ -40,8 +47,9 @@ export function knowObjectsDir(cwd: string, dir: string): void {
 export function objectsDir(cwd: string): string {
   let dir = objectDirs.get(cwd);
   if (dir === undefined) {
-    dir = out(git(cwd, ['rev-parse', '--path-format=absolute', '--git-path', 'objects']));
-    objectDirs.set(cwd, dir);
+    const [objects, format] = out(git(cwd, ['rev-parse', '--path-format=absolute', '--git-path', 'objects', '--show-object-format'])).split('\n');
+    knowObjectsDir(cwd, objects, format);
+    dir = objects;
   }
   return dir;
 }

@@ -97,4 +97,15 @@ describe("the clone's object store", () => {
       .forEach((line) => expect(line).toMatch(/ blob /));
     execFileSync('git', ['fsck', '--strict', '--no-dangling'], { cwd: dir, stdio: 'pipe' });
   });
+
+  it('a repository of SHA-256 ids is refused before anything is written, with one line that says why', async () => {
+    fixture = await createRemote({ prefix: 'dotasks-packs-' });
+    const dir = join(fixture.root, 'sha256');
+    git(fixture.root, 'init', '-q', '--object-format=sha256', dir);
+    git(dir, 'remote', 'add', 'origin', join(fixture.root, 'nowhere.git'));
+    const store = TaskStore.init(join(dir, '.tasks'));
+    await store.createTask({ subject: 'one' });
+    await expect(syncBoard(store)).rejects.toThrow("this repository's object format is sha256; tasks sync works with SHA-1 repositories only");
+    expect(objects(dir).count).toBe(0);
+  });
 });

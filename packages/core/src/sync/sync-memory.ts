@@ -70,12 +70,12 @@ export class SyncMemory {
   repositoryOf(cwd: string): Repository {
     let known = this.repositories.get(cwd);
     if (!known) {
-      const [top, common, objects] = out(
-        git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--git-path', 'objects']),
+      const [top, common, objects, format] = out(
+        git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--git-path', 'objects', '--show-object-format']),
       ).split('\n');
       known = { top, gitDir: isAbsolute(common) ? common : join(cwd, common) };
-      // The object folder, in the same git process: the sync writes its objects there itself (object-store.ts).
-      knowObjectsDir(cwd, objects);
+      // The object folder and format, in the same git process: the sync writes its objects there itself (object-store.ts).
+      knowObjectsDir(cwd, objects, format);
       this.repositories.set(cwd, known);
     }
     return known;
