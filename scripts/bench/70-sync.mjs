@@ -58,12 +58,27 @@ function freePort() {
   });
 }
 
-/** `git daemon` serving `base` (push allowed), once it answers. */
+/**
+ * `git daemon` serving `base` (push allowed), once it answers. With no limit
+ * of connections: past its default of 32 the daemon ends a live connection
+ * of an address that has several, and every clone here is 127.0.0.1 (16
+ * clones claiming at once reached it once claims got cheaper).
+ */
 async function startDaemon(base) {
   const port = await freePort();
   const daemon = spawn(
     'git',
-    ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', `--base-path=${base}`, '--listen=127.0.0.1', `--port=${port}`, base],
+    [
+      'daemon',
+      '--reuseaddr',
+      '--max-connections=0',
+      '--export-all',
+      '--enable=receive-pack',
+      `--base-path=${base}`,
+      '--listen=127.0.0.1',
+      `--port=${port}`,
+      base,
+    ],
     { stdio: 'ignore' },
   );
   const url = `git://127.0.0.1:${port}/remote.git`;
@@ -139,15 +154,20 @@ async function setup(k, proxied) {
 }
 
 // One machine's loop, as its own process, as `tasks worker --sync` goes: claim --sync, complete (the outcome goes
-// out with a later claim's sync), until the window closes; then one sync sends what is left.
+// out with a later claim's sync), until the window closes; then one sync sends what is left. It says when it is
+// ready (dotasks loaded) and is told when the window closes: 8 or 16 Node processes loading at once on a shared
+// two-core machine took 1.3 to 2.1 s, which a window counted from their spawn charged to the many clones alone.
 const LOOP = `
 const { TaskStore, claimWithSync, syncBoard, ClaimError } = await import(${JSON.stringify(CORE)});
-const [dir, owner, deadline, design] = process.argv.slice(1);
+const [dir, owner, design] = process.argv.slice(1);
 const store = new TaskStore(dir);
+process.stdout.write('ready\\n');
+const deadline = await new Promise((resolve) => process.stdin.once('data', (d) => resolve(Number(String(d).trim()))));
+process.stdin.destroy();
 const latencies = [];
 const claimed = [];
 let lastAt = Date.now();
-while (Date.now() < Number(deadline)) {
+while (Date.now() < deadline) {
   const t0 = performance.now();
   try {
     const claim = await claimWithSync(store, undefined, { owner, via: design, publish: 'later' });
@@ -163,15 +183,20 @@ while (Date.now() < Number(deadline)) {
 process.stdout.write(JSON.stringify({ claimed, latencies, lastAt }));
 `;
 
-function runClone(store, owner, deadline, design) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', LOOP, store.dir, owner, String(deadline), design], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`${owner} exited ${code}`))));
+/** A clone's loop, started; `ready` once it has loaded, `go(deadline)` opens its window, `done` its results. */
+function startClone(store, owner, design) {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', LOOP, store.dir, owner, design], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  let readyNow;
+  const ready = new Promise((resolve) => (readyNow = resolve));
+  child.stdout.on('data', (d) => {
+    out += d;
+    if (out.startsWith('ready\n')) readyNow();
   });
+  const done = new Promise((resolve, reject) =>
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.slice('ready\n'.length))) : reject(new Error(`${owner} exited ${code}`)))),
+  );
+  return { ready, done, go: (deadline) => child.stdin.end(`${deadline}\n`) };
 }
 
 /**
@@ -186,8 +211,11 @@ async function claimRun(design, k, proxied, window) {
     for (let i = 1; i <= n; i++) await clones[0].createTask({ subject: `task ${i}` });
     for (const c of clones) await syncBoard(c);
     if (proxied) link(true);
+    const loops = clones.map((c, i) => startClone(c, `m${i + 1}`, design));
+    await Promise.all(loops.map((l) => l.ready));
     const t0 = Date.now();
-    const results = await Promise.all(clones.map((c, i) => runClone(c, `m${i + 1}`, t0 + window * 1000, design)));
+    for (const l of loops) l.go(t0 + window * 1000);
+    const results = await Promise.all(loops.map((l) => l.done));
     const seconds = (Math.max(...results.map((r) => r.lastAt)) - t0) / 1000;
     const ids = results.flatMap((r) => r.claimed);
     const latencies = results.flatMap((r) => r.latencies);

@@ -1,7 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createTasks, tasks, tasksAsync } from '../helpers.js';
+import { TASKS_BIN, cleanEnv, createTasks, tasks, tasksAsync } from '../helpers.js';
 import { git } from '../../../core/test/git-remote.js';
 import { machines, ok, useMachines } from '../machines-helpers.js';
 
@@ -121,5 +122,36 @@ describe('claims across machines by ref', () => {
       expect(again.code, again.stderr).not.toBe(0);
       expect(show(lost, id)).toMatchObject({ status: 'completed', owner });
     }
+  });
+
+  it('a claim --sync starts no git to write objects and none for maintenance, and fewer gits in all (27; it started 41)', () => {
+    expect(spawnSync('strace', ['-V']).status, 'strace is needed for this test (.ci/run installs it)').toBe(0);
+    return (async () => {
+      const [a, b] = await machines(2, { daemon: true });
+      await createTasks(join(a, '.tasks'), ['one', 'two', 'three']);
+      ok(a, ['sync']);
+      ok(b, ['sync']);
+      ok(a, ['claim', '1', '--sync', '--owner', 'agent-a']);
+      // b claims the next task: its look brings a's claim ref in (the branch has it too), its push creates the ref of #2.
+      const traced = spawnSync(
+        'strace',
+        ['-f', '-qq', '-e', 'trace=execve', process.execPath, TASKS_BIN, 'claim', '--next', '--sync', '--owner', 'agent-b', '--json'],
+        {
+          cwd: b,
+          env: cleanEnv(),
+          encoding: 'utf8',
+          maxBuffer: 1 << 26,
+        },
+      );
+      expect(traced.status, traced.stderr.slice(-2000)).toBe(0);
+      expect(JSON.parse(traced.stdout)).toMatchObject({ task: { id: 2, owner: 'agent-b' } });
+      const gits = traced.stderr
+        .split('\n')
+        .map((line) => /execve\("[^"]*\/git(?:-[a-z-]+)?", \[([^\]]*)\].* = 0$/.exec(line)?.[1])
+        .filter((argv): argv is string => argv !== undefined)
+        .map((argv) => argv.split(', ').slice(0, 2).join(' ').replace(/"/g, ''));
+      expect(gits.filter((g) => /hash-object|mktree|maintenance| gc$/.test(g))).toEqual([]);
+      expect(gits.length, gits.join('\n')).toBeLessThanOrEqual(27);
+    })();
   });
 });

@@ -46,6 +46,7 @@ import { readIndexHead, type IndexHead } from './index-read.js';
 import { gitIndexId, sameDir, sameFile, sameFileId } from './index-trust.js';
 import { writeBack } from './index-write-back.js';
 import { IndexWriter } from './index-writer.js';
+import type { Stats } from 'node:fs';
 import type { TaskProblem } from './store-types.js';
 
 // Builtins through getBuiltinModule, not ESM imports: the ESM facade of node:fs costs `tasks list`
@@ -70,6 +71,65 @@ export function loadOpenSnapshot(dir: string, options: { foldAt?: number; verify
   if (!head || !sameFileId(head.header.git, gitIndexId(dir)) || swept(dir, head)) return foldHistory(loadBoardSnapshot(dir), foldAt);
   // verify (claims whose trust in the index ran out): this look counts as the pass claimNext trusts the index after.
   return fromIndex(dir, head, options.verify ? Date.now() : undefined) ?? foldHistory(loadBoardSnapshot(dir), foldAt);
+}
+
+/**
+ * The open view's key (OpenSnapshot.indexKey) of a board with a history to
+ * fold, as loadOpenSnapshot would give it, for a sync that only asks whether
+ * anything changed (sync/quiet-sync.ts): when the index still holds every
+ * open file as it is (a stat each, no text parsed, no task built), the key
+ * comes from the header and seal; otherwise the open view is taken (and
+ * writes what it learned). Undefined: no history to fold, or no key.
+ */
+export function openViewKey(dir: string, foldAt = FOLD_HISTORY_AT): string | undefined {
+  const mark = readHighWaterMarkQuiet(dir);
+  if (mark === null || mark <= foldAt) return undefined;
+  const head = readIndexHead(boardIndexPath(dir), (header) => header.completed + header.deleted > foldAt);
+  // The same checks as loadOpenSnapshot, each once (the sweep moves on with every look).
+  const trusted = head !== undefined && sameFileId(head.header.git, gitIndexId(dir)) && !swept(dir, head);
+  const view = !trusted
+    ? foldHistory(loadBoardSnapshot(dir), foldAt)
+    : (unchangedKey(dir, head, mark) ?? fromIndex(dir, head, undefined) ?? foldHistory(loadBoardSnapshot(dir), foldAt));
+  if (typeof view === 'string') return view;
+  return view.history ? view.indexKey : undefined;
+}
+
+/** openKeyOf the index's head when nothing it holds changed: no unsure or unknown id, the same mark, every open file as its entry says. */
+function unchangedKey(dir: string, head: IndexHead, hwm: number): string | undefined {
+  const { header } = head;
+  if (header.unsure.length || header.hwm !== hwm) return undefined;
+  const { unknown, present } = unknownIds(dir, header, (id) => head.open.has(id) || inRanges(header.closed, id));
+  if (present || unknown.size) return undefined;
+  // `task_N.json` in the board folder, as taskFileName names it (a template: path.join costs as much as the stat's own work).
+  const prefix = join(dir, 'task_');
+  for (const [id, line] of head.open) {
+    const stat = statSync(`${prefix}${id}.json`, { throwIfNoEntry: false });
+    if (!stat || !stat.isFile() || !sameIdentity(line, stat)) return undefined;
+  }
+  return openKeyOf(header.openBytes, head.seal);
+}
+
+/**
+ * Whether an entry line `[id,ino,size,mtimeMs,ctimeMs,{…}]` names the file
+ * identity `stat` has (as sameFile), read without parsing the task: the
+ * integers digit by digit, the times as JSON wrote them.
+ */
+function sameIdentity(line: string, stat: Stats): boolean {
+  let at = line.indexOf(',') + 1;
+  const integer = (): number => {
+    let n = 0;
+    let c = line.charCodeAt(at);
+    if (c < 48 || c > 57) return -1;
+    for (; c >= 48 && c <= 57; c = line.charCodeAt(++at)) n = n * 10 + (c - 48);
+    return line.charCodeAt(at++) === 44 ? n : -1;
+  };
+  const time = (): number => {
+    const comma = line.indexOf(',', at);
+    const n = comma < 0 ? NaN : Number(line.slice(at, comma));
+    at = comma + 1;
+    return n;
+  };
+  return at > 0 && integer() === stat.ino && integer() === stat.size && time() === stat.mtimeMs && time() === stat.ctimeMs;
 }
 
 /** The open view from the index's head; undefined when it needs an exact pass instead (the folder had to be listed). */

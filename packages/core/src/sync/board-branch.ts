@@ -129,8 +129,9 @@ export type FetchOutcome = { outcome: 'fetched'; from?: string } | { outcome: 'm
  * when asked, to build on.
  */
 export async function fetchBoardBranch(remote: string, branch: string, refs: SyncRefs, run: GitRunner, also: string[] = []): Promise<FetchOutcome> {
-  // Not --quiet: git says a refused update (` ! [rejected] … (non-fast-forward)`) only without it.
-  const base = ['fetch', '--no-tags', '--no-write-fetch-head', '--no-progress', '--refmap=', remote];
+  // Not --quiet: git says a refused update (` ! [rejected] … (non-fast-forward)`) only without it. No `git
+  // maintenance --auto` after it (a git process every fetch): the sync keeps the clone packed itself (pack-upkeep.ts).
+  const base = ['fetch', '--no-tags', '--no-write-fetch-head', '--no-progress', '--no-auto-gc', '--refmap=', remote];
   // `also`: more refspecs in the same fetch (the claim refs, claim-refs.ts), pruned: what the remote deleted goes here too.
   const r = await run([...base.slice(0, -1), ...(also.length ? ['--prune'] : []), remote, `refs/heads/${branch}:${refs.tracking}`, ...also]);
   const said = r.stdout.toString('utf8') + r.stderr;
@@ -165,10 +166,19 @@ export async function pushCommit(remote: string, branch: string, commit: string,
   throw new TasksError('E_GIT', `git push to ${remote} failed: ${lastLine(push)}`, { remote, branch, stderr: push.stderr });
 }
 
-/** The commit message: what went out, one line each, under a summary line. */
+/** Lines a commit message lists; past them, how many more. */
+export const MESSAGE_LINES = 200;
+
+/**
+ * The commit message: what went out, one line each (the first
+ * MESSAGE_LINES of them), under a summary line. A first sync of 100,000
+ * tasks listed every one: a commit of 1.5 MB that every later sync read
+ * (twice: as the remote's head and as its own base) while it was the head.
+ */
 export function commitMessage(lines: string[]): string {
   const summary = lines.length <= 3 ? lines.join(', ') : `${lines.slice(0, 2).join(', ')} and ${lines.length - 2} more`;
-  return `${summary || 'board'} (${hostname()})\n\n${lines.join('\n')}\n`;
+  const listed = lines.length <= MESSAGE_LINES ? lines : [...lines.slice(0, MESSAGE_LINES), `and ${lines.length - MESSAGE_LINES} more`];
+  return `${summary || 'board'} (${hostname()})\n\n${listed.join('\n')}\n`;
 }
 
 /** Writes a commit of `tree` with `parents`; its entries are remembered under the commit's id too. */

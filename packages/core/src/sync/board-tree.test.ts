@@ -7,7 +7,7 @@ import { TasksError } from '../errors.js';
 import { serializeTask, taskFileName } from '../format/format.js';
 import { syncBoard } from './sync.js';
 import { SyncMemory } from './sync-memory.js';
-import { boardFiles, createRemote, git, pushToBoardBranch, until, type RemoteFixture } from '../../test/git-remote.js';
+import { boardFiles, createRemote, git, onBranch, pushToBoardBranch, until, type RemoteFixture } from '../../test/git-remote.js';
 
 /**
  * The board branch's sharded tree (board-tree.ts) and the sync that finds
@@ -189,5 +189,54 @@ describe('a sync with nothing to do', () => {
     await clockPast(store);
     await syncBoard(store);
     expect(await syncWithoutBoardLock(store)).toMatchObject({ incoming: [], outgoing: [] });
+  });
+
+  it('on a board with a history to fold, the look is the open files and the index: an open task edited in place by hand still goes out', async () => {
+    const [a] = await clones(1);
+    writeFileSync(join(a.dir, 'config.json'), JSON.stringify({ lockTimeoutSeconds: 1 }) + '\n');
+    for (let id = 1; id <= 300; id++)
+      writeFileSync(
+        join(a.dir, taskFileName(id)),
+        serializeTask({
+          id,
+          subject: `task ${id}`,
+          description: '',
+          status: id <= 250 ? 'completed' : 'pending',
+          owner: '',
+          blockedBy: [],
+          blocks: [],
+          extra: {},
+        }),
+      );
+    writeFileSync(join(a.dir, '.highwatermark'), '300\n');
+    const store = new TaskStore(a.dir);
+    await syncBoard(store);
+    await clockPast(store);
+    await syncBoard(store);
+    expect(await syncWithoutBoardLock(store)).toMatchObject({ incoming: [], outgoing: [], rounds: 1 });
+    const path = store.taskPath(280);
+    const stat = statSync(path);
+    writeFileSync(path, readFileSync(path, 'utf8').replace('task 280', 'TASK 280'));
+    utimesSync(path, stat.atime, stat.mtime);
+    expect((await syncBoard(store)).outgoing).toEqual([{ id: 280, what: 'updated' }]);
+    await clockPast(store);
+    await syncBoard(store);
+    expect(await syncWithoutBoardLock(store)).toMatchObject({ incoming: [], outgoing: [] });
+    // A command's change of a closed task (a note) moves the index: seen at once, not when the sweep comes round.
+    await store.updateTask(3, { description: 'a note after the fact' });
+    expect((await syncBoard(store)).outgoing).toEqual([{ id: 3, what: 'updated' }]);
+  });
+
+  it("a look that sends nothing out (a claim by ref looks before it claims) leaves this board's changes for the next sync to push", async () => {
+    fixture = await createRemote();
+    const store = TaskStore.init(join(fixture.clone('clone1'), '.tasks'));
+    await store.createTask({ subject: 'first' });
+    await syncBoard(store);
+    await store.updateTask(1, { description: 'changed here' });
+    await clockPast(store);
+    // A worker finished a task, then found nothing to claim: its look brought the remote in and sent nothing.
+    await syncBoard(store, { keepOut: true });
+    expect((await syncBoard(store)).outgoing).toEqual([{ id: 1, what: 'updated' }]);
+    expect(JSON.parse(git(fixture.bare, 'show', `tasks:${onBranch('task_1.json')}`))).toMatchObject({ description: 'changed here' });
   });
 });

@@ -13,7 +13,8 @@
  */
 import { TasksError } from '../errors.js';
 import { idFromFileName } from '../format/format.js';
-import { blobId, knownTree, objectId, readObjects, rememberTree, treeBody, treeOf, writeObjects, type GitObject, type TreeEntry } from './git-objects.js';
+import { blobId, knownTree, objectId, readObjects, rememberTree, treeBody, treeOf, type GitObject, type TreeEntry } from './git-objects.js';
+import { storeObjects } from './object-store.js';
 
 /** The folder of the sharded task files, at the root of the branch's tree. */
 export const TASKS_DIR = 'tasks';
@@ -141,7 +142,7 @@ export interface ClaimsFolder {
  * flat tree is moved whole). `rootFiles` are the root's own changes
  * (the marker; undefined removes a name), `claims` the claims folder.
  * Writes what the remote does not have yet (the changed blobs, the changed
- * trees: two git processes) and returns the root tree's id, the same as
+ * trees) and returns the root tree's id, the same as
  * `onto.id` when nothing changed.
  */
 export function writeBoardTree(
@@ -208,7 +209,7 @@ function placeRootFiles(edit: TreeEdit, rootFiles: Map<string, string | undefine
   if (claims.entry && edit.onto.root.get('claims')?.sha !== claims.entry.sha) for (const text of claims.texts) blobIn(edit, text);
 }
 
-/** The changed trees, bottom up, and what the remote does not have yet written in two git processes. */
+/** The changed trees, bottom up, and what the remote does not have yet, written (object-store.ts: loose by this process, or one pack). */
 function writeEdit(cwd: string, edit: TreeEdit, claims: ClaimsFolder): { id: string; blobs: string[] } {
   const { onto, root, tasks } = edit;
   const trees: Buffer[] = [];
@@ -233,12 +234,10 @@ function writeEdit(cwd: string, edit: TreeEdit, claims: ClaimsFolder): { id: str
   const id = objectId('tree', top);
   if (id === onto.id) return { id, blobs: [] };
   const blobs = [...edit.blobs.values()];
-  writeObjects(
-    cwd,
-    'blob',
-    blobs.map((text) => Buffer.from(text, 'utf8')),
-  );
-  writeObjects(cwd, 'tree', [...trees, top]);
+  storeObjects(cwd, [
+    ...blobs.map((text) => ({ type: 'blob' as const, body: Buffer.from(text, 'utf8') })),
+    ...[...trees, top].map((body) => ({ type: 'tree' as const, body })),
+  ]);
   for (const [sha, entries] of written) rememberTree(sha, entries);
   // The next round's base is this tree's commit: its flat view is known without asking git.
   rememberTree(id, root);

@@ -20,7 +20,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TasksError } from '../errors.js';
 import { atomicWriteFile, ensureFolder, readFileIfExists } from '../fs/fsio.js';
-import { git, lastLine, objectId, out, readObjects, treeBody, writeObjects } from './git-objects.js';
+import { git, lastLine, objectId, out, readObjects, remember, treeBody, type GitObject } from './git-objects.js';
+import { storeObjects } from './object-store.js';
 import type { GitRunner } from './board-branch.js';
 import type { PublishedClaim } from './published-claims.js';
 
@@ -61,27 +62,47 @@ export type RefClaims = Map<number, RefClaim>;
 
 const TASK_REF = /^task_([1-9]\d*)$/;
 
-/**
- * The claim refs this clone fetched last, by task; in two git processes. A
- * ref whose claim cannot be read still claims its task (nobody else can
- * create it): it counts as a claim of nobody in particular, with the
- * board's lease, until it is renewed or runs out.
- */
-export function readRefClaims(cwd: string, remote: string, branch: string, clone: string): RefClaims {
+/** A claim ref as listed: its task and commit. */
+export interface ListedClaimRef {
+  id: number;
+  commit: string;
+}
+
+/** The claims of commits this process read or wrote, by commit: a commit never changes, so each is read once. */
+const claimCache = new Map<string, string>();
+
+/** The claim refs this clone fetched last, listed (one git process); their claims are read by claimRefsOf. */
+export function listClaimRefs(cwd: string, remote: string, branch: string): ListedClaimRef[] {
   const prefix = fetchedClaimPrefix(remote, branch);
-  const refs: { id: number; commit: string }[] = [];
+  const refs: ListedClaimRef[] = [];
   for (const line of out(git(cwd, ['for-each-ref', '--format=%(objectname) %(refname)', prefix])).split('\n')) {
     const [commit, name] = line.split(' ');
     const id = TASK_REF.exec(name?.slice(prefix.length) ?? '')?.[1];
     if (commit && id) refs.push({ id: Number(id), commit });
   }
-  const objects = readObjects(
-    cwd,
-    refs.map((r) => `${r.commit}:${CLAIM_FILE}`),
-  );
+  return refs;
+}
+
+/** The names to read with `git cat-file --batch` (readObjects) for the claims of listed refs not read before. */
+export function claimNames(refs: ListedClaimRef[]): string[] {
+  return refs.filter((r) => !claimCache.has(r.commit)).map((r) => `${r.commit}:${CLAIM_FILE}`);
+}
+
+/**
+ * The claims of listed refs, by task, from this process's cache and the
+ * objects read for claimNames. A ref whose claim cannot be read still claims
+ * its task (nobody else can create it): it counts as a claim of nobody in
+ * particular, with the board's lease, until it is renewed or runs out.
+ */
+export function claimRefsOf(refs: ListedClaimRef[], objects: Map<string, GitObject>, clone: string): RefClaims {
   const claims: RefClaims = new Map();
   for (const { id, commit } of refs) {
-    const text = objects.get(`${commit}:${CLAIM_FILE}`)?.body.toString('utf8') ?? '';
+    let text = claimCache.get(commit);
+    if (text === undefined) {
+      const object = objects.get(`${commit}:${CLAIM_FILE}`);
+      text = object?.body.toString('utf8') ?? '';
+      if (object) remember(claimCache, commit, text);
+    }
     let claim: RefClaimRecord = { task: id, owner: '', machine: '', claimedAt: '', expiresAt: '' };
     try {
       const parsed = JSON.parse(text) as RefClaimRecord;
@@ -92,6 +113,12 @@ export function readRefClaims(cwd: string, remote: string, branch: string, clone
     claims.set(id, { id, commit, claim, text, mine: claim.clone === clone });
   }
   return claims;
+}
+
+/** The claim refs this clone fetched last, by task (listClaimRefs and claimRefsOf, in two git processes at most). */
+export function readRefClaims(cwd: string, remote: string, branch: string, clone: string): RefClaims {
+  const refs = listClaimRefs(cwd, remote, branch);
+  return claimRefsOf(refs, readObjects(cwd, claimNames(refs)), clone);
 }
 
 /** This clone's mark (`.runtime/clone-id`), made the first time it is asked for. */
@@ -127,25 +154,20 @@ function claimObjects(id: number, text: string, claim: PublishedClaim): { blob: 
   return { blob, tree, commit };
 }
 
-/** Writes the commits of claims into this clone's object store (three git processes however many); their ids, in order. */
+/** Writes the commits of claims into this clone's object store (object-store.ts: by this process, no git); their ids, in order. */
 export function writeClaimCommits(cwd: string, claims: { id: number; text: string; claim: PublishedClaim }[]): string[] {
-  if (claims.length === 0) return [];
   const objects = claims.map((c) => claimObjects(c.id, c.text, c.claim));
-  writeObjects(
+  const ids = storeObjects(
     cwd,
-    'blob',
-    objects.map((o) => o.blob),
+    objects.flatMap((o) => [
+      { type: 'blob' as const, body: o.blob },
+      { type: 'tree' as const, body: o.tree },
+      { type: 'commit' as const, body: o.commit },
+    ]),
   );
-  writeObjects(
-    cwd,
-    'tree',
-    objects.map((o) => o.tree),
-  );
-  return writeObjects(
-    cwd,
-    'commit',
-    objects.map((o) => o.commit),
-  );
+  const commits = ids.filter((_, i) => i % 3 === 2);
+  commits.forEach((commit, i) => remember(claimCache, commit, claims[i].text));
+  return commits;
 }
 
 /** One claim ref to move: to a commit (created when `expected` is ''), or deleted (`to` undefined); `expected` is the lease. */
@@ -160,6 +182,9 @@ export interface ClaimRefUpdate {
  * Pushes claim ref updates, and with them the board branch's commit when
  * there is one, in one atomic push: all go through, or none (another clone
  * created, renewed or deleted one of the refs first, or pushed the branch).
+ * `taken`: refused before anything was sent, because the remote's refs as it
+ * listed them already broke a lease: another commit under a ref to create
+ * (the same commit would have been up to date, so not this clone's claim).
  */
 export async function pushClaimRefs(
   run: GitRunner,
@@ -167,15 +192,17 @@ export async function pushClaimRefs(
   branch: string,
   updates: ClaimRefUpdate[],
   boardCommit?: string,
-): Promise<'accepted' | 'refused'> {
+): Promise<'accepted' | 'refused' | 'taken'> {
   const leases = updates.map((u) => `--force-with-lease=${claimRef(branch, u.id)}:${u.expected}`);
   const specs = [...(boardCommit ? [`${boardCommit}:refs/heads/${branch}`] : []), ...updates.map((u) => `${u.to ?? ''}:${claimRef(branch, u.id)}`)];
   const push = await run(['push', '--porcelain', '--atomic', ...leases, remote, ...specs]);
   const said = push.stdout.toString('utf8') + push.stderr;
   // `<flag>\t<from>:<to>\t<summary>`: '!' refused (a stale lease, a ref another clone created first, not a fast-forward).
   const lines = said.split('\n').filter((l) => /^[ *=+!-]\t/.test(l));
-  if (lines.some((l) => l.startsWith('!')) || /stale info|atomic push failed|failed to update ref|fetch first|non-fast-forward|\[rejected\]/i.test(said))
-    return 'refused';
+  const refused = lines.filter((l) => l.startsWith('!'));
+  if (refused.length && refused.every((l) => /\t\[rejected\] \((stale info|atomic push failed)\)$/.test(l)) && refused.some((l) => l.endsWith('(stale info)')))
+    return 'taken';
+  if (refused.length || /stale info|atomic push failed|failed to update ref|fetch first|non-fast-forward|\[rejected\]/i.test(said)) return 'refused';
   if (push.status === 0 || (lines.length === specs.length && lines.every((l) => !l.startsWith('!')))) return 'accepted';
   throw new TasksError('E_GIT', `git push to ${remote} failed: ${lastLine(push)}`, { remote, branch, stderr: push.stderr });
 }

@@ -26,6 +26,7 @@ import { git, out } from './git-objects.js';
 import { syncRefs } from './board-branch.js';
 import { claimText, leaseSecondsOf, publishedClaimOf } from './published-claims.js';
 import { listLeases } from '../runtime/leases.js';
+import { readHighWaterMarkQuiet } from '../engine/board-index.js';
 import { cloneIdOf, pushClaimRefs, readRefClaims, remoteClaimCommit, writeClaimCommits, type RefClaims } from './claim-refs.js';
 import type { SyncOptions, SyncReport } from './sync-types.js';
 
@@ -37,6 +38,12 @@ export const OUTCOMES_EVERY_MS = 10_000;
 
 /** A spread claim picks among at most this many equally ranked ready tasks. */
 const SPREAD = 64;
+
+/** A process that lost a race this recently spreads from its first try (ms): the fleet is claiming together. */
+const CONTENDED_MS = 60_000;
+
+/** When a claim of this process last lost a race, by board. */
+const lastLost = new Map<string, number>();
 
 export interface SyncClaimOptions extends ClaimOptions {
   sync?: SyncOptions;
@@ -71,21 +78,25 @@ async function claimByRef(store: TaskStore, id: number | undefined, options: Syn
   const remote = sync.remote ?? store.config.syncRemote;
   const branch = sync.branch ?? store.config.syncBranch;
   const later = options.publish === 'later';
-  // What the remote holds, brought in; this clone's own changes go out only when they are due (or right after the claim).
+  const memory = sync.memory ?? processSyncMemory;
   const clone = cloneIdOf(store.runtimeDir);
-  // A due push is tried once: refused (another clone pushed first), the outcomes wait for the next claim. An urgent
-  // one is not: an outcome must reach the branch before its claim ref runs out for the other machines.
-  const urgent = later && outcomeUrgent(store, readRefClaims(store.dir, remote, branch, clone));
-  const due = later && (urgent || Date.now() - (lastPushed.get(store.dir) ?? 0) >= OUTCOMES_EVERY_MS);
-  let report = await syncBoard(store, urgent ? sync : due ? { ...sync, onePush: true } : { ...sync, keepOut: true });
+  // What the remote holds, brought in; this clone's own changes go out only when they are due (or right after the
+  // claim). A due push is tried once: refused (another clone pushed first), the outcomes wait for the next claim.
+  const due = later && Date.now() - (lastPushed.get(store.dir) ?? 0) >= OUTCOMES_EVERY_MS;
+  let report = await syncBoard(store, due ? { ...sync, onePush: true } : { ...sync, keepOut: true });
   if (due && !report.deferred) lastPushed.set(store.dir, Date.now());
-  // An id is provisional until it is on the remote: a task created here goes out first (it may move to a free id).
-  if (hasProvisional(store, report)) {
+  // The claim refs and the branch's mark as that sync's look found them (no git to read them again).
+  const seen = memory.lastSeen(store.dir, `${report.remote}/${report.branch}`);
+  // An outcome must reach the branch before its claim ref runs out for the other machines: such a push is not
+  // tried once. And an id is provisional until it is on the remote: a task created here goes out first (it may
+  // move to a free id).
+  const urgent = later && (report.deferred || !due) && outcomeUrgent(store, seen?.refClaims ?? new Map());
+  if (urgent || hasProvisional(store, report, seen?.branchMark)) {
     report = await syncBoard(store, sync);
     lastPushed.set(store.dir, Date.now());
     id = report.renumbered.find((r) => r.from === id)?.to ?? id;
   }
-  const refs = readRefClaims(store.dir, remote, branch, clone);
+  const refs = memory.lastSeen(store.dir, `${report.remote}/${report.branch}`)?.refClaims ?? readRefClaims(store.dir, remote, branch, clone);
   // Every ref but a live claim of this clone's: another's claim, or the marker of a closed task.
   const taken = new Set([...refs.values()].filter((r) => !r.mine || r.claim.closed).map((r) => r.id));
   if (id !== undefined && taken.has(id)) throw lostTo(id, refs.get(id)!.claim.owner);
@@ -100,17 +111,20 @@ async function claimByRef(store: TaskStore, id: number | undefined, options: Syn
     if (!(result.alreadyHeld && mine?.mine)) {
       const claim = { ...publishedClaimOf(result.lease), clone };
       const [commit] = writeClaimCommits(store.dir, [{ id: result.task.id, text: claimText(claim), claim }]);
-      let pushed: 'accepted' | 'refused';
+      let pushed: 'accepted' | 'refused' | 'taken';
       try {
         pushed = await pushClaimRefs(run, remote, branch, [{ id: result.task.id, to: commit, expected: '' }]);
-        // Refused: another clone's ref, or this clone's own (a sync of another process here published the claim first).
+        // Refused by the remote itself: another clone's ref, or this clone's own (a sync of another process here
+        // published the claim between the remote's listing and the push). `taken` needs no look: the listing had
+        // another commit there (this clone's own would have been up to date).
         if (pushed === 'refused' && (await remoteClaimCommit(run, remote, branch, result.task.id)) === commit) pushed = 'accepted';
       } catch (error) {
         if (!result.alreadyHeld) await releaseHere(store, result.task.id, options.owner, 'the claim could not be published to the remote');
         throw error;
       }
-      if (pushed === 'refused') {
+      if (pushed !== 'accepted') {
         await releaseHere(store, result.task.id, options.owner, 'claimed on the remote by another machine first');
+        lastLost.set(store.dir, Date.now());
         if (id !== undefined) throw lostTo(id, '');
         lost.add(result.task.id);
         continue;
@@ -159,8 +173,15 @@ async function releaseHere(store: TaskStore, id: number, owner: string, reason: 
   await store.releaseTask(id, { actor: owner, heldBy: owner, reason }).catch(() => undefined);
 }
 
-/** Whether this board has a task the board branch does not (yet): a provisional id. */
-function hasProvisional(store: TaskStore, report: SyncReport): boolean {
+/**
+ * Whether this board has a task the board branch does not (yet): a
+ * provisional id. The ids this clone hands out go above the high-water mark
+ * it last merged, which the branch has: with its own mark not above the
+ * branch's, none is provisional, and no git is asked.
+ */
+function hasProvisional(store: TaskStore, report: SyncReport, branchMark: number | undefined): boolean {
+  const mark = readHighWaterMarkQuiet(store.dir);
+  if (branchMark !== undefined && mark !== null && mark <= branchMark) return false;
   const synced = syncRefs(report.remote, report.branch).synced;
   const r = git(store.dir, ['ls-tree', '-r', '--full-tree', '--name-only', synced], { allowFail: true });
   const published = new Set(
@@ -178,12 +199,15 @@ function hasProvisional(store: TaskStore, report: SyncReport): boolean {
  * the ready tasks of the best rank to leave out of the next try: all before
  * one picked at random among the first SPREAD of them, so clones that claim
  * together spread over the tasks instead of racing for the first again
- * (each lost race costs its clone a push). None before a loss: a claim
- * takes the first ready task, as a claim here does.
+ * (each lost race costs its clone a push). Also for the first try of a
+ * claim within CONTENDED_MS of a lost race of this process: a worker of a
+ * busy fleet would otherwise lose a race to start nearly every claim. None
+ * otherwise: a claim takes the first ready task, as a claim here does.
  */
 function spread(store: TaskStore, owner: string, taken: Set<number>, lost: Set<number>): number[] {
-  if (lost.size === 0) return [];
-  const board = store.loadBoard();
+  if (lost.size === 0 && !(Date.now() - (lastLost.get(store.dir) ?? -Infinity) < CONTENDED_MS)) return [];
+  // The open work is all a ready order needs (a big board's history is not read for it).
+  const board = store.loadOpenWork();
   const ranks = readyOrder(board.tasks, boardLookup(board), owner).filter((r) => !taken.has(r.id) && !lost.has(r.id));
   const best = ranks[0];
   if (!best) return [];

@@ -7,9 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { hostname } from 'node:os';
 import { TasksError } from '../errors.js';
 
 export interface GitResult {
@@ -141,30 +139,6 @@ export function treeBody(entries: Iterable<[string, TreeEntry]>): Buffer {
   const key = ([name, e]: [string, TreeEntry]) => (e.type === 'tree' ? `${name}/` : name);
   const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(key(a)), Buffer.from(key(b))));
   return Buffer.concat(sorted.flatMap(([name, e]) => [Buffer.from(`${e.mode.replace(/^0+/, '')} ${name}\0`), Buffer.from(e.sha, 'hex')]));
-}
-
-/**
- * Stores objects of one type (one git process), returning their ids in
- * order. The ids are known beforehand (objectId), so a tree can name a tree
- * written in the same call.
- */
-export function writeObjects(cwd: string, type: 'blob' | 'tree' | 'commit', bodies: Buffer[]): string[] {
-  if (bodies.length === 0) return [];
-  const dir = mkdtempSync(join(tmpdir(), 'dotasks-sync-'));
-  try {
-    const paths = bodies.map((body, i) => {
-      const path = join(dir, String(i));
-      writeFileSync(path, body);
-      return path;
-    });
-    const ids = out(git(cwd, ['hash-object', '-w', '-t', type, '--no-filters', '--stdin-paths'], { input: paths.join('\n') + '\n' })).split('\n');
-    bodies.forEach((body, i) => {
-      if (ids[i] !== objectId(type, body)) throw new TasksError('E_GIT', `git hash-object gave ${ids[i]} for a ${type} whose id is ${objectId(type, body)}`);
-    });
-    return ids;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 /**

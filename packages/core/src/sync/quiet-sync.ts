@@ -8,8 +8,9 @@
  * "No file changed" is a look at every board file's identity (inode, size,
  * mtime, ctime: one stat each, no read), the names in the board folder and
  * in the claim records' folder, folded into one digest; on a board with a
- * large history, the look of the everyday commands instead (the open files
- * and the board index's word for the closed ones, engine/open-view.ts). A sync records the
+ * large history, the look of the everyday commands instead (a stat of each
+ * open file and the board index's word for the closed ones,
+ * engine/open-view.ts, openViewKey). A sync records the
  * digest of the look it made before its merge, and only when the look after
  * its push found the same (its merge wrote nothing here, nobody changed
  * anything meanwhile) and the merge left nothing that time alone changes
@@ -27,8 +28,8 @@ import { idFromFileName } from '../format/format.js';
 import { atomicWriteFile, readFileIfExists } from '../fs/fsio.js';
 import { HIGHWATERMARK_FILE } from '../engine/transaction.js';
 import { readHighWaterMarkQuiet } from '../engine/board-index.js';
-import { FOLD_HISTORY_AT, loadOpenSnapshot } from '../engine/open-view.js';
-import { LEASES_DIR } from '../runtime/leases.js';
+import { FOLD_HISTORY_AT, openViewKey } from '../engine/open-view.js';
+import { LEASES_DIR, listLeases } from '../runtime/leases.js';
 import type { TaskStore } from '../store.js';
 import type { MergePlan } from './merge-types.js';
 import { fileSystemNow } from './file-texts.js';
@@ -71,9 +72,9 @@ export function lookAtBoard(store: TaskStore): string | undefined {
   };
   // A large history is looked at as the everyday commands look at it (open-view.ts): the open files, and the
   // index's word for the closed ones, which a git operation, the watcher or the sweep corrects.
-  const open = historyFolded(store) ? loadOpenSnapshot(store.dir) : undefined;
-  if (open?.history && open.indexKey !== undefined) {
-    hash.update(`index\0${open.indexKey}\n`);
+  const openKey = historyFolded(store) ? openViewKey(store.dir) : undefined;
+  if (openKey !== undefined) {
+    hash.update(`index\0${openKey}\n`);
     add(HIGHWATERMARK_FILE, statSync(join(store.dir, HIGHWATERMARK_FILE), { throwIfNoEntry: false }));
   } else {
     // Sorted, so the digest does not depend on the order the folder lists them in.
@@ -134,6 +135,28 @@ export function nothingToDo(ctx: SyncContext, state: RemoteState): { quiet: bool
   return { quiet: look !== undefined && look === record.look, look };
 }
 
+/**
+ * Whether a look that sends nothing out (a claim's look before it claims,
+ * `keepOut`) has nothing to merge: the branch's head is the commit this
+ * clone last merged, so nothing came in, and no claim of this clone meets
+ * another clone's claim ref (which the merge would withdraw). What this
+ * board changed meanwhile stays for a sync that pushes; other machines'
+ * claims are timed from the next merge that sees them, later than they were
+ * first seen, so never reaped early; and a look reaps nothing anyway.
+ */
+export function nothingCameIn(ctx: SyncContext, state: RemoteState): boolean {
+  const { options } = ctx;
+  if (!options.keepOut || options.republish || options.acceptRewrite || options.home) return false;
+  const { head, synced } = state;
+  if (state.fetch.outcome !== 'fetched' || !head || head.id !== synced?.id || state.pushing) return false;
+  const refs = state.refClaims;
+  if (!refs?.size) return true;
+  return !listLeases(ctx.store.runtimeDir).some((lease) => {
+    const ref = refs.get(lease.task);
+    return ref !== undefined && !ref.mine && !lease.review && !lease.adopted;
+  });
+}
+
 /** Whether a merge left something for the next sync even when nothing changes: see the module comment. */
 export function leavesNothing(merged: MergePlan): boolean {
   return (
@@ -149,10 +172,20 @@ export function leavesNothing(merged: MergePlan): boolean {
 
 /**
  * After a sync: records its look before the merge when the board still looks
- * the same and the merge left nothing (nothingToDo then ends the next sync
- * early), and forgets any earlier record otherwise.
+ * the same, the merge left nothing and what it had to send went out
+ * (nothingToDo then ends the next sync early), and forgets any earlier
+ * record otherwise.
  */
-export function recordSync(store: TaskStore, where: string, head: string | undefined, before: string | undefined, merged: MergePlan, refs: string): void {
-  const same = head !== undefined && before !== undefined && leavesNothing(merged) && lookAtBoard(store) === before;
+export function recordSync(
+  store: TaskStore,
+  where: string,
+  head: string | undefined,
+  before: string | undefined,
+  merged: MergePlan,
+  { refs, keptOut }: { refs: string; keptOut: boolean },
+): void {
+  // A round that sent nothing out (a claim's look) with changes of this board to send leaves them for the next sync.
+  const sent = !keptOut || merged.outgoing.length === 0;
+  const same = head !== undefined && before !== undefined && sent && leavesNothing(merged) && lookAtBoard(store) === before;
   writeRecord(store.runtimeDir, where, same ? { head: head!, look: before!, ...(refs ? { refs } : {}) } : undefined);
 }

@@ -13,7 +13,8 @@ import { BOARD_FORMAT, CLAIMS_DIR, FORMAT1_MARKER_FILE, MARKER_FILE, claimEntrie
 import { TASKS_DIR, learnTree, pathIn, readBoardTree, type BoardTree } from './board-tree.js';
 import type { MergeSides } from './board-merge.js';
 import { updateRefs } from './round-push.js';
-import { claimRefspec, cloneIdOf, readRefClaims } from './claim-refs.js';
+import { claimNames, claimRefsOf, claimRefspec, cloneIdOf, listClaimRefs } from './claim-refs.js';
+import { HIGHWATERMARK_FILE } from '../engine/transaction.js';
 import type { RemoteState, RoundPlan, SyncContext } from './sync-types.js';
 
 /** Why a sync stopped before changing anything (`E_REMOTE`), for people and for `--json`. */
@@ -43,7 +44,10 @@ export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPu
       `${headRef}:${FORMAT1_MARKER_FILE}`,
       `${headRef}:${TASKS_DIR}`,
     );
-  const objects = readObjects(cwd, names);
+  if (headRef) names.push(`${headRef}:${HIGHWATERMARK_FILE}`);
+  // The claim refs are listed first, so their claims not read before come out of the same cat-file as the branch.
+  const listed = withRefs ? listClaimRefs(cwd, ctx.remote, ctx.branch) : [];
+  const objects = readObjects(cwd, [...names, ...claimNames(listed)]);
   const head = headRef ? objects.get(headRef) : undefined;
   let synced = objects.get(refs.synced);
   let syncedTree = objects.get(`${refs.synced}^{tree}`);
@@ -56,6 +60,11 @@ export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPu
   const headTree = headRef ? objects.get(`${headRef}^{tree}`) : undefined;
   // The shard folders are read when the round plans its merge (planRound), not for a sync that finds nothing to do.
   if (headRef) learnTree(objects.get(`${headRef}:${TASKS_DIR}`));
+  // The claims folder too: the merge lists it (claimEntriesOf) without asking git again.
+  if (headRef) learnTree(objects.get(`${headRef}:${CLAIMS_DIR}`));
+  const refClaims = withRefs ? claimRefsOf(listed, objects, cloneIdOf(ctx.store.runtimeDir)) : undefined;
+  const mark = headRef ? Number.parseInt(objects.get(`${headRef}:${HIGHWATERMARK_FILE}`)?.body.toString('utf8') ?? '', 10) : NaN;
+  ctx.memory.sawRemote(ctx.store.dir, ctx.where, { refClaims, branchMark: Number.isSafeInteger(mark) ? mark : undefined });
   return {
     fetch,
     headRef,
@@ -66,7 +75,7 @@ export async function lookAtRemote(ctx: SyncContext, { trustPushing }: { trustPu
     pushing: objects.get(refs.pushing),
     markerText: headRef ? objects.get(`${headRef}:${MARKER_FILE}`)?.body.toString('utf8') : undefined,
     format1MarkerText: headRef ? objects.get(`${headRef}:${FORMAT1_MARKER_FILE}`)?.body.toString('utf8') : undefined,
-    refClaims: withRefs ? readRefClaims(cwd, ctx.remote, ctx.branch, cloneIdOf(ctx.store.runtimeDir)) : undefined,
+    refClaims,
   };
 }
 

@@ -16,15 +16,6 @@ import type { RemoteState, RoundPlan, SyncContext } from './sync-types.js';
 /** The commit a sync is pushing, recorded before the push: a sync killed after the remote took it finds it there. */
 export const pushingRef = (remote: string, branch: string) => `refs/dotasks/pushing/${remote}/${branch}`;
 
-/**
- * After a push: git's own housekeeping, as git runs it after a commit (`git
- * gc --auto`: it packs the loose objects once there are enough of them, in
- * the background). Outside the board lock; it never fails the sync.
- */
-async function packNow(ctx: SyncContext): Promise<void> {
-  await ctx.run(['gc', '--auto', '--quiet']).catch(() => undefined);
-}
-
 /** The claim ref updates of a round, with the commits of the claims they create or renew written here. */
 function claimRefUpdates(cwd: string, planned: PlannedClaimRef[]): ClaimRefUpdate[] {
   const writing = planned.filter((p) => p.claim);
@@ -72,7 +63,7 @@ export async function pushRound(ctx: SyncContext, state: RemoteState, plan: Roun
   const claimRefs = claimRefUpdates(cwd, merged.claimRefs);
   if (!plan.mustPush && keep.length === 0 && (treeId === undefined || treeId === state.headTree?.id)) {
     // Only claim refs move (a renewal the branch already has, a ref of a task closed on the branch): no commit for them.
-    if (claimRefs.length && (await pushClaimRefs(ctx.run, ctx.remote, ctx.branch, claimRefs)) === 'refused') return 'refused';
+    if (claimRefs.length && (await pushClaimRefs(ctx.run, ctx.remote, ctx.branch, claimRefs)) !== 'accepted') return 'refused';
     if (cameIn.length) await updateRefs(ctx, cameIn);
     report.head = head?.id;
     return 'done';
@@ -87,9 +78,8 @@ export async function pushRound(ctx: SyncContext, state: RemoteState, plan: Roun
   const pushed = claimRefs.length
     ? await pushClaimRefs(ctx.run, ctx.remote, ctx.branch, claimRefs, commit)
     : await pushCommit(ctx.remote, ctx.branch, commit, ctx.run);
-  if (pushed === 'refused') return 'refused';
+  if (pushed !== 'accepted') return 'refused';
   await updateRefs(ctx, [`update ${syncedRef} ${commit}`, `update ${refs.tracking} ${commit}`, `delete ${refs.pushing}`]);
   report.head = commit;
-  await packNow(ctx);
   return 'done';
 }

@@ -9,6 +9,16 @@
 import { isAbsolute, join } from 'node:path';
 import { TasksError } from '../errors.js';
 import { git, out } from './git-objects.js';
+import { knowObjectsDir } from './object-store.js';
+import type { RefClaims } from './claim-refs.js';
+
+/** What a sync's last look at the remote found (remote-look.ts), for the claim that follows it. */
+export interface RemoteSeen {
+  /** The claim refs, as fetched (undefined: claim refs are off). */
+  refClaims?: RefClaims;
+  /** The board branch's high-water mark (undefined: no branch, or no mark on it). */
+  branchMark?: number;
+}
 
 /** The top of a checkout and its common git folder. */
 export interface Repository {
@@ -24,6 +34,17 @@ export class SyncMemory {
   private readonly clockWarned = new Set<string>();
   /** Boards whose home (board-home.ts) this process already checked. */
   readonly homeChecked = new Set<string>();
+  private readonly seen = new Map<string, RemoteSeen>();
+
+  /** Records what a look at the remote branch `where` of the board `dir` found. */
+  sawRemote(dir: string, where: string, seen: RemoteSeen): void {
+    this.seen.set(`${dir}\0${where}`, seen);
+  }
+
+  /** What the last look of this process at the remote branch `where` of the board `dir` found. */
+  lastSeen(dir: string, where: string): RemoteSeen | undefined {
+    return this.seen.get(`${dir}\0${where}`);
+  }
 
   /** Checks what cannot change while a process syncs again and again: that the remote exists and the branch name is usable. */
   checkRemote(cwd: string, remote: string, branch: string): void {
@@ -49,8 +70,12 @@ export class SyncMemory {
   repositoryOf(cwd: string): Repository {
     let known = this.repositories.get(cwd);
     if (!known) {
-      const [top, common] = out(git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'])).split('\n');
+      const [top, common, objects, format] = out(
+        git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--git-path', 'objects', '--show-object-format']),
+      ).split('\n');
       known = { top, gitDir: isAbsolute(common) ? common : join(cwd, common) };
+      // The object folder and format, in the same git process: the sync writes its objects there itself (object-store.ts).
+      knowObjectsDir(cwd, objects, format);
       this.repositories.set(cwd, known);
     }
     return known;

@@ -19,8 +19,9 @@ import { renameBranch } from '../git/renumber.js';
 import { checkBoardHome } from './board-home.js';
 import { lookAtRemote, planRound } from './remote-look.js';
 import { pushRound, pushingRef } from './round-push.js';
-import { lookAtBoard, nothingToDo, recordSync, refsKey } from './quiet-sync.js';
+import { lookAtBoard, nothingCameIn, nothingToDo, recordSync, refsKey } from './quiet-sync.js';
 import { processSyncMemory, type SyncMemory } from './sync-memory.js';
+import { keepPacked } from './pack-upkeep.js';
 import type { RoundPlan, SyncContext, SyncOptions, SyncReport } from './sync-types.js';
 
 /** Serializes the syncs of one clone, in the board's runtime folder. */
@@ -100,14 +101,23 @@ async function rounds(ctx: SyncContext): Promise<SyncReport> {
       ctx.memory.synced(ctx.store.dir);
       return report;
     }
+    // A claim's look that finds nothing new on the branch: no merge, no board lock (quiet-sync.ts).
+    if (nothingCameIn(ctx, state)) {
+      report.head = state.head!.id;
+      ctx.memory.synced(ctx.store.dir);
+      await keepPacked(ctx.cwd, ctx.run);
+      return report;
+    }
     const look = idle.look ?? lookAtBoard(ctx.store);
     const plan = planRound(ctx, state);
     if (options.republish && plan.parents.length > 1) keep = plan.parents.slice(1);
     const merged = await mergeRound(ctx, plan);
     if (!merged) continue; // the board changed between the look before the lock and the lock: look again
     if ((await pushRound(ctx, state, plan, merged, keep)) === 'done') {
-      recordSync(ctx.store, ctx.where, report.head, look, merged, refsKey(state.refClaims));
+      recordSync(ctx.store, ctx.where, report.head, look, merged, { refs: refsKey(state.refClaims), keptOut: !!options.keepOut });
       ctx.memory.synced(ctx.store.dir);
+      // What this sync pushed and fetched, packed once there is enough of it (pack-upkeep.ts).
+      await keepPacked(ctx.cwd, ctx.run);
       return report;
     }
     pushRefused = true;
