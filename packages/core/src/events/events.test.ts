@@ -6,11 +6,15 @@ import { EVENTS_FILE, loggedEventsOfTx, readLastSeq } from './events.js';
 
 // The log read back from its end (readLastSeq, loggedEventsOfTx): lines longer than a read, lines cut where a read
 // starts (inside a character of several bytes too), a torn last line and a missing log.
-let dir = '';
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+let dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  dirs = [];
+});
 
 function log(lines: string[]): string {
-  dir = mkdtempSync(join(tmpdir(), 'dotasks-events-'));
+  const dir = mkdtempSync(join(tmpdir(), 'dotasks-events-'));
+  dirs.push(dir);
   writeFileSync(join(dir, EVENTS_FILE), lines.join(''));
   return join(dir, EVENTS_FILE);
 }
