@@ -42,8 +42,13 @@ describe('clocks that disagree', () => {
     for (const r of results) expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const lines = readFileSync(log, 'utf8').trim().split('\n');
     const starts = lines.filter((l) => l.startsWith('start ')).map((l) => Number(l.split(' ')[1]));
-    // Every task was worked exactly once: no claim was taken from a live holder.
-    expect(starts.sort((x, y) => x - y)).toEqual([1, 2, 3]);
+    // Every task was worked exactly once: no claim was taken from a live holder. A failure shows each clone's
+    // claims, reaps and losses, to tell a claim taken from a live holder from two winners of one race.
+    const story = dirs.map((dir, i) => `clone ${i + 1}:\n${claimStory(dir)}`).join('\n');
+    expect(
+      starts.sort((x, y) => x - y),
+      story,
+    ).toEqual([1, 2, 3]);
     for (const dir of dirs) ok(dir, ['sync']);
     for (const dir of dirs)
       expect(JSON.parse(tasks(dir, ['list', '--json']).stdout).tasks.every((t: { status: string }) => t.status === 'completed')).toBe(true);
@@ -75,3 +80,14 @@ describe('clocks that disagree', () => {
     expect(readFileSync(join(honest, '.tasks', '.runtime', 'events.jsonl'), 'utf8')).toMatch(/"type":"reaped"/);
   });
 });
+
+/** One clone's claims, reaps, renewals refused and losses, from its event log, a line each. */
+function claimStory(dir: string): string {
+  const log = join(dir, '.tasks', '.runtime', 'events.jsonl');
+  if (!existsSync(log)) return '  (no event log)';
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((line) => /"type":"(claimed|reaped|released|work\.stopped|synced|completed)"/.test(line))
+    .map((line) => `  ${line.slice(0, 400)}`)
+    .join('\n');
+}
