@@ -16,21 +16,18 @@ export interface GraphLink {
 /** The links between the shown tasks, from either side's word, once each, in id order. */
 export function collectLinks(shown: readonly Task[]): GraphLink[] {
   const ids = new Set(shown.map((t) => t.id));
-  const seen = new Set<string>();
-  const out: GraphLink[] = [];
+  const sides: GraphLink[] = [];
   const add = (from: number, to: number, type: GraphLink['type']) => {
-    if (from === to || !ids.has(from) || !ids.has(to)) return;
-    const key = `${type}:${from}>${to}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    out.push({ from, to, type });
+    if (from !== to && ids.has(from) && ids.has(to)) sides.push({ from, to, type });
   };
   for (const t of shown) {
     for (const r of t.related ?? []) add(Math.min(t.id, r), Math.max(t.id, r), 'related');
     for (const source of t.discoveredFrom ?? []) add(t.id, source, 'discovered-from');
     for (const found of t.discovered ?? []) add(found, t.id, 'discovered-from');
   }
-  return out.sort((a, b) => a.from - b.from || a.to - b.to || (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
+  // Sorted, then once each: both sides of a link name it (no key strings, a board's worth of them).
+  sides.sort((a, b) => a.from - b.from || a.to - b.to || (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
+  return sides.filter((l, i) => i === 0 || l.from !== sides[i - 1]!.from || l.to !== sides[i - 1]!.to || l.type !== sides[i - 1]!.type);
 }
 
 /** Mermaid: dotted, labelled, without an arrow for `related` (after the edges, so their linkStyle indexes stand). */

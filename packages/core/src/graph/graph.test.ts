@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findCycle, isReady, openBlockers } from './graph.js';
+import { buildGraph } from './graph-render.js';
 import type { Task, TaskStatus } from '../format/format.js';
 
 function board(edges: [number, number][], statuses: Record<number, TaskStatus> = {}): Map<number, Task> {
@@ -67,5 +68,26 @@ describe('readiness', () => {
     const b = board([[1, 2]]);
     b.delete(1);
     expect(openBlockers(b.get(2)!, (id) => b.get(id))).toEqual([1]);
+  });
+});
+
+describe('buildGraph', () => {
+  it('draws each edge once, named on both sides, on one side only, or twice on a side, and marks the critical path', () => {
+    const b = board([
+      [1, 2],
+      [2, 3],
+    ]);
+    b.get(1)!.blocks.push(2); // 1 → 2 named twice in #1's file
+    b.set(4, { id: 4, subject: 't4', description: '', status: 'pending', owner: '', blockedBy: [3], blocks: [], extra: {} }); // 3 → 4 in #4's file alone
+    b.get(3)!.related = [1];
+    b.get(1)!.related = [3]; // one related link, named on both sides
+    const model = buildGraph([...b.values()]);
+    expect(model.edges).toEqual([
+      { from: 1, to: 2, critical: true },
+      { from: 2, to: 3, critical: true },
+      { from: 3, to: 4, critical: true },
+    ]);
+    expect(model.criticalPath).toEqual([1, 2, 3, 4]);
+    expect(model.links).toEqual([{ from: 1, to: 3, type: 'related' }]);
   });
 });

@@ -53,4 +53,64 @@ describe('renderBoard', () => {
       notes: [],
     });
   });
+
+  it("gives every field of a full task in the documented order, copies that do not touch the task's own", () => {
+    const task: Task = {
+      ...seed.tasks[3]!,
+      activeForm: 'Running tests',
+      parent: 1,
+      paths: ['src/**'],
+      related: [3, 2],
+      discoveredFrom: [1],
+      discovered: [5],
+      metadata: { points: 3 },
+      priority: 0,
+      labels: ['ci'],
+      notes: [{ at: '2026-12-01T00:00:00.000Z', owner: 'ann', text: 'flaky' }],
+      verify: 'npm test',
+      result: 'green',
+      review: { state: 'waiting', since: '2026-12-02T00:00:00.000Z' },
+    };
+    const view = toTaskView(task, (id) => seed.byId.get(id));
+    // The order --json and export print them in (docs/protocol.md): a change here changes every reader's diff.
+    expect(Object.keys(view)).toEqual([
+      'id',
+      'subject',
+      'description',
+      'status',
+      'owner',
+      'activeForm',
+      'parent',
+      'blockedBy',
+      'blocks',
+      'paths',
+      'related',
+      'discoveredFrom',
+      'discovered',
+      'metadata',
+      'ready',
+      'openBlockers',
+      'priority',
+      'labels',
+      'notes',
+      'verify',
+      'result',
+      'review',
+    ]);
+    expect(view).toMatchObject({ related: [2, 3], priority: 0, notes: [{ text: 'flaky' }], review: { state: 'waiting' } });
+    view.blockedBy.push(9);
+    view.paths!.push('x');
+    view.labels.push('x');
+    (view.metadata as { points: number }).points = 5;
+    view.notes[0]!.text = 'changed';
+    view.review!.state = 'approved';
+    expect(task).toMatchObject({
+      blockedBy: [2, 3],
+      paths: ['src/**'],
+      labels: ['ci'],
+      metadata: { points: 3 },
+      notes: [{ text: 'flaky' }],
+      review: { state: 'waiting' },
+    });
+  });
 });

@@ -5,7 +5,7 @@
  * with (the web board's and the agent tool's summary share it).
  */
 import { isClosed, priorityOf, type Task, type TaskNote, type TaskReview, type TaskStatus } from '../format/format.js';
-import { presentLinks } from '../format/task-links.js';
+import { writeLinkFields } from '../format/task-links.js';
 import { isReady, openBlockers, type TaskLookup } from '../graph/graph.js';
 
 /**
@@ -64,23 +64,26 @@ export function viewOpenBlockers(task: Task, lookup: TaskLookup): number[] {
   return isClosed(task.status) ? [] : openBlockers(task, lookup);
 }
 
-/** The JSON view of a task. */
+/**
+ * The JSON view of a task. Built key by key in the documented order, not
+ * spread together from pieces: an export of 300,000 tasks spent 2.3 s in the
+ * spreads alone (and more in collecting their pieces).
+ */
 export function toTaskView(task: Task, lookup: TaskLookup): TaskView {
-  return {
-    ...taskHead(task),
-    ...(task.parent !== undefined ? { parent: task.parent } : {}),
-    blockedBy: [...task.blockedBy],
-    blocks: [...task.blocks],
-    ...(task.paths !== undefined ? { paths: [...task.paths] } : {}),
-    ...presentLinks(task),
-    metadata: { ...(task.metadata ?? {}) },
-    ready: isReady(task, lookup),
-    openBlockers: viewOpenBlockers(task, lookup),
-    priority: priorityOf(task),
-    labels: [...(task.labels ?? [])],
-    notes: (task.notes ?? []).map((n) => ({ ...n })),
-    ...(task.verify !== undefined ? { verify: task.verify } : {}),
-    ...(task.result !== undefined ? { result: task.result } : {}),
-    ...(task.review !== undefined ? { review: { ...task.review } } : {}),
-  };
+  const view = taskHead(task) as TaskView;
+  if (task.parent !== undefined) view.parent = task.parent;
+  view.blockedBy = task.blockedBy.slice();
+  view.blocks = task.blocks.slice();
+  if (task.paths !== undefined) view.paths = task.paths.slice();
+  writeLinkFields(task, (key, ids) => (view[key] = ids));
+  view.metadata = task.metadata ? { ...task.metadata } : {};
+  view.ready = isReady(task, lookup);
+  view.openBlockers = viewOpenBlockers(task, lookup);
+  view.priority = priorityOf(task);
+  view.labels = task.labels ? task.labels.slice() : [];
+  view.notes = task.notes ? task.notes.map((n) => ({ ...n })) : [];
+  if (task.verify !== undefined) view.verify = task.verify;
+  if (task.result !== undefined) view.result = task.result;
+  if (task.review !== undefined) view.review = { ...task.review };
+  return view;
 }
