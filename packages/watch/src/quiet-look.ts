@@ -1,6 +1,6 @@
-import { mkdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isClosed, taskFileName, type BoardCheck } from '@dotasks/core/internal';
+import { idFromFileName, isClosed, taskFileName, type BoardCheck } from '@dotasks/core/internal';
 
 /**
  * The periodic pass of an idle watcher (docs/decisions.md, "An idle tasks
@@ -59,13 +59,40 @@ export function fileSystemClock(runtimeDir: string): number | undefined {
   }
 }
 
-/** The mark a full reconcile leaves: `since` taken before its read, the folder stamped after its own writes and locks. */
-export function quietMark(board: string, since: number, check: BoardCheck): QuietMark {
+/**
+ * The mark a full reconcile leaves: `since` taken before its read, the folder
+ * stamped after its own writes and locks. None when the folder's task files
+ * are not the ones the reconcile read: a file made or removed after the read
+ * and before the stamp moved the folder before it was stamped, and only the
+ * next reconcile can see it (a listing, once per full reconcile, which reads
+ * every file anyway).
+ */
+export function quietMark(board: string, since: number, check: BoardCheck): QuietMark | undefined {
   const always: number[] = [];
   const closed: number[] = [];
-  for (const id of check.graph.ids()) (isClosed(check.graph.get(id)!.status) ? closed : always).push(id);
-  for (const p of check.snapshot.problems) if (p.id !== undefined) always.push(p.id);
-  return { folder: folderStamp(board), since, always, closed, next: 0 };
+  const read = new Set<number>();
+  for (const id of check.graph.ids()) {
+    read.add(id);
+    (isClosed(check.graph.get(id)!.status) ? closed : always).push(id);
+  }
+  for (const p of check.snapshot.problems)
+    if (p.id !== undefined) {
+      read.add(p.id);
+      always.push(p.id);
+    }
+  const folder = folderStamp(board);
+  let listed = 0;
+  try {
+    for (const entry of readdirSync(board, { withFileTypes: true })) {
+      const id = entry.isDirectory() ? undefined : idFromFileName(entry.name);
+      if (id === undefined) continue;
+      if (!read.has(id)) return undefined;
+      listed++;
+    }
+  } catch {
+    return undefined;
+  }
+  return listed === read.size ? { folder, since, always, closed, next: 0 } : undefined;
 }
 
 /** Whether nothing the mark covers moved; moves the sweep on when so. */

@@ -62,11 +62,12 @@ export async function reconcileBoard(session: WatchSession): Promise<void> {
     // The board as the check read it, unless its fixes wrote to it; each task is looked at again under its lock anyway.
     noticeAdopted(session, await store.adoptUntrackedClaims(fixes === 0 ? check.snapshot : undefined));
   }
+  // Stamped after its own locks and fixes; a fix that failed is retried by the next pass's reconcile. Said after
+  // the stamp: a change anyone makes once they read the line moves the folder past it.
+  if (since !== undefined && session.failures === failures && !session.closed) session.quiet = quietMark(board, since, check);
   session.notice(
     `reconciled ${check.tasks} task file${check.tasks === 1 ? '' : 's'} in ${Date.now() - started} ms (${fixes} fix${fixes === 1 ? '' : 'es'}, ${invalid.length} problem${invalid.length === 1 ? '' : 's'})`,
   );
-  // Stamped after its own locks and fixes; a fix that failed is retried by the next pass's reconcile.
-  if (since !== undefined && session.failures === failures && !session.closed) session.quiet = quietMark(board, since, check);
 }
 
 /**
