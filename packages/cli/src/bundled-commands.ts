@@ -1,7 +1,7 @@
 /**
  * The commands agents call all day: the reads, the claims, the writes
- * create, update, note, dep and delete, and the guard their hooks run at
- * every stop and edit. The entry runs them from a bundle
+ * create, update, note, dep and delete, the guard their hooks run at
+ * every stop and edit, and the sync of a board shared across machines. The entry runs them from a bundle
  * (bundle-entry.ts, built into dist/bundle by scripts/build-bundle.mjs),
  * where each `import()` below becomes a CommonJS chunk of its own that only
  * its command loads. The yargs command line runs the same handlers from the
@@ -27,7 +27,8 @@ type BundledName =
   | 'guard'
   | 'review'
   | 'approve'
-  | 'reject';
+  | 'reject'
+  | 'sync';
 
 export const BUNDLED_HANDLERS: { readonly [N in BundledName]: () => Promise<Handler<N>> } = {
   create: async () => (await import('./commands/create.js')).create,
@@ -51,6 +52,7 @@ export const BUNDLED_HANDLERS: { readonly [N in BundledName]: () => Promise<Hand
   review: async () => (await import('./commands/review.js')).review,
   approve: async () => (await import('./commands/review.js')).approve,
   reject: async () => (await import('./commands/review.js')).reject,
+  sync: async () => (await import('./commands/sync.js')).sync,
 };
 
 /** The bundled handler of a command, if it has one. */

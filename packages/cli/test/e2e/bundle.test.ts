@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { BUNDLED_HANDLERS } from '../../src/bundled-commands.js';
 import { findCommand } from '../../src/command-table.js';
 import { TASKS_BIN, cleanEnv, tasks, tempBoard, traceLoads } from '../helpers.js';
+import { createRemote, git, onBranch } from '../../../core/test/git-remote.js';
 
 // The everyday commands run from dist/bundle (bundle-entry.ts); the rest from
 // the ES modules (main.ts). Each process must use one copy of the core, and
@@ -58,6 +59,24 @@ describe('the bundle of the everyday commands', () => {
       expect(bundle, args.join(' ')).toContain('tasks.cjs');
       expect(bundle, args.join(' ')).toContain(`${args[0] === 'ready' ? 'list' : args[0]}.cjs`);
       expect(modules, args.join(' ')).toEqual([]);
+    }
+  });
+
+  it('runs a sync of a board shared through a remote without loading any ES module of ours, and says what it did', async () => {
+    const remote = await createRemote({ prefix: 'dotasks-bundle-sync-' });
+    try {
+      const clone = remote.clone('m1');
+      expect(tasks(clone, ['init']).code).toBe(0);
+      expect(tasks(clone, ['create', 'shared']).code).toBe(0);
+      const r = traceLoads(clone, ['sync']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/synced with origin\/tasks at \w+ \(0 in, 1 out\)/);
+      const { bundle, modules } = ours(r.files);
+      expect(bundle).toContain('sync.cjs');
+      expect(modules).toEqual([]);
+      expect(git(remote.bare, 'show', `tasks:${onBranch('task_1.json')}`)).toContain('"subject": "shared"');
+    } finally {
+      await remote.cleanup();
     }
   });
 
