@@ -28,7 +28,10 @@ type BundledName =
   | 'review'
   | 'approve'
   | 'reject'
-  | 'sync';
+  | 'sync'
+  | 'prime'
+  | 'git-hook'
+  | 'merge-driver';
 
 export const BUNDLED_HANDLERS: { readonly [N in BundledName]: () => Promise<Handler<N>> } = {
   create: async () => (await import('./commands/create.js')).create,
@@ -53,6 +56,9 @@ export const BUNDLED_HANDLERS: { readonly [N in BundledName]: () => Promise<Hand
   approve: async () => (await import('./commands/review.js')).approve,
   reject: async () => (await import('./commands/review.js')).reject,
   sync: async () => (await import('./commands/sync.js')).sync,
+  prime: async () => (await import('./commands/prime.js')).prime,
+  'git-hook': async () => (await import('./commands/git-hook.js')).gitHook,
+  'merge-driver': async () => (await import('./commands/merge-driver.js')).mergeDriver,
 };
 
 /** The bundled handler of a command, if it has one. */

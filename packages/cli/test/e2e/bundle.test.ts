@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUNDLED_HANDLERS } from '../../src/bundled-commands.js';
 import { findCommand } from '../../src/command-table.js';
@@ -80,6 +82,27 @@ describe('the bundle of the everyday commands', () => {
     }
   });
 
+  it('runs what sessions and git start on their own without loading any ES module of ours: prime, the git hooks, the merge driver', () => {
+    const prime = traceLoads(t.root, ['prime']);
+    expect(prime.code, prime.stderr).toBe(0);
+    expect(prime.stdout).toContain('#2');
+    expect(ours(prime.files)).toEqual({ bundle: expect.arrayContaining(['tasks.cjs', 'prime.cjs']), modules: [] });
+    const hook = traceLoads(t.root, ['git-hook', 'pre-commit']);
+    expect(hook.code, hook.stderr).toBe(0);
+    expect(ours(hook.files)).toEqual({ bundle: expect.arrayContaining(['tasks.cjs', 'git-hook.cjs']), modules: [] });
+    // The driver git runs on a task file both sides changed: the subject from one side, the priority from the other.
+    const file = readFileSync(join(t.root, '.tasks', 'task_1.json'), 'utf8');
+    const [base, ours_, theirs] = ['base', 'ours', 'theirs'].map((side) => join(t.root, `${side}.json`));
+    writeFileSync(base!, file);
+    const side = (change: Record<string, unknown>) => JSON.stringify({ ...JSON.parse(file), ...change }, null, 2) + '\n';
+    writeFileSync(ours_!, side({ subject: 'Parse the whole AST' }));
+    writeFileSync(theirs!, side({ priority: 0 }));
+    const driver = traceLoads(t.root, ['merge-driver', base!, ours_!, theirs!, '.tasks/task_1.json']);
+    expect(driver.code, driver.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(ours_!, 'utf8'))).toMatchObject({ subject: 'Parse the whole AST', priority: 0 });
+    expect(ours(driver.files)).toEqual({ bundle: expect.arrayContaining(['tasks.cjs', 'merge-driver.cjs']), modules: [] });
+  });
+
   it("runs the guard the agents' hooks start at every stop and every edit without loading any ES module of ours", () => {
     for (const [args, input] of GUARD_CALLS) {
       const r = traceLoads(t.root, args, input('traced'));
@@ -100,7 +123,7 @@ describe('the bundle of the everyday commands', () => {
   });
 
   it('leaves the commands that answer and end to the fast path of the ES modules, without yargs', () => {
-    for (const args of [['doctor'], ['prime'], ['setup', 'claude', '--dry-run']]) {
+    for (const args of [['doctor'], ['setup', 'claude', '--dry-run']]) {
       const r = traceLoads(t.root, args);
       expect(r.code, r.stderr).toBe(0);
       expect(ours(r.files).modules, args.join(' ')).toContain('packages/cli/dist/main.js');
@@ -121,6 +144,7 @@ describe('the bundle of the everyday commands', () => {
       ['show', '9'],
       ['done', '99', '--json'],
       ['list', '--status', 'bogus'],
+      ['prime'],
     ]) {
       const bundled = tasks(t.root, args, { TASKS_OWNER: 'agent-2' });
       const modules = spawnSync(process.execPath, [MAIN, ...args], { cwd: t.root, env: cleanEnv({ TASKS_OWNER: 'agent-2' }), encoding: 'utf8' });
