@@ -10,6 +10,7 @@ import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  blockersAmong,
   checkEnv,
   checkOf,
   clipResult,
@@ -47,10 +48,12 @@ export interface AttemptFiles {
 export function prepareAttempt(store: TaskStore, task: Task, failedCheck: CheckRun | undefined): AttemptFiles {
   const folder = mkdtempSync(join(tmpdir(), 'dotasks-result-'));
   const resultFile = join(folder, 'result');
-  const snapshot = store.loadBoard();
+  // The open work and the blockers' own files, as the todo tool's get: a large history is not read for a task's few
+  // blockers (it cost a worker a read of the whole board before every run).
+  const open = store.loadOpenWork();
   const env: Record<string, string> = {
     TASK_RESULT_FILE: resultFile,
-    TASK_UPSTREAM: upstreamEnv(upstreamOf(task, snapshot.tasks, (id) => snapshot.byId.get(id))),
+    TASK_UPSTREAM: upstreamEnv(upstreamOf(task, blockersAmong(open), (id) => store.peekTask(id))),
   };
   const check = checkOf(store, task);
   if (check) env.TASK_VERIFY = check.command;

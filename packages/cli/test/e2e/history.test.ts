@@ -97,6 +97,34 @@ describe(`a board of ${N.toLocaleString('en')} tasks, ${OPEN} of them open`, () 
     expect(run(['list']).stdout).toContain(`[ ] #${N + 1}: One more step`);
   });
 
+  it("a worker gives its command the results of the task's blockers without reading the history", () => {
+    // The most urgent task waits for #5, completed long ago with a result: the worker takes it first.
+    const five = join(board.board, 'task_5.json');
+    writeFileSync(five, readFileSync(five, 'utf8').replace('"blocks": []', '"blocks": [],\n  "result": "the parser is in src/parse.ts"'));
+    const created = run(['create', 'Build on step 5', '--blocked-by', '5', '--priority', '0']);
+    expect(created.code, created.stderr).toBe(0);
+    const id = Number(/created #(\d+)/.exec(created.stdout)![1]);
+    // The hand edit of #5 taken into the board index's history (a reading of the whole board does that), before the trace.
+    expect(run(['list', '--all']).stdout).toContain('[x] #5: Step 5');
+    const out = join(board.root, 'upstream.json');
+    const trace = join(board.root, 'worker.trace');
+    const args = ['worker', '--max-tasks', '1', '--owner', 'w1', '--', 'sh', '-c', `printf '%s' "$TASK_UPSTREAM" > ${JSON.stringify(out)}`];
+    const s = spawnSync('strace', ['-f', '-qq', '-e', 'trace=openat', '-o', trace, process.execPath, TASKS_BIN, ...args], {
+      cwd: board.root,
+      env: cleanEnv(),
+      encoding: 'utf8',
+    });
+    expect(s.status, s.stderr).toBe(0);
+    expect(JSON.parse(run(['show', String(id), '--json']).stdout)).toMatchObject({ status: 'completed', owner: 'w1' });
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual([{ id: 5, subject: 'Step 5', result: 'the parser is in src/parse.ts' }]);
+    expect(
+      readFileSync(trace, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('board-history')),
+      'the history file opened',
+    ).toEqual([]);
+  });
+
   it('a completed task edited by hand is seen by list --all at once', () => {
     reopenInPlace(500);
     const all = run(['list', '--all']).stdout;

@@ -21,7 +21,7 @@ export interface IndexFile {
   /** The open part and the rest, as written (JSON arrays). */
   openText: string;
   restText: string;
-  /** The history's part, when the history file the header names is there, whole (readHistory); else '[]'. */
+  /** The history's part, when the history file the header names is there, whole (readHistory), and was asked for; else '[]'. */
   historyText: string;
   /** The file's mtime: when an exact pass last found it right. */
   verifiedAt: number;
@@ -31,8 +31,12 @@ export interface IndexFile {
   key: string;
 }
 
-/** The whole index, checked; undefined when missing, torn, damaged or not this version. Its parts are parsed by parseEntries. */
-export function readIndex(file: string): IndexFile | undefined {
+/**
+ * The whole index, checked; undefined when missing, torn, damaged or not this
+ * version. Its parts are parsed by parseEntries. `history: false` leaves the
+ * history file unread (a write-back keeps it as it is, by its seal).
+ */
+export function readIndex(file: string, options: { history?: boolean } = {}): IndexFile | undefined {
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -56,7 +60,7 @@ export function readIndex(file: string): IndexFile | undefined {
     if (!header || header.openBytes <= eol || header.openBytes + SEAL_BYTES > buf.length - SEAL_BYTES) return undefined;
     const openText = buf.toString('utf8', eol + 1, header.openBytes);
     const restText = buf.toString('utf8', header.openBytes + SEAL_BYTES, buf.length - SEAL_BYTES);
-    const historyText = (header.history && readHistory(join(file, '..', BOARD_HISTORY_FILE), header.history)) ?? '[]\n';
+    const historyText = options.history === false ? '[]\n' : ((header.history && readHistory(join(file, '..', BOARD_HISTORY_FILE), header.history)) ?? '[]\n');
     kept = true;
     return { header, openText, restText, historyText, verifiedAt: stat.mtimeMs, fd, key: `${header.content}-${header.open + header.rest}` };
   } catch {

@@ -35,7 +35,9 @@ export function writeBack(
   hwm: number | null,
   verifiedAt: number | undefined,
 ): string | undefined {
-  const old = readIndex(boardIndexPath(dir));
+  // The history file is kept as it is (its seal is checked against the view's), so it is not read: on a board of
+  // 100,000 closed tasks it is megabytes, and a worker's look at the open work after its own claim wrote back.
+  const old = readIndex(boardIndexPath(dir), { history: false });
   if (!old) return undefined;
   try {
     if (old.header.openBytes !== head.header.openBytes || old.header.history?.seal !== head.header.history?.seal) return undefined;
